@@ -1,0 +1,77 @@
+package apply
+
+// CONTRACT (written by the lead before implementation; the apply/ owner
+// replaces the panics with the real thing and may extend, but not break,
+// these signatures without telling media/ and power/ owners).
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Field manager names. Stable: they appear in every VM's managedFields.
+const (
+	ManagerMedia = "redfish-media"
+	ManagerBoot  = "redfish-boot"
+	ManagerPower = "redfish-power"
+)
+
+// Annotation keys holding each concern's state on the VM.
+const (
+	AnnotationMediaPrefix = "redfish-bridge.io/media." // + slot id
+	AnnotationBoot        = "redfish-bridge.io/boot"
+	AnnotationPower       = "redfish-bridge.io/power"
+)
+
+// Mode is how the installed CRD declares disks/volumes/interfaces.
+type Mode string
+
+// List modes.
+const (
+	ModeMap    Mode = "map"
+	ModeAtomic Mode = "atomic"
+)
+
+// ErrNoChange, returned by a change function, means "nothing to write".
+var ErrNoChange = errors.New("no change")
+
+// VM is one read of a VirtualMachine with the bridge's state decoded.
+type VM struct {
+	Key    system.Key
+	Object *unstructured.Unstructured // as read; do not modify
+	// VMI is the VirtualMachineInstance as read from the cache, nil if none.
+	VMI   *unstructured.Unstructured
+	Slots map[string]system.MediaSlot
+	Boot  system.BootOverride
+	Power system.PowerIntent
+}
+
+// PowerChange is the power concern's complete intent.
+type PowerChange struct {
+	RunStrategy string // "" keeps the current one
+	Intent      system.PowerIntent
+}
+
+// MediaChange edits the complete media intent (all slots) given a fresh read.
+// It may run more than once (retries) and must depend only on its arguments.
+type MediaChange func(vm *VM, slots map[string]system.MediaSlot) error
+
+// BootChange edits the boot override given a fresh read.
+type BootChange func(vm *VM, boot *system.BootOverride) error
+
+// PowerChangeFunc edits the power intent given a fresh read.
+type PowerChangeFunc func(vm *VM, p *PowerChange) error
+
+// Writer applies each concern's intent. See the package doc for ownership,
+// preconditions, force and retries.
+type Writer interface {
+	// Read returns the VM (and VMI) from the informer cache.
+	Read(ctx context.Context, key system.Key) (*VM, error)
+	Media(ctx context.Context, key system.Key, change MediaChange) (*VM, error)
+	Boot(ctx context.Context, key system.Key, change BootChange) (*VM, error)
+	Power(ctx context.Context, key system.Key, change PowerChangeFunc) (*VM, error)
+}

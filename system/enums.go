@@ -1,0 +1,84 @@
+package system
+
+// PowerState is ComputerSystem.PowerState; only Redfish enum values.
+type PowerState string
+
+// Redfish PowerState values.
+const (
+	PowerOn          PowerState = "On"
+	PowerOff         PowerState = "Off"
+	PowerPoweringOn  PowerState = "PoweringOn"
+	PowerPoweringOff PowerState = "PoweringOff"
+	PowerPaused      PowerState = "Paused"
+)
+
+// ResetType is the ResetType parameter of #ComputerSystem.Reset.
+type ResetType string
+
+// Reset types the bridge honours.
+const (
+	ResetOn               ResetType = "On"
+	ResetForceOff         ResetType = "ForceOff"
+	ResetGracefulShutdown ResetType = "GracefulShutdown"
+	ResetForceRestart     ResetType = "ForceRestart"
+	ResetGracefulRestart  ResetType = "GracefulRestart"
+	ResetForceOn          ResetType = "ForceOn"
+	ResetPushPowerButton  ResetType = "PushPowerButton"
+	ResetNmi              ResetType = "Nmi"
+)
+
+// ResetTypes lists the reset types in the order they are advertised.
+var ResetTypes = []ResetType{
+	ResetOn, ResetForceOn, ResetForceOff, ResetGracefulShutdown,
+	ResetForceRestart, ResetGracefulRestart, ResetPushPowerButton, ResetNmi,
+}
+
+// BootTarget is Boot.BootSourceOverrideTarget.
+type BootTarget string
+
+// Boot targets the bridge honours.
+const (
+	BootNone BootTarget = "None"
+	BootPxe  BootTarget = "Pxe"
+	BootHdd  BootTarget = "Hdd"
+	BootCd   BootTarget = "Cd"
+)
+
+// BootTargets lists the targets in the order they are advertised.
+var BootTargets = []BootTarget{BootNone, BootPxe, BootHdd, BootCd}
+
+// BootEnabled is Boot.BootSourceOverrideEnabled.
+type BootEnabled string
+
+// Override lifetimes.
+const (
+	BootDisabled   BootEnabled = "Disabled"
+	BootOnce       BootEnabled = "Once"
+	BootContinuous BootEnabled = "Continuous"
+)
+
+// BootEnableds lists the lifetimes in the order they are advertised.
+var BootEnableds = []BootEnabled{BootDisabled, BootOnce, BootContinuous}
+
+// BootMode is Boot.BootSourceOverrideMode; UEFI maps to KubeVirt's
+// firmware.bootloader.efi, Legacy to firmware.bootloader.bios.
+type BootMode string
+
+// Boot modes.
+const (
+	BootUEFI   BootMode = "UEFI"
+	BootLegacy BootMode = "Legacy"
+)
+
+// BootModes lists the modes in the order they are advertised.
+var BootModes = []BootMode{BootUEFI, BootLegacy}
+
+// In reports whether v is one of allowed.
+func In[T comparable](v T, allowed []T) bool {
+	for _, a := range allowed {
+		if a == v {
+			return true
+		}
+	}
+	return false
+}
