@@ -1,0 +1,57 @@
+# redfish-bridge: a Redfish BMC for KubeVirt VirtualMachines, writing with Server-Side Apply.
+#
+# `make demo` runs the product on its embedded default; `make test` runs every test.
+
+SHELL := /bin/bash
+BIN ?= $(CURDIR)/bin
+GO ?= go
+export REDFISH_BRIDGE_BIN := $(BIN)
+export KUBEBUILDER_ASSETS := $(BIN)
+
+.DEFAULT_GOAL := help
+
+-include hack/tools.mk
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/redfish-bridge.
+	$(GO) build -trimpath -o $(BIN)/redfish-bridge ./cmd/redfish-bridge
+
+.PHONY: demo
+demo: tools build ## Run a local apiserver with KubeVirt CRDs, simulated VMs and the Redfish service on https://127.0.0.1:8443.
+	$(BIN)/redfish-bridge demo $(DEMO_ARGS)
+
+.PHONY: test
+test: tools ## Run unit and end-to-end tests (builds the test tools into ./bin when missing).
+	$(GO) test -count=1 -timeout 40m ./...
+
+.PHONY: e2e
+e2e: tools ## Run only the end-to-end tests (real apiserver, simulator, real Redfish clients).
+	$(GO) test -count=1 -timeout 40m ./e2e/...
+
+.PHONY: bench
+bench: tools ## Run the benchmarks and print the table.
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
+
+.PHONY: fuzz
+fuzz: ## Run the fuzz targets for longer.
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 60s $$pkg || exit 1; \
+	  done; \
+	done
+
+.PHONY: lint
+lint: ## Run go vet and gofmt checks.
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: generate
+generate: generate-crds ## Regenerate the KubeVirt CRD variants under crds/.
+
+.PHONY: verify
+verify: generate ## Regenerate, then fail if anything changed.
+	git diff --exit-code
