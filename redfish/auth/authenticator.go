@@ -1,0 +1,220 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// ErrBadCredentials is returned for an unknown user or a wrong password (the
+// two are not told apart).
+var ErrBadCredentials = errors.New("invalid user name or password")
+
+// ThrottledError is returned while a client must wait before trying again.
+type ThrottledError struct{ RetryAfter time.Duration }
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("too many failed logins, retry in %s", e.RetryAfter.Round(time.Second))
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	User  string
+	Scope Scope
+	// Session is the session id when the caller presented a session token,
+	// "" for Basic auth.
+	Session string
+	Expires time.Time // of the session
+}
+
+// Config configures an [Authenticator].
+type Config struct {
+	Users       Users
+	Revocations Revocations
+	// Key signs session tokens; every replica must use the same one.
+	Key []byte
+	// SessionTTL is the lifetime of a session token (default 30 minutes).
+	SessionTTL time.Duration
+	// Throttle limits failed logins; nil uses [NewThrottle].
+	Throttle *Throttle
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticator checks passwords and session tokens.
+type Authenticator struct {
+	cfg    Config
+	signer signer
+	// dummy is compared against for unknown users so they cost as much as
+	// known ones.
+	dummy []byte
+
+	mu    sync.Mutex
+	basic map[[32]byte]time.Time // verified (user, password, hash) -> until
+}
+
+// basicCacheTTL bounds how long a verified Basic password is trusted
+// without running bcrypt again (Ironic polls power state every second).
+const basicCacheTTL = time.Minute
+
+// New returns an Authenticator.
+func New(cfg Config) (*Authenticator, error) {
+	s, err := newSigner(cfg.Key)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Users == nil || cfg.Revocations == nil {
+		return nil, errors.New("auth: Users and Revocations are required")
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 30 * time.Minute
+	}
+	if cfg.Throttle == nil {
+		cfg.Throttle = NewThrottle()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dummy, err := bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("auth: dummy hash: %w", err)
+	}
+	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}}, nil
+}
+
+// SessionTTL is the lifetime of new sessions.
+func (a *Authenticator) SessionTTL() time.Duration { return a.cfg.SessionTTL }
+
+// Password checks a user name and password presented by peer ip (the TCP
+// peer address). It is used for Basic auth and by [Authenticator.Login].
+func (a *Authenticator) Password(ctx context.Context, ip, name, password string) (Principal, error) {
+	u, err := a.password(ctx, ip, name, password)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{User: u.Name, Scope: u.Scope}, nil
+}
+
+func (a *Authenticator) password(ctx context.Context, ip, name, password string) (User, error) {
+	now := a.cfg.Now()
+	if wait := a.cfg.Throttle.Check(ip, name, now); wait > 0 {
+		return User{}, &ThrottledError{RetryAfter: wait}
+	}
+	u, err := a.cfg.Users.Lookup(ctx, name)
+	switch {
+	case errors.Is(err, ErrNoSuchUser):
+		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password))
+		a.cfg.Throttle.Fail(ip, name, now)
+		return User{}, ErrBadCredentials
+	case err != nil:
+		return User{}, fmt.Errorf("look up user %q: %w", name, err)
+	}
+	if !a.cachedOK(name, password, u.PasswordHash, now) {
+		if err := bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(password)); err != nil {
+			a.cfg.Throttle.Fail(ip, name, now)
+			return User{}, ErrBadCredentials
+		}
+		a.remember(name, password, u.PasswordHash, now)
+	}
+	a.cfg.Throttle.Succeed(ip, name, now)
+	return u, nil
+}
+
+// Login checks the password and opens a session, returning its token.
+func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (Principal, string, error) {
+	u, err := a.password(ctx, ip, name, password)
+	if err != nil {
+		return Principal{}, "", err
+	}
+	p := Principal{User: u.Name, Scope: u.Scope}
+	sid, err := newSessionID()
+	if err != nil {
+		return Principal{}, "", err
+	}
+	p.Session = sid
+	p.Expires = a.cfg.Now().Add(a.cfg.SessionTTL).Truncate(time.Second)
+	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: p.Expires.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
+	if err != nil {
+		return Principal{}, "", err
+	}
+	return p, tok, nil
+}
+
+// Token validates a session token issued by any replica.
+func (a *Authenticator) Token(ctx context.Context, token string) (Principal, error) {
+	c, err := a.signer.verify(token, a.cfg.Now())
+	if err != nil {
+		return Principal{}, err
+	}
+	revoked, err := a.cfg.Revocations.Revoked(ctx, c.Session)
+	if err != nil {
+		return Principal{}, fmt.Errorf("check revocation of session %s: %w", c.Session, err)
+	}
+	if revoked {
+		return Principal{}, fmt.Errorf("%w: logged out", ErrInvalidToken)
+	}
+	u, err := a.cfg.Users.Lookup(ctx, c.User)
+	switch {
+	case errors.Is(err, ErrNoSuchUser):
+		return Principal{}, fmt.Errorf("%w: user removed", ErrInvalidToken)
+	case err != nil:
+		return Principal{}, fmt.Errorf("look up user %q: %w", c.User, err)
+	}
+	if !hmac.Equal([]byte(c.Password), []byte(a.signer.fingerprint(u.PasswordHash))) {
+		return Principal{}, fmt.Errorf("%w: password changed", ErrInvalidToken)
+	}
+	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: time.Unix(c.Expires, 0)}, nil
+}
+
+// Logout revokes the session of p (a no-op for Basic auth).
+func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
+	if p.Session == "" {
+		return nil
+	}
+	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.Expires); err != nil {
+		return fmt.Errorf("revoke session %s: %w", p.Session, err)
+	}
+	return nil
+}
+
+func (a *Authenticator) cacheKey(name, password string, hash []byte) [32]byte {
+	h := hmac.New(sha256.New, a.signer.key)
+	for _, s := range [][]byte{[]byte(name), []byte(password), hash} {
+		h.Write([]byte(fmt.Sprintf("%d:", len(s))))
+		h.Write(s)
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+func (a *Authenticator) cachedOK(name, password string, hash []byte, now time.Time) bool {
+	k := a.cacheKey(name, password, hash)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	until, ok := a.basic[k]
+	return ok && now.Before(until)
+}
+
+func (a *Authenticator) remember(name, password string, hash []byte, now time.Time) {
+	k := a.cacheKey(name, password, hash)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.basic) >= 1000 {
+		for k, until := range a.basic {
+			if !now.Before(until) {
+				delete(a.basic, k)
+			}
+		}
+		if len(a.basic) >= 1000 {
+			clear(a.basic)
+		}
+	}
+	a.basic[k] = now.Add(basicCacheTTL)
+}
