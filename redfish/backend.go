@@ -1,0 +1,103 @@
+package redfish
+
+import (
+	"context"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// SystemView is what the service shows of one system (one VirtualMachine).
+type SystemView struct {
+	Key system.Key
+	// UUID is the VM's firmware UUID, stable for the life of the VM.
+	UUID string
+	// Labels are the VM's labels, matched against [auth.Scope.Selector].
+	Labels     map[string]string
+	PowerState system.PowerState
+	// Boot is the recorded boot override.
+	Boot system.BootOverride
+	// BootMode is the firmware the VM boots with now (efi or bios).
+	BootMode system.BootMode
+	// SecureBoot is whether EFI Secure Boot is enabled in the VM spec.
+	SecureBoot bool
+	// Sockets, Cores (per socket) and Threads (per core) of the VM's CPU.
+	Sockets, Cores, Threads int
+	MemoryBytes             int64
+	NICs                    []NIC
+	Disks                   []Disk
+	// Slots lists every virtual-media slot of the system, empty ones too.
+	Slots []system.MediaSlot
+	// Version changes whenever the VM changes (its resourceVersion); it is
+	// the ETag of the system.
+	Version string
+	// RestartRequired is set when spec changes (firmware, boot order) wait
+	// for the next boot.
+	RestartRequired bool
+}
+
+// NIC is one network interface.
+type NIC struct {
+	Name string
+	MAC  string
+}
+
+// Disk is one disk of the VM (virtual-media CD-ROMs have CDROM set).
+type Disk struct {
+	Name          string
+	CapacityBytes int64
+	CDROM         bool
+}
+
+// Systems reads systems.
+type Systems interface {
+	// List returns the systems in scope. The service filters the result
+	// with the scope again.
+	List(ctx context.Context, scope auth.Scope) ([]SystemView, error)
+	// Get returns one system or an error wrapping [ErrNotFound].
+	Get(ctx context.Context, key system.Key) (SystemView, error)
+}
+
+// Power drives power.
+type Power interface {
+	// Reset performs a #ComputerSystem.Reset. A power-on while an image is
+	// being imported is deferred by the backend, not refused.
+	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
+}
+
+// BootPatch is a partial change of the boot override: nil fields keep their
+// value.
+type BootPatch struct {
+	Target  *system.BootTarget
+	Enabled *system.BootEnabled
+	Mode    *system.BootMode
+	// IfVersion, when set, is the [SystemView.Version] the client last saw
+	// (its If-Match ETag): the backend must fail with [ErrPreconditionFailed]
+	// if the VM changed since.
+	IfVersion string
+}
+
+// Boot changes boot settings. Firmware changes take effect at the next boot.
+type Boot interface {
+	SetBoot(ctx context.Context, key system.Key, patch BootPatch) error
+	SetSecureBoot(ctx context.Context, key system.Key, enable bool) error
+}
+
+// Media drives virtual media.
+type Media interface {
+	// Insert records an insert of image into slot and starts its import; it
+	// returns once the state is recorded on the VM. The returned slot's
+	// InsertID names the task; an empty InsertID means the insert is done.
+	Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error)
+	// Eject empties slot (a no-op on an empty slot).
+	Eject(ctx context.Context, key system.Key, slot string) error
+}
+
+// Backends is everything the service calls.
+type Backends struct {
+	Systems Systems
+	Power   Power
+	Boot    Boot
+	Media   Media
+	Auth    *auth.Authenticator
+}

@@ -1,0 +1,19 @@
+// Package redfish is the bridge's DMTF Redfish service: HTTP and JSON only.
+//
+// It serves the resources OpenStack Ironic (through sushy) and other Redfish
+// clients read and drive (service root, systems and their inventory, boot
+// override, BIOS and Secure Boot, managers and virtual media, chassis,
+// sessions, accounts, tasks, the Base message registry), authenticates
+// callers (Basic or session token, see [auth]) and confines each one to the
+// systems in its [auth.Scope]: a system outside it is answered 404, through
+// every path that leads to it (Systems, Managers, Chassis, VirtualMedia,
+// Tasks).
+//
+// It never touches Kubernetes. It calls the small interfaces in [Backends],
+// which the glue layer implements on top of apply/, media/ and power/, and
+// classifies their errors with errors.Is/As against the errors declared in
+// errors.go ([ErrNotFound], [ErrConflict], [ErrUnavailable],
+// [ErrPreconditionFailed], [ErrNotSupported], [*BadValueError]). The one
+// place that turns errors into HTTP statuses and Redfish error bodies with
+// Base registry MessageIds is [Server.handleError].
+package redfish

@@ -1,0 +1,176 @@
+package redfish
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+)
+
+// Errors the backends return (wrapped); the service maps them to HTTP.
+var (
+	// ErrNotFound: the system (or slot) does not exist. 404.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the resource is in use or in transition, e.g. a
+	// Kubernetes write conflict that outlived the retries. 409.
+	ErrConflict = errors.New("resource in use")
+	// ErrPreconditionFailed: the VM changed since the version in
+	// [BootPatch.IfVersion]. 412.
+	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrUnavailable: the backend cannot answer now (cache not synced,
+	// apiserver unreachable). 503 with Retry-After.
+	ErrUnavailable = errors.New("temporarily unavailable")
+	// ErrNotSupported: the request is valid Redfish but this bridge cannot
+	// do it. 501.
+	ErrNotSupported = errors.New("not supported")
+)
+
+// BadValueError says a request value is not acceptable. 400
+// PropertyValueNotInList.
+type BadValueError struct {
+	Property string // Redfish property name, e.g. "ResetType"
+	Value    string
+	Reason   string
+}
+
+func (e *BadValueError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("value %q of %s: %s", e.Value, e.Property, e.Reason)
+	}
+	return fmt.Sprintf("value %q of %s is not acceptable", e.Value, e.Property)
+}
+
+// Error is a complete Redfish error answer: status, messages, headers.
+type Error struct {
+	Status   int
+	Messages []Message
+	Header   http.Header
+	// Cause is logged, never shown to the client.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	ids := ""
+	for _, m := range e.Messages {
+		ids += " " + m.ID
+	}
+	if e.Cause != nil {
+		return fmt.Sprintf("redfish %d%s: %v", e.Status, ids, e.Cause)
+	}
+	return fmt.Sprintf("redfish %d%s", e.Status, ids)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+func newError(status int, msgs ...Message) *Error {
+	return &Error{Status: status, Messages: msgs}
+}
+
+// retryAfterUnavailable is the Retry-After sent with 503.
+const retryAfterUnavailable = 5 * time.Second
+
+// classify turns any error into an [*Error].
+func classify(err error, uri string) *Error {
+	var rf *Error
+	var bad *BadValueError
+	var he *echo.HTTPError
+	var throttled *auth.ThrottledError
+	switch {
+	case errors.As(err, &rf):
+		return rf
+	case errors.As(err, &bad):
+		e := newError(http.StatusBadRequest, msg("PropertyValueNotInList", []string{"#/" + bad.Property}, bad.Value, bad.Property))
+		e.Cause = err
+		return e
+	case errors.As(err, &throttled):
+		secs := strconv.Itoa(max(1, int(throttled.RetryAfter.Round(time.Second)/time.Second)))
+		m := msg("GeneralError", nil)
+		m.Resolution = "Too many failed logins. Retry in " + secs + " seconds."
+		e := newError(http.StatusTooManyRequests, m)
+		e.Header = http.Header{"Retry-After": {secs}}
+		return e
+	case errors.Is(err, ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Messages: []Message{msg("ResourceMissingAtURI", nil, uri)}, Cause: err}
+	case errors.Is(err, ErrConflict):
+		return &Error{Status: http.StatusConflict, Messages: []Message{msg("ResourceInUse", nil)}, Cause: err}
+	case errors.Is(err, ErrPreconditionFailed):
+		return &Error{Status: http.StatusPreconditionFailed, Messages: []Message{msg("PreconditionFailed", nil)}, Cause: err}
+	case errors.Is(err, ErrUnavailable):
+		secs := strconv.Itoa(int(retryAfterUnavailable / time.Second))
+		return &Error{
+			Status:   http.StatusServiceUnavailable,
+			Messages: []Message{msg("ServiceTemporarilyUnavailable", nil, secs)},
+			Header:   http.Header{"Retry-After": {secs}},
+			Cause:    err,
+		}
+	case errors.Is(err, ErrNotSupported):
+		m := msg("GeneralError", nil)
+		m.Resolution = "The bridge does not implement this request."
+		return &Error{Status: http.StatusNotImplemented, Messages: []Message{m}, Cause: err}
+	case errors.As(err, &he):
+		return fromEcho(he, uri)
+	}
+	return &Error{Status: http.StatusInternalServerError, Messages: []Message{msg("InternalError", nil)}, Cause: err}
+}
+
+func fromEcho(he *echo.HTTPError, uri string) *Error {
+	switch he.Code {
+	case http.StatusNotFound:
+		return newError(http.StatusNotFound, msg("ResourceMissingAtURI", nil, uri))
+	case http.StatusMethodNotAllowed:
+		return newError(http.StatusMethodNotAllowed, msg("ActionNotSupported", nil, "this HTTP method on "+uri))
+	case http.StatusRequestEntityTooLarge:
+		m := msg("GeneralError", nil)
+		m.Resolution = fmt.Sprintf("Send a request body of at most %d bytes.", maxBodyBytes)
+		return newError(http.StatusRequestEntityTooLarge, m)
+	}
+	m := msg("GeneralError", nil)
+	m.Resolution = http.StatusText(he.Code)
+	return &Error{Status: he.Code, Messages: []Message{m}, Cause: he}
+}
+
+// handleError is echo's HTTPErrorHandler: the one place errors become
+// statuses and Redfish error bodies.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	e := classify(err, c.Request().URL.Path)
+	log := loggerFrom(c.Request().Context())
+	if e.Status >= 500 {
+		log.Error("request failed", "status", e.Status, "err", err)
+	} else {
+		log.Info("request rejected", "status", e.Status, "err", err)
+	}
+	for k, vs := range e.Header {
+		for _, v := range vs {
+			c.Response().Header().Add(k, v)
+		}
+	}
+	if e.Status == http.StatusUnauthorized {
+		c.Response().Header().Set("WWW-Authenticate", `Basic realm="redfish-bridge"`)
+	}
+	first := e.Messages[0].render()
+	infos := make([]obj, len(e.Messages))
+	for i, m := range e.Messages {
+		infos[i] = m.render()
+	}
+	body := obj{"error": obj{
+		"code":                  first["MessageId"],
+		"message":               first["Message"],
+		"@Message.ExtendedInfo": infos,
+	}}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(e.Status)
+	} else {
+		err = c.JSON(e.Status, body)
+	}
+	if err != nil {
+		log.Debug("write error response", "err", err)
+	}
+}

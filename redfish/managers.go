@@ -1,0 +1,50 @@
+package redfish
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Each system has its own manager (its "BMC") with the same id, holding the
+// system's virtual media: Ironic 21.x and Debian sushy look for virtual
+// media only under the manager.
+
+const managersURI = "/redfish/v1/Managers"
+
+func (s *Server) listManagers(c echo.Context) error {
+	vs, err := s.systems(c)
+	if err != nil {
+		return err
+	}
+	uris := make([]string, len(vs))
+	for i, v := range vs {
+		uris[i] = managerURI(v)
+	}
+	return send(c, http.StatusOK, collection(managersURI, "#ManagerCollection.ManagerCollection", "Manager Collection", uris), "")
+}
+
+func (s *Server) getManager(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	uri := managerURI(v)
+	return send(c, http.StatusOK, obj{
+		"@odata.id":       uri,
+		"@odata.type":     "#Manager.v1_24_0.Manager",
+		"Id":              v.Key.ID(),
+		"Name":            "Manager of " + v.Key.String(),
+		"ManagerType":     "BMC",
+		"UUID":            v.UUID,
+		"Model":           "redfish-bridge",
+		"FirmwareVersion": s.cfg.Version,
+		"PowerState":      "On",
+		"Status":          statusOK(),
+		"VirtualMedia":    link(uri + "/VirtualMedia"),
+		"Links": obj{
+			"ManagerForServers": []obj{link(systemURI(v))},
+			"ManagerForChassis": []obj{link(chassisURI(v))},
+		},
+	}, "")
+}

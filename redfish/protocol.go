@@ -1,0 +1,189 @@
+package redfish
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// obj is a JSON object being built.
+type obj = map[string]any
+
+// maxBodyBytes bounds request bodies (the largest legitimate one, a PATCH
+// of BIOS attributes, is well under 1 KiB).
+const maxBodyBytes = 64 << 10
+
+// HeaderRequestID carries the request id, taken from the client if sane.
+const HeaderRequestID = "X-Request-Id"
+
+type loggerKey struct{}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// protocol sets what every answer carries (OData-Version, request id,
+// Connection: close when asked) and logs one line per request.
+func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req, h := c.Request(), c.Response().Header()
+		id := req.Header.Get(HeaderRequestID)
+		if id == "" || len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			id = newRequestID()
+		}
+		h.Set(HeaderRequestID, id)
+		h.Set("OData-Version", "4.0")
+		h.Set("Cache-Control", "no-store")
+		if req.Close || strings.EqualFold(req.Header.Get("Connection"), "close") {
+			// net/http closes the connection after this answer.
+			h.Set("Connection", "close")
+		}
+		log := s.cfg.Logger.With("request", id, "method", req.Method, "path", req.URL.Path)
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), loggerKey{}, log)))
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		log.Info("request", "status", c.Response().Status, "user", c.Get(principalKey+".user"),
+			"remote", req.RemoteAddr, "duration", time.Since(start).Round(time.Microsecond))
+		return nil
+	}
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// limitBody refuses bodies over maxBodyBytes (413) and caps the reader.
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxBodyBytes {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBodyBytes)
+		return next(c)
+	}
+}
+
+// readBody returns the request body as a JSON object, or nil if there is no
+// body. A body must be JSON (415 otherwise) and an object (400).
+func readBody(c echo.Context) (map[string]json.RawMessage, error) {
+	raw, err := io.ReadAll(c.Request().Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge)
+	case err != nil:
+		return nil, newError(http.StatusBadRequest, msg("MalformedJSON", nil))
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != echo.MIMEApplicationJSON {
+			m := msg("UnrecognizedRequestBody", nil)
+			m.Resolution = "Send the body as application/json."
+			return nil, newError(http.StatusUnsupportedMediaType, m)
+		}
+	} else {
+		m := msg("UnrecognizedRequestBody", nil)
+		m.Resolution = "Send the body with Content-Type: application/json."
+		return nil, newError(http.StatusUnsupportedMediaType, m)
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
+		return nil, newError(http.StatusBadRequest, msg("MalformedJSON", nil))
+	}
+	return body, nil
+}
+
+// requireBody is readBody for requests that must have one.
+func requireBody(c echo.Context) (map[string]json.RawMessage, error) {
+	body, err := readBody(c)
+	if err == nil && body == nil {
+		err = newError(http.StatusBadRequest, msg("MalformedJSON", nil))
+	}
+	return body, err
+}
+
+// etag is the weak ETag of a resource at version.
+func etag(version string) string { return `W/"` + version + `"` }
+
+// checkIfMatch enforces If-Match against version. Weak and strong forms of
+// the same tag match (sushy retries weak, then strong, then none) and so
+// does "*". No header passes.
+func checkIfMatch(c echo.Context, version string) error {
+	h := c.Request().Header.Get("If-Match")
+	if h == "" {
+		return nil
+	}
+	for _, t := range strings.Split(h, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == `"`+version+`"` {
+			return nil
+		}
+	}
+	return newError(http.StatusPreconditionFailed, msg("PreconditionFailed", nil))
+}
+
+// ifMatchVersion is the version the client's If-Match names, for the
+// backend's own precondition ("" when absent or "*").
+func ifMatchVersion(c echo.Context, version string) string {
+	if h := c.Request().Header.Get("If-Match"); h != "" && strings.TrimSpace(h) != "*" {
+		return version
+	}
+	return ""
+}
+
+// send writes a resource with its ETag (if version is set).
+func send(c echo.Context, status int, body obj, version string) error {
+	if version != "" {
+		c.Response().Header().Set("ETag", etag(version))
+		body["@odata.etag"] = etag(version)
+	}
+	if c.Request().Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		return c.NoContent(status)
+	}
+	return c.JSON(status, body)
+}
+
+// link is a navigation link.
+func link(uri string) obj { return obj{"@odata.id": uri} }
+
+// collection builds a resource collection.
+func collection(uri, odataType, name string, members []string) obj {
+	ms := make([]obj, len(members))
+	for i, m := range members {
+		ms[i] = link(m)
+	}
+	return obj{
+		"@odata.id":           uri,
+		"@odata.type":         odataType,
+		"Name":                name,
+		"Members":             ms,
+		"Members@odata.count": len(ms),
+	}
+}
+
+// statusOK is a Status of an enabled, healthy resource.
+func statusOK() obj { return obj{"State": "Enabled", "Health": "OK"} }

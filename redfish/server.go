@@ -1,0 +1,147 @@
+package redfish
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Config configures the service.
+type Config struct {
+	// ServiceUUID is the service root's UUID; stable across restarts and
+	// identical on every replica.
+	ServiceUUID string
+	// Vendor is the service root's Vendor. It must stay neutral: Ironic
+	// switches behaviour on "Dell", "Supermicro", "ami", "asrockrack",
+	// "redfish_compatible".
+	Vendor string
+	// Version is the bridge's version, shown as firmware versions.
+	Version string
+	// Logger receives one line per request; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server holds the handlers.
+type Server struct {
+	cfg Config
+	b   Backends
+}
+
+// New returns the Redfish service as an echo instance (an http.Handler).
+// The caller wires TLS and timeouts (the server answers well within sushy's
+// 60 s read timeout).
+func New(cfg Config, b Backends) (*echo.Echo, error) {
+	if b.Systems == nil || b.Power == nil || b.Boot == nil || b.Media == nil || b.Auth == nil {
+		return nil, errors.New("redfish: every backend is required")
+	}
+	if cfg.ServiceUUID == "" {
+		return nil, errors.New("redfish: ServiceUUID is required")
+	}
+	if cfg.Vendor == "" {
+		cfg.Vendor = "redfish-bridge"
+	}
+	lower := strings.ToLower(cfg.Vendor)
+	for _, bad := range []string{"dell", "supermicro", "ami", "asrockrack", "redfish_compatible"} {
+		if strings.Contains(lower, bad) {
+			return nil, errors.New("redfish: Vendor must not contain " + bad + ": Ironic changes behaviour on it")
+		}
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, b: b}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.protocol, limitBody)
+	s.routes(e)
+	return e, nil
+}
+
+// handle registers h for method on path, with and without a trailing slash
+// (never redirecting), adding HEAD for GET. Unless public, the caller must
+// be authenticated.
+func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
+	if !public {
+		h = s.authenticated(h)
+	}
+	methods := []string{method}
+	if method == http.MethodGet {
+		methods = append(methods, http.MethodHead)
+	}
+	for _, m := range methods {
+		e.Add(m, path, h)
+		if !strings.HasSuffix(path, "/") {
+			e.Add(m, path+"/", h)
+		}
+	}
+}
+
+func (s *Server) routes(e *echo.Echo) {
+	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	const sys = "/redfish/v1/Systems/:id"
+	const mgr = "/redfish/v1/Managers/:id"
+
+	s.handle(e, get, "/redfish", s.getVersions, true)
+	s.handle(e, get, "/redfish/v1", s.getServiceRoot, true)
+	s.handle(e, get, "/redfish/v1/odata", s.getOData, true)
+
+	s.handle(e, get, "/redfish/v1/Systems", s.listSystems, false)
+	s.handle(e, get, sys, s.getSystem, false)
+	s.handle(e, patch, sys, s.patchSystem, false)
+	s.handle(e, post, sys+"/Actions/ComputerSystem.Reset", s.resetSystem, false)
+	s.handle(e, get, sys+"/ResetActionInfo", s.getResetActionInfo, false)
+	s.handle(e, get, sys+"/Processors", s.listProcessors, false)
+	s.handle(e, get, sys+"/Processors/:sub", s.getProcessor, false)
+	s.handle(e, get, sys+"/EthernetInterfaces", s.listEthernetInterfaces, false)
+	s.handle(e, get, sys+"/EthernetInterfaces/:sub", s.getEthernetInterface, false)
+	s.handle(e, get, sys+"/SimpleStorage", s.listSimpleStorage, false)
+	s.handle(e, get, sys+"/SimpleStorage/:sub", s.getSimpleStorage, false)
+	s.handle(e, get, sys+"/Storage", s.listStorage, false)
+	s.handle(e, get, sys+"/Storage/:sub", s.getStorage, false)
+	s.handle(e, get, sys+"/Storage/:sub/Drives/:drive", s.getDrive, false)
+	s.handle(e, get, sys+"/Bios", s.getBios, false)
+	s.handle(e, get, sys+"/Bios/Settings", s.getBiosSettings, false)
+	s.handle(e, patch, sys+"/Bios/Settings", s.patchBiosSettings, false)
+	s.handle(e, get, sys+"/SecureBoot", s.getSecureBoot, false)
+	s.handle(e, patch, sys+"/SecureBoot", s.patchSecureBoot, false)
+	s.handle(e, get, sys+"/VirtualMedia", s.listVirtualMedia, false)
+	s.handle(e, get, sys+"/VirtualMedia/:slot", s.getVirtualMedia, false)
+	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
+	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
+
+	s.handle(e, get, "/redfish/v1/Managers", s.listManagers, false)
+	s.handle(e, get, mgr, s.getManager, false)
+	s.handle(e, get, mgr+"/VirtualMedia", s.listVirtualMedia, false)
+	s.handle(e, get, mgr+"/VirtualMedia/:slot", s.getVirtualMedia, false)
+	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
+	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
+
+	s.handle(e, get, "/redfish/v1/Chassis", s.listChassis, false)
+	s.handle(e, get, "/redfish/v1/Chassis/:id", s.getChassis, false)
+
+	s.handle(e, get, "/redfish/v1/SessionService", s.getSessionService, false)
+	s.handle(e, get, "/redfish/v1/SessionService/Sessions", s.listSessions, false)
+	s.handle(e, post, "/redfish/v1/SessionService/Sessions", s.login, true)
+	s.handle(e, get, "/redfish/v1/SessionService/Sessions/:sid", s.getSession, false)
+	s.handle(e, del, "/redfish/v1/SessionService/Sessions/:sid", s.logout, false)
+
+	s.handle(e, get, "/redfish/v1/AccountService", s.getAccountService, false)
+	s.handle(e, get, "/redfish/v1/AccountService/Accounts", s.listAccounts, false)
+	s.handle(e, get, "/redfish/v1/AccountService/Accounts/:user", s.getAccount, false)
+
+	s.handle(e, get, "/redfish/v1/TaskService", s.getTaskService, false)
+	s.handle(e, get, "/redfish/v1/TaskService/Tasks", s.listTasks, false)
+	s.handle(e, get, "/redfish/v1/TaskService/Tasks/:task", s.getTask, false)
+	s.handle(e, get, "/redfish/v1/TaskService/TaskMonitors/:task", s.getTaskMonitor, false)
+
+	s.handle(e, get, "/redfish/v1/Registries", s.listRegistries, false)
+	s.handle(e, get, "/redfish/v1/Registries/:reg", s.getRegistryFile, false)
+	s.handle(e, get, "/redfish/v1/Registries/:reg/:file", s.getRegistry, false)
+}

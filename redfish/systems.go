@@ -1,0 +1,203 @@
+package redfish
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+const (
+	systemsURI  = "/redfish/v1/Systems"
+	resetAction = "ComputerSystem.Reset"
+)
+
+func systemURI(v SystemView) string  { return systemsURI + "/" + v.Key.ID() }
+func managerURI(v SystemView) string { return managersURI + "/" + v.Key.ID() }
+func chassisURI(v SystemView) string { return chassisCollURI + "/" + v.Key.ID() }
+
+func (s *Server) listSystems(c echo.Context) error {
+	vs, err := s.systems(c)
+	if err != nil {
+		return err
+	}
+	uris := make([]string, len(vs))
+	for i, v := range vs {
+		uris[i] = systemURI(v)
+	}
+	return send(c, http.StatusOK, collection(systemsURI, "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", uris), "")
+}
+
+func (s *Server) getSystem(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	return send(c, http.StatusOK, s.renderSystem(v), v.Version)
+}
+
+// bootView is the Boot object as shown: the recorded override, with the
+// requested mode (it reads back at once) or else the effective one.
+func bootView(v SystemView) obj {
+	target, enabled, mode := v.Boot.Target, v.Boot.Enabled, v.Boot.Mode
+	if target == "" {
+		target = system.BootNone
+	}
+	if enabled == "" {
+		enabled = system.BootDisabled
+	}
+	if mode == "" {
+		mode = v.BootMode
+	}
+	b := obj{
+		"BootSourceOverrideTarget":                          target,
+		"BootSourceOverrideTarget@Redfish.AllowableValues":  system.BootTargets,
+		"BootSourceOverrideEnabled":                         enabled,
+		"BootSourceOverrideEnabled@Redfish.AllowableValues": system.BootEnableds,
+		"BootSourceOverrideMode@Redfish.AllowableValues":    system.BootModes,
+		"BootSourceOverrideMode":                            nil,
+	}
+	if mode != "" {
+		b["BootSourceOverrideMode"] = mode
+	}
+	return b
+}
+
+func (s *Server) renderSystem(v SystemView) obj {
+	uri := systemURI(v)
+	cores := v.Sockets * v.Cores
+	return obj{
+		"@odata.id":    uri,
+		"@odata.type":  "#ComputerSystem.v1_27_0.ComputerSystem",
+		"Id":           v.Key.ID(),
+		"Name":         v.Key.Name,
+		"Description":  "KubeVirt VirtualMachine " + v.Key.String(),
+		"SystemType":   "Virtual",
+		"UUID":         v.UUID,
+		"Manufacturer": "KubeVirt",
+		"Model":        "VirtualMachine",
+		"SerialNumber": v.UUID,
+		"BiosVersion":  s.cfg.Version,
+		"PowerState":   v.PowerState,
+		"IndicatorLED": "Off",
+		"Status":       statusOK(),
+		"MemorySummary": obj{
+			"TotalSystemMemoryGiB": float64(v.MemoryBytes) / (1 << 30),
+			"Status":               statusOK(),
+		},
+		"ProcessorSummary": obj{
+			"Count":                 v.Sockets,
+			"CoreCount":             cores,
+			"LogicalProcessorCount": cores * v.Threads,
+			"Status":                statusOK(),
+		},
+		"Boot":               bootView(v),
+		"Bios":               link(uri + "/Bios"),
+		"SecureBoot":         link(uri + "/SecureBoot"),
+		"Processors":         link(uri + "/Processors"),
+		"EthernetInterfaces": link(uri + "/EthernetInterfaces"),
+		"SimpleStorage":      link(uri + "/SimpleStorage"),
+		"Storage":            link(uri + "/Storage"),
+		"VirtualMedia":       link(uri + "/VirtualMedia"),
+		"Links": obj{
+			"ManagedBy": []obj{link(managerURI(v))},
+			"Chassis":   []obj{link(chassisURI(v))},
+		},
+		"Actions": obj{"#" + resetAction: obj{
+			"target":                            uri + "/Actions/" + resetAction,
+			"ResetType@Redfish.AllowableValues": system.ResetTypes,
+			"@Redfish.ActionInfo":               uri + "/ResetActionInfo",
+		}},
+	}
+}
+
+func (s *Server) getResetActionInfo(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	return send(c, http.StatusOK, obj{
+		"@odata.id":   systemURI(v) + "/ResetActionInfo",
+		"@odata.type": "#ActionInfo.v1_5_0.ActionInfo",
+		"Id":          "ResetActionInfo",
+		"Name":        "Reset Action Info",
+		"Parameters": []obj{{
+			"Name":            "ResetType",
+			"Required":        true,
+			"DataType":        "String",
+			"AllowableValues": system.ResetTypes,
+		}},
+	}, "")
+}
+
+// patchSystem merges a partial Boot into the override; other fields keep
+// their values.
+func (s *Server) patchSystem(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	body, err := requireBody(c)
+	if err != nil {
+		return err
+	}
+	if err := checkIfMatch(c, v.Version); err != nil {
+		return err
+	}
+	patch := BootPatch{IfVersion: ifMatchVersion(c, v.Version)}
+	p := newProps(body)
+	if b, ok := p.object("Boot"); ok {
+		if t, ok := b.str("BootSourceOverrideTarget", strs(system.BootTargets)); ok {
+			patch.Target = new(system.BootTarget(t))
+		}
+		if e, ok := b.str("BootSourceOverrideEnabled", strs(system.BootEnableds)); ok {
+			patch.Enabled = new(system.BootEnabled(e))
+		}
+		if m, ok := b.str("BootSourceOverrideMode", strs(system.BootModes)); ok {
+			patch.Mode = new(system.BootMode(m))
+		}
+		b.done(bootView(v))
+	}
+	p.done(s.renderSystem(v))
+	if err := p.err(); err != nil {
+		return err
+	}
+	if patch.Target == nil && patch.Enabled == nil && patch.Mode == nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	if err := s.b.Boot.SetBoot(c.Request().Context(), v.Key, patch); err != nil {
+		return fmt.Errorf("set boot of %s: %w", v.Key, err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) resetSystem(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	p := newParams(resetAction, body)
+	kind, ok := p.str("ResetType", strs(system.ResetTypes))
+	p.require("ResetType", ok)
+	p.done(nil)
+	if err := p.err(); err != nil {
+		return err
+	}
+	err = s.b.Power.Reset(c.Request().Context(), v.Key, system.ResetType(kind))
+	if errors.Is(err, ErrNotSupported) {
+		return &Error{Status: http.StatusBadRequest, Cause: err, Messages: []Message{
+			msg("ActionParameterNotSupported", []string{"#/ResetType"}, kind, resetAction),
+		}}
+	}
+	if err != nil {
+		return fmt.Errorf("reset %s (%s): %w", v.Key, kind, err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,177 @@
+package redfish
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Virtual media is reachable under the system and under its manager; the
+// same slots are behind both.
+
+const (
+	insertAction = "VirtualMedia.InsertMedia"
+	ejectAction  = "VirtualMedia.EjectMedia"
+)
+
+// mediaBase is the URI of the VirtualMedia collection the request came
+// through.
+func mediaBase(c echo.Context, v SystemView) string {
+	if strings.HasPrefix(c.Path(), managersURI+"/") {
+		return managerURI(v) + "/VirtualMedia"
+	}
+	return systemURI(v) + "/VirtualMedia"
+}
+
+func (s *Server) listVirtualMedia(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	base := mediaBase(c, v)
+	uris := make([]string, len(v.Slots))
+	for i, sl := range v.Slots {
+		uris[i] = base + "/" + sl.Slot
+	}
+	return send(c, http.StatusOK, collection(base, "#VirtualMediaCollection.VirtualMediaCollection", "Virtual Media Collection", uris), "")
+}
+
+// slot resolves :slot of a system in scope.
+func (s *Server) slot(c echo.Context) (SystemView, system.MediaSlot, error) {
+	v, err := s.system(c)
+	if err != nil {
+		return SystemView{}, system.MediaSlot{}, err
+	}
+	for _, sl := range v.Slots {
+		if sl.Slot == c.Param("slot") {
+			return v, sl, nil
+		}
+	}
+	return SystemView{}, system.MediaSlot{}, fmt.Errorf("media slot %q of %s: %w", c.Param("slot"), v.Key, ErrNotFound)
+}
+
+func renderMedia(base string, sl system.MediaSlot) obj {
+	uri := base + "/" + sl.Slot
+	body := obj{
+		"@odata.id":            uri,
+		"@odata.type":          "#VirtualMedia.v1_6_5.VirtualMedia",
+		"Id":                   sl.Slot,
+		"Name":                 "Virtual CD " + sl.Slot,
+		"MediaTypes":           []string{"CD", "DVD"},
+		"Inserted":             sl.Inserted(),
+		"WriteProtected":       true,
+		"Image":                nil,
+		"ImageName":            nil,
+		"ConnectedVia":         "NotConnected",
+		"TransferProtocolType": nil,
+		"TransferMethod":       "Upload",
+		"Status":               mediaStatus(sl.Phase),
+		"Actions": obj{
+			"#" + insertAction: obj{"target": uri + "/Actions/" + insertAction},
+			"#" + ejectAction:  obj{"target": uri + "/Actions/" + ejectAction},
+		},
+	}
+	if sl.Image != "" {
+		body["Image"] = sl.Image
+		body["ConnectedVia"] = "URI"
+		if u, err := url.Parse(sl.Image); err == nil {
+			body["ImageName"] = path.Base(u.Path)
+			body["TransferProtocolType"] = strings.ToUpper(u.Scheme)
+		}
+	}
+	return body
+}
+
+func mediaStatus(p system.MediaPhase) obj {
+	switch p {
+	case system.MediaPending, system.MediaImporting:
+		return obj{"State": "Starting", "Health": "OK"}
+	case system.MediaFailed:
+		return obj{"State": "Enabled", "Health": "Critical"}
+	}
+	return statusOK()
+}
+
+func (s *Server) getVirtualMedia(c echo.Context) error {
+	v, sl, err := s.slot(c)
+	if err != nil {
+		return err
+	}
+	return send(c, http.StatusOK, renderMedia(mediaBase(c, v), sl), v.Version)
+}
+
+// insertMedia accepts {"Image": url} (Inserted and WriteProtected may be
+// given, and must be true; TransferProtocolType must match the URL) and
+// answers 202 with the task of the import, whose monitor is in Location.
+func (s *Server) insertMedia(c echo.Context) error {
+	v, sl, err := s.slot(c)
+	if err != nil {
+		return err
+	}
+	body, err := requireBody(c)
+	if err != nil {
+		return err
+	}
+	p := newParams(insertAction, body)
+	image, ok := p.str("Image", nil)
+	p.require("Image", ok)
+	var scheme string
+	if ok {
+		u, err := url.Parse(image)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add(msg("ActionParameterValueFormatError", []string{"#/Image"}, image, "Image", insertAction))
+		} else {
+			scheme = strings.ToUpper(u.Scheme)
+		}
+	}
+	for _, name := range []string{"Inserted", "WriteProtected"} {
+		if b, ok := p.boolean(name); ok && !b {
+			p.add(msg("PropertyValueNotInList", []string{"#/" + name}, "false", name))
+		}
+	}
+	if t, ok := p.str("TransferProtocolType", []string{"HTTP", "HTTPS"}); ok && scheme != "" && t != scheme {
+		p.add(msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image"))
+	}
+	p.str("TransferMethod", []string{"Stream", "Upload"})
+	p.done(nil)
+	if err := p.err(); err != nil {
+		return err
+	}
+	got, err := s.b.Media.Insert(c.Request().Context(), v.Key, sl.Slot, image)
+	if err != nil {
+		return fmt.Errorf("insert %s into %s slot %s: %w", image, v.Key, sl.Slot, err)
+	}
+	if got.InsertID == "" {
+		return c.NoContent(http.StatusNoContent)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, taskMonitorURI(got.InsertID))
+	return send(c, http.StatusAccepted, renderTask(v, got), "")
+}
+
+// ejectMedia takes no parameters; the body may be absent, with no
+// Content-Type, or an empty object.
+func (s *Server) ejectMedia(c echo.Context) error {
+	v, sl, err := s.slot(c)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	p := newParams(ejectAction, body)
+	p.done(nil)
+	if err := p.err(); err != nil {
+		return err
+	}
+	if err := s.b.Media.Eject(c.Request().Context(), v.Key, sl.Slot); err != nil {
+		return fmt.Errorf("eject %s slot %s: %w", v.Key, sl.Slot, err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
