@@ -38,14 +38,15 @@ func (s *Server) getAccount(c echo.Context) error {
 		return fmt.Errorf("account %q is not the caller's: %w", c.Param("user"), ErrNotFound)
 	}
 	return send(c, http.StatusOK, obj{
-		"@odata.id":   accountsURI + "/" + user,
-		"@odata.type": "#ManagerAccount.v1_14_1.ManagerAccount",
-		"Id":          user,
-		"Name":        "Account " + user,
-		"UserName":    user,
-		"RoleId":      "Administrator",
-		"Enabled":     true,
-		"Locked":      false,
-		"Password":    nil,
+		"@odata.id":    accountsURI + "/" + user,
+		"@odata.type":  "#ManagerAccount.v1_14_1.ManagerAccount",
+		"Id":           user,
+		"Name":         "Account " + user,
+		"UserName":     user,
+		"RoleId":       "Administrator",
+		"AccountTypes": []string{"Redfish"},
+		"Enabled":      true,
+		"Locked":       false,
+		"Password":     nil,
 	}, "")
 }

@@ -169,6 +169,8 @@ func (s *Server) getStorage(c echo.Context) error {
 		"Name":               "Virtual storage",
 		"Drives":             drives,
 		"Drives@odata.count": len(drives),
+		"Controllers":        link(uri + "/Controllers"),
+		"Volumes":            link(uri + "/Volumes"),
 		"Status":             statusOK(),
 	}, v.Version)
 }
@@ -196,4 +198,59 @@ func (s *Server) getDrive(c echo.Context) error {
 		}
 	}
 	return fmt.Errorf("drive %q of %s: %w", c.Param("drive"), v.Key, ErrNotFound)
+}
+
+// Storage controllers and volumes: one virtual controller, no RAID volumes.
+
+const controllerID = "0"
+
+func (s *Server) listStorageControllers(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	if c.Param("sub") != storageID {
+		return fmt.Errorf("storage %q of %s: %w", c.Param("sub"), v.Key, ErrNotFound)
+	}
+	uri := systemURI(v) + "/Storage/" + storageID + "/Controllers"
+	return send(c, http.StatusOK, collection(uri, "#StorageControllerCollection.StorageControllerCollection",
+		"Storage Controller Collection", []string{uri + "/" + controllerID}), "")
+}
+
+func (s *Server) getStorageController(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	if c.Param("sub") != storageID || c.Param("ctrl") != controllerID {
+		return fmt.Errorf("storage controller %q of %s: %w", c.Param("ctrl"), v.Key, ErrNotFound)
+	}
+	return send(c, http.StatusOK, obj{
+		"@odata.id":                    systemURI(v) + "/Storage/" + storageID + "/Controllers/" + controllerID,
+		"@odata.type":                  "#StorageController.v1_7_0.StorageController",
+		"Id":                           controllerID,
+		"Name":                         "Virtual disk controller",
+		"SupportedControllerProtocols": []string{"PCIe"},
+		"SupportedDeviceProtocols":     []string{"PCIe"},
+		"SupportedRAIDTypes":           []string{},
+		"Status":                       statusOK(),
+	}, v.Version)
+}
+
+func (s *Server) listVolumes(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	if c.Param("sub") != storageID {
+		return fmt.Errorf("storage %q of %s: %w", c.Param("sub"), v.Key, ErrNotFound)
+	}
+	uri := systemURI(v) + "/Storage/" + storageID + "/Volumes"
+	body := collection(uri, "#VolumeCollection.VolumeCollection", "Volume Collection", nil)
+	// Volumes cannot be created: no apply time is supported.
+	body["@Redfish.OperationApplyTimeSupport"] = obj{
+		"@odata.type":     "#Settings.v1_4_0.OperationApplyTimeSupport",
+		"SupportedValues": []string{},
+	}
+	return send(c, http.StatusOK, body, "")
 }

@@ -59,7 +59,8 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		log.Info("request", "status", c.Response().Status, "user", c.Get(principalKey+".user"),
+		user, _ := c.Get(principalKey + ".user").(string)
+		log.Info("request", "status", c.Response().Status, "user", user,
 			"remote", req.RemoteAddr, "duration", time.Since(start).Round(time.Microsecond))
 		return nil
 	}

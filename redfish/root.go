@@ -35,7 +35,7 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 		"Chassis":        link("/redfish/v1/Chassis"),
 		"SessionService": link("/redfish/v1/SessionService"),
 		"AccountService": link("/redfish/v1/AccountService"),
-		"TaskService":    link("/redfish/v1/TaskService"),
+		"Tasks":          link("/redfish/v1/TaskService"),
 		"Registries":     link("/redfish/v1/Registries"),
 		"Links":          obj{"Sessions": link("/redfish/v1/SessionService/Sessions")},
 	}, "")

@@ -1,0 +1,293 @@
+package redfish
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// fake is an in-memory backend: systems keyed by id, every write bumps the
+// system's version, like a resourceVersion.
+type fake struct {
+	mu      sync.Mutex
+	systems map[string]*SystemView
+	rv      int
+	inserts int
+	// err, if set, is returned by every call.
+	err error
+	// calls records the writes, e.g. "reset team-a.vm1 On".
+	calls []string
+}
+
+func newFake() *fake {
+	f := &fake{systems: map[string]*SystemView{}}
+	add := func(ns, name string, lbls map[string]string, mac string) {
+		v := &SystemView{
+			Key:         system.Key{Namespace: ns, Name: name},
+			UUID:        fmt.Sprintf("5f1c7d3e-0000-4000-8000-%012d", len(f.systems)+1),
+			Labels:      lbls,
+			PowerState:  system.PowerOff,
+			BootMode:    system.BootUEFI,
+			Sockets:     2,
+			Cores:       2,
+			Threads:     1,
+			MemoryBytes: 4 << 30,
+			NICs:        []NIC{{Name: "default", MAC: mac}},
+			Disks:       []Disk{{Name: "rootdisk", CapacityBytes: 10 << 30}, {Name: "media-cd0", CDROM: true}},
+			Slots:       []system.MediaSlot{{Slot: "cd0"}},
+		}
+		f.systems[v.Key.ID()] = v
+		f.bump(v)
+	}
+	add("team-a", "vm1", map[string]string{"tier": "gold"}, "52:54:00:00:00:01")
+	add("team-a", "vm2", nil, "52:54:00:00:00:02")
+	add("team-b", "vm3", nil, "")
+	return f
+}
+
+func (f *fake) bump(v *SystemView) {
+	f.rv++
+	v.Version = strconv.Itoa(f.rv)
+}
+
+func (f *fake) List(_ context.Context, _ auth.Scope) ([]SystemView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	var out []SystemView
+	for _, id := range slices.Sorted(maps.Keys(f.systems)) {
+		out = append(out, *f.systems[id])
+	}
+	return out, nil
+}
+
+func (f *fake) Get(_ context.Context, key system.Key) (SystemView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return SystemView{}, f.err
+	}
+	v, ok := f.systems[key.ID()]
+	if !ok {
+		return SystemView{}, fmt.Errorf("vm %s: %w", key, ErrNotFound)
+	}
+	return *v, nil
+}
+
+// write runs change on the system under lock, honouring f.err.
+func (f *fake) write(key system.Key, call string, change func(v *SystemView) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	v, ok := f.systems[key.ID()]
+	if !ok {
+		return fmt.Errorf("vm %s: %w", key, ErrNotFound)
+	}
+	if err := change(v); err != nil {
+		return err
+	}
+	f.calls = append(f.calls, call)
+	f.bump(v)
+	return nil
+}
+
+func (f *fake) Reset(_ context.Context, key system.Key, kind system.ResetType) error {
+	return f.write(key, "reset "+key.ID()+" "+string(kind), func(v *SystemView) error {
+		switch kind {
+		case system.ResetNmi:
+			return fmt.Errorf("nmi: %w", ErrNotSupported)
+		case system.ResetForceOff, system.ResetGracefulShutdown:
+			v.PowerState = system.PowerOff
+		default:
+			v.PowerState = system.PowerOn
+		}
+		return nil
+	})
+}
+
+func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
+	call := "boot " + key.ID()
+	for _, s := range []*string{(*string)(p.Target), (*string)(p.Enabled), (*string)(p.Mode)} {
+		if s == nil {
+			call += " -"
+		} else {
+			call += " " + *s
+		}
+	}
+	return f.write(key, call, func(v *SystemView) error {
+		if p.IfVersion != "" && p.IfVersion != v.Version {
+			return fmt.Errorf("vm %s at %s, not %s: %w", key, v.Version, p.IfVersion, ErrPreconditionFailed)
+		}
+		if p.Target != nil {
+			v.Boot.Target = *p.Target
+		}
+		if p.Enabled != nil {
+			v.Boot.Enabled = *p.Enabled
+		}
+		if p.Mode != nil {
+			v.Boot.Mode = *p.Mode
+		}
+		return nil
+	})
+}
+
+func (f *fake) SetSecureBoot(_ context.Context, key system.Key, enable bool) error {
+	return f.write(key, fmt.Sprintf("secureboot %s %t", key.ID(), enable), func(v *SystemView) error {
+		v.SecureBoot = enable
+		return nil
+	})
+}
+
+func (f *fake) Insert(_ context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
+	var got system.MediaSlot
+	err := f.write(key, "insert "+key.ID()+" "+slot+" "+image, func(v *SystemView) error {
+		for i := range v.Slots {
+			if v.Slots[i].Slot == slot {
+				f.inserts++
+				v.Slots[i] = system.MediaSlot{
+					Slot: slot, Image: image, Phase: system.MediaPending,
+					InsertID: fmt.Sprintf("ins-%d", f.inserts), Since: time.Unix(1700000000, 0),
+				}
+				got = v.Slots[i]
+				return nil
+			}
+		}
+		return fmt.Errorf("slot %s: %w", slot, ErrNotFound)
+	})
+	return got, err
+}
+
+func (f *fake) Eject(_ context.Context, key system.Key, slot string) error {
+	return f.write(key, "eject "+key.ID()+" "+slot, func(v *SystemView) error {
+		for i := range v.Slots {
+			if v.Slots[i].Slot == slot {
+				v.Slots[i] = system.MediaSlot{Slot: slot}
+			}
+		}
+		return nil
+	})
+}
+
+// setPhase moves a slot along the import state machine, as media/ would.
+func (f *fake) setPhase(id, slot string, phase system.MediaPhase, reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.systems[id]
+	for i := range v.Slots {
+		if v.Slots[i].Slot == slot {
+			v.Slots[i].Phase, v.Slots[i].Reason = phase, reason
+		}
+	}
+	f.bump(v)
+}
+
+func (f *fake) setErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
+func (f *fake) takeCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.calls
+	f.calls = nil
+	return c
+}
+
+// Test users; passwords are the user name + "-pw".
+var testUsers = []struct {
+	name, namespaces, selector string
+}{
+	{"admin", "*", ""},
+	{"alice", "team-a", ""},
+	{"bob", "team-b", ""},
+	{"carol", "team-a", "tier=gold"},
+}
+
+// env is a service over a fake backend.
+type env struct {
+	fake  *fake
+	e     *echo.Echo
+	auth  *auth.Authenticator
+	revs  *auth.MemoryRevocations
+	clock *clock
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+var hashes = sync.OnceValue(func() map[string][]byte {
+	out := map[string][]byte{}
+	for _, u := range testUsers {
+		h, err := bcrypt.GenerateFromPassword([]byte(u.name+"-pw"), bcrypt.MinCost)
+		if err != nil {
+			panic(err)
+		}
+		out[u.name] = h
+	}
+	return out
+})
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	users := auth.StaticUsers{}
+	for _, u := range testUsers {
+		sel := labels.Everything()
+		if u.selector != "" {
+			var err error
+			if sel, err = labels.Parse(u.selector); err != nil {
+				t.Fatal(err)
+			}
+		}
+		users[u.name] = auth.User{Name: u.name, PasswordHash: hashes()[u.name],
+			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}}
+	}
+	clk := &clock{now: time.Unix(1800000000, 0)}
+	revs := &auth.MemoryRevocations{Now: clk.Now}
+	a, err := auth.New(auth.Config{
+		Users: users, Revocations: revs, Key: []byte("0123456789abcdef0123456789abcdef"),
+		SessionTTL: time.Hour, Now: clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake()
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
+		Backends{Systems: f, Power: f, Boot: f, Media: f, Auth: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{fake: f, e: e, auth: a, revs: revs, clock: clk}
+}
