@@ -1,0 +1,171 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// KubeVirt resources the inventory watches.
+var (
+	VMResource  = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	VMIResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
+	pvcResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
+)
+
+// resyncPeriod is 0: handlers see real changes only; reconcilers requeue
+// themselves when they need to.
+const resyncPeriod = 0
+
+// scope is the informers of one namespace ("" = all namespaces).
+type scope struct {
+	vms  cache.SharedIndexInformer
+	vmis cache.SharedIndexInformer
+	pvcs cache.SharedIndexInformer
+}
+
+// Inventory is the set of synced caches. Safe for concurrent use.
+type Inventory struct {
+	scopes map[string]*scope // by namespace; key "" when cluster-wide
+}
+
+// Start starts the informers for the given namespaces (all namespaces when
+// namespaces is empty) and waits until they have synced or ctx ends. The
+// informers stop when ctx ends.
+func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface, namespaces []string) (*Inventory, error) {
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	inv := &Inventory{scopes: make(map[string]*scope, len(namespaces))}
+	var synced []cache.InformerSynced
+	for _, ns := range namespaces {
+		if _, dup := inv.scopes[ns]; dup {
+			continue
+		}
+		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, resyncPeriod, ns, nil)
+		kf := informers.NewSharedInformerFactoryWithOptions(kube, resyncPeriod, informers.WithNamespace(ns))
+		s := &scope{
+			vms:  df.ForResource(VMResource).Informer(),
+			vmis: df.ForResource(VMIResource).Informer(),
+			pvcs: kf.Core().V1().PersistentVolumeClaims().Informer(),
+		}
+		inv.scopes[ns] = s
+		df.Start(ctx.Done())
+		kf.Start(ctx.Done())
+		synced = append(synced, s.vms.HasSynced, s.vmis.HasSynced, s.pvcs.HasSynced)
+	}
+	start := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil, fmt.Errorf("inventory: caches of namespaces %q did not sync: %w", namespaces, context.Cause(ctx))
+	}
+	slog.InfoContext(ctx, "inventory synced", "namespaces", namespaces, "took", time.Since(start))
+	return inv, nil
+}
+
+// scopeOf returns the informers covering namespace ns, or nil.
+func (inv *Inventory) scopeOf(ns string) *scope {
+	if s, ok := inv.scopes[ns]; ok {
+		return s
+	}
+	return inv.scopes[metav1.NamespaceAll]
+}
+
+// VM returns the cached VirtualMachine; an apierrors NotFound error when it
+// does not exist or its namespace is not watched. The object is shared with
+// the cache: do not modify it.
+func (inv *Inventory) VM(key system.Key) (*unstructured.Unstructured, error) {
+	return inv.get(key, VMResource.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms })
+}
+
+// VMI returns the cached VirtualMachineInstance of the VM key (same
+// namespace and name); NotFound when the VM is not running.
+func (inv *Inventory) VMI(key system.Key) (*unstructured.Unstructured, error) {
+	return inv.get(key, VMIResource.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis })
+}
+
+func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (*unstructured.Unstructured, error) {
+	s := inv.scopeOf(key.Namespace)
+	if s == nil {
+		return nil, apierrors.NewNotFound(gr, key.Name)
+	}
+	obj, ok, err := pick(s).GetIndexer().GetByKey(key.String())
+	if err != nil {
+		return nil, fmt.Errorf("inventory: get %s %s: %w", gr, key, err)
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(gr, key.Name)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
+	}
+	return u, nil
+}
+
+// ListVMs lists cached VirtualMachines of namespace ("" = every watched
+// namespace) matching selector (nil = everything). Objects are shared with
+// the cache: do not modify them.
+func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+	if selector == nil {
+		selector = labels.Everything()
+	}
+	var out []*unstructured.Unstructured
+	for ns, s := range inv.scopes {
+		if namespace != "" && ns != metav1.NamespaceAll && ns != namespace {
+			continue
+		}
+		var err error
+		appendVM := func(obj any) {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				err = fmt.Errorf("inventory: list VMs: unexpected type %T", obj)
+				return
+			}
+			out = append(out, u)
+		}
+		if namespace == "" {
+			err = cache.ListAll(s.vms.GetIndexer(), selector, appendVM)
+		} else {
+			err = cache.ListAllByNamespace(s.vms.GetIndexer(), namespace, selector, appendVM)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inventory: list VMs in %q: %w", namespace, err)
+		}
+	}
+	return out, nil
+}
+
+// PVC returns the cached PersistentVolumeClaim; NotFound when absent.
+func (inv *Inventory) PVC(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+	s := inv.scopeOf(namespace)
+	if s == nil {
+		return nil, apierrors.NewNotFound(pvcResource, name)
+	}
+	obj, ok, err := s.pvcs.GetIndexer().GetByKey(namespace + "/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: get PVC %s/%s: %w", namespace, name, err)
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(pvcResource, name)
+	}
+	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return nil, fmt.Errorf("inventory: PVC %s/%s: unexpected type %T", namespace, name, obj)
+	}
+	return pvc, nil
+}
