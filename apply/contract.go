@@ -75,3 +75,6 @@ type Writer interface {
 	Boot(ctx context.Context, key system.Key, change BootChange) (*VM, error)
 	Power(ctx context.Context, key system.Key, change PowerChangeFunc) (*VM, error)
 }
+
+// ErrInvalid wraps a value outside the Redfish enums the bridge honours.
+var ErrInvalid = errors.New("invalid value")

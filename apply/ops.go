@@ -1,0 +1,119 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Media runs change on a fresh read of the slots and applies redfish-media's
+// complete intent (preconditioned; see BuildMedia).
+//
+// Map mode, shared-element trap: when the change detaches a CD-ROM whose
+// bootOrder redfish-boot owns, Media first re-applies redfish-boot's layout
+// without that disk (preconditioned), then the media intent preconditioned on
+// the result, so no {name: media-<slot>, bootOrder: N} element is left
+// behind. The change function then runs again on the newer read.
+func (c *Client) Media(ctx context.Context, key system.Key, change MediaChange) (*VM, error) {
+	return c.run(ctx, key, ManagerMedia, func(ctx context.Context, vm *VM) (*Body, error) {
+		slots := cloneSlots(vm.Slots)
+		if err := change(vm, slots); err != nil {
+			return nil, err
+		}
+		if c.mode == ModeMap {
+			if shared := bootOwnedDetached(vm, slots); len(shared) > 0 {
+				b, err := BuildBoot(c.mode, vm, vm.Boot, shared)
+				if err != nil {
+					return nil, fmt.Errorf("release boot order of %v on %s: %w", shared, key, err)
+				}
+				if vm, err = c.apply(ctx, ManagerBoot, vm, b); err != nil {
+					return nil, err
+				}
+				slots = cloneSlots(vm.Slots)
+				if err := change(vm, slots); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return BuildMedia(c.mode, vm, slots)
+	})
+}
+
+// bootOwnedDetached returns the media disks present in the read that slots
+// no longer attach and whose bootOrder redfish-boot owns.
+func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]bool {
+	var out map[string]bool
+	for _, d := range list(vm.Object, disksPath) {
+		name := nameOf(d)
+		slot, ok := strings.CutPrefix(name, DiskPrefix)
+		if !ok {
+			continue
+		}
+		if s, has := slots[slot]; has && attached(s) {
+			continue
+		}
+		if ownsElementField(vm.Object, ManagerBoot, disksPath, name, "bootOrder") {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// Boot runs change on a fresh read of the override and applies
+// redfish-boot's complete intent (preconditioned, forced; see BuildBoot).
+func (c *Client) Boot(ctx context.Context, key system.Key, change BootChange) (*VM, error) {
+	return c.run(ctx, key, ManagerBoot, func(_ context.Context, vm *VM) (*Body, error) {
+		o := vm.Boot
+		if err := change(vm, &o); err != nil {
+			return nil, err
+		}
+		if err := ValidateBoot(o); err != nil {
+			return nil, fmt.Errorf("boot override for %s: %w", key, err)
+		}
+		return BuildBoot(c.mode, vm, o, nil)
+	})
+}
+
+// Relayout re-applies redfish-boot's intent with the recorded override when
+// the boot orders are not what it lays out (a disk appeared or went away). It
+// writes nothing when they already are ([Settled]).
+func (c *Client) Relayout(ctx context.Context, key system.Key) (*VM, error) {
+	return c.run(ctx, key, ManagerBoot, func(_ context.Context, vm *VM) (*Body, error) {
+		if Settled(vm) {
+			return nil, ErrNoChange
+		}
+		return BuildBoot(c.mode, vm, vm.Boot, nil)
+	})
+}
+
+// Power runs change on a fresh read of the power intent and applies
+// redfish-power's complete intent (preconditioned, forced; see BuildPower).
+func (c *Client) Power(ctx context.Context, key system.Key, change PowerChangeFunc) (*VM, error) {
+	return c.run(ctx, key, ManagerPower, func(_ context.Context, vm *VM) (*Body, error) {
+		p := PowerChange{Intent: vm.Power}
+		if err := change(vm, &p); err != nil {
+			return nil, err
+		}
+		return BuildPower(vm, p)
+	})
+}
+
+// ValidateBoot rejects values outside the Redfish enums the bridge honours
+// ("" is allowed for each field: not set).
+func ValidateBoot(o system.BootOverride) error {
+	if o.Target != "" && !system.In(o.Target, system.BootTargets) {
+		return fmt.Errorf("%w: BootSourceOverrideTarget %q", ErrInvalid, o.Target)
+	}
+	if o.Enabled != "" && !system.In(o.Enabled, system.BootEnableds) {
+		return fmt.Errorf("%w: BootSourceOverrideEnabled %q", ErrInvalid, o.Enabled)
+	}
+	if o.Mode != "" && !system.In(o.Mode, system.BootModes) {
+		return fmt.Errorf("%w: BootSourceOverrideMode %q", ErrInvalid, o.Mode)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package apply
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// Owned parses the VM's managedFields into the field set each manager owns
+// (a manager's Apply and Update entries are merged).
+func Owned(obj *unstructured.Unstructured) (map[string]*fieldpath.Set, error) {
+	out := map[string]*fieldpath.Set{}
+	for _, mf := range obj.GetManagedFields() {
+		if mf.FieldsV1 == nil {
+			continue
+		}
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("parse managedFields of %s/%s manager %q: %w", obj.GetNamespace(), obj.GetName(), mf.Manager, err)
+		}
+		if prev, ok := out[mf.Manager]; ok {
+			s = prev.Union(s)
+		}
+		out[mf.Manager] = s
+	}
+	return out, nil
+}
+
+// Paths lists a field set's leaf paths as strings, sorted: the readable form
+// for tests and the `fields` command.
+func Paths(s *fieldpath.Set) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	s.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.String()) })
+	sort.Strings(out)
+	return out
+}
+
+// owns reports whether manager owns path on obj; a managedFields parse
+// error counts as "owns" so that callers keep sending the field rather than
+// risk deleting it by omission.
+func owns(obj *unstructured.Unstructured, manager string, path ...any) bool {
+	all, err := Owned(obj)
+	if err != nil {
+		return true
+	}
+	s, ok := all[manager]
+	return ok && s.Has(fieldpath.MakePathOrDie(path...))
+}
+
+// ownsList reports whether manager owns the list at a string path (atomic
+// mode: the whole list is one leaf).
+func ownsList(obj *unstructured.Unstructured, manager string, path []string) bool {
+	p := make([]any, len(path))
+	for i, s := range path {
+		p[i] = s
+	}
+	return owns(obj, manager, p...)
+}
+
+// ownsElementField reports whether manager owns field of the list element
+// named name (map mode).
+func ownsElementField(obj *unstructured.Unstructured, manager string, listPath []string, name, field string) bool {
+	p := make([]any, 0, len(listPath)+2)
+	for _, s := range listPath {
+		p = append(p, s)
+	}
+	p = append(p, fieldpath.KeyByFields("name", value.NewValueInterface(name)), field)
+	return owns(obj, manager, p...)
+}

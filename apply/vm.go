@@ -1,0 +1,122 @@
+package apply
+
+import (
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// DiskPrefix starts the name of every CD-ROM disk and volume the media
+// manager writes: "media-<slot>".
+const DiskPrefix = "media-"
+
+// DiskName is the name of the CD-ROM disk and of its volume for a slot.
+func DiskName(slot string) string { return DiskPrefix + slot }
+
+// Field paths (unstructured) of the lists the bridge writes.
+var (
+	disksPath      = []string{"spec", "template", "spec", "domain", "devices", "disks"}
+	interfacesPath = []string{"spec", "template", "spec", "domain", "devices", "interfaces"}
+	volumesPath    = []string{"spec", "template", "spec", "volumes"}
+	bootloaderPath = []string{"spec", "template", "spec", "domain", "firmware", "bootloader"}
+	runStrategyPth = []string{"spec", "runStrategy"}
+)
+
+// Decode builds a VM from a VirtualMachine object (and its VMI, may be nil),
+// decoding the bridge's annotations. A malformed annotation is logged and
+// read as empty: a broken record must not wedge the VM forever.
+func Decode(key system.Key, obj, vmi *unstructured.Unstructured) *VM {
+	vm := &VM{Key: key, Object: obj, VMI: vmi, Slots: map[string]system.MediaSlot{}}
+	for k, v := range obj.GetAnnotations() {
+		switch {
+		case strings.HasPrefix(k, AnnotationMediaPrefix):
+			var s system.MediaSlot
+			if decodeAnnotation(key, k, v, &s) {
+				s.Slot = strings.TrimPrefix(k, AnnotationMediaPrefix)
+				vm.Slots[s.Slot] = s
+			}
+		case k == AnnotationBoot:
+			decodeAnnotation(key, k, v, &vm.Boot)
+		case k == AnnotationPower:
+			decodeAnnotation(key, k, v, &vm.Power)
+		}
+	}
+	return vm
+}
+
+func decodeAnnotation(key system.Key, name, value string, into any) bool {
+	if err := json.Unmarshal([]byte(value), into); err != nil {
+		slog.Warn("ignoring malformed bridge annotation", "vm", key, "annotation", name, "err", err)
+		return false
+	}
+	return true
+}
+
+// cloneSlots copies a slot map so a change function cannot edit a read.
+func cloneSlots(in map[string]system.MediaSlot) map[string]system.MediaSlot {
+	out := make(map[string]system.MediaSlot, len(in))
+	maps.Copy(out, in)
+	return out
+}
+
+// list returns a deep copy of the list at path as maps (elements that are
+// not objects are skipped; KubeVirt's lists are lists of objects).
+func list(obj *unstructured.Unstructured, path []string) []map[string]any {
+	raw, _, _ := unstructured.NestedSlice(obj.Object, path...) // deep copy
+	out := make([]map[string]any, 0, len(raw))
+	for _, e := range raw {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// toSlice converts maps back for unstructured.SetNestedSlice.
+func toSlice(in []map[string]any) []any {
+	out := make([]any, len(in))
+	for i, m := range in {
+		out[i] = m
+	}
+	return out
+}
+
+// nameOf returns an element's name.
+func nameOf(m map[string]any) string {
+	s, _ := m["name"].(string)
+	return s
+}
+
+// bootOrderOf returns an element's bootOrder, 0 when unset.
+func bootOrderOf(m map[string]any) int64 {
+	switch v := m["bootOrder"].(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+// devicesOf reads the disks and interfaces Layout needs.
+func devicesOf(obj *unstructured.Unstructured, exclude map[string]bool) Devices {
+	var d Devices
+	for _, m := range list(obj, disksPath) {
+		if exclude[nameOf(m)] {
+			continue
+		}
+		_, cd := m["cdrom"]
+		d.Disks = append(d.Disks, Device{Name: nameOf(m), CDROM: cd, BootOrder: bootOrderOf(m)})
+	}
+	for _, m := range list(obj, interfacesPath) {
+		d.Interfaces = append(d.Interfaces, Device{Name: nameOf(m), BootOrder: bootOrderOf(m)})
+	}
+	return d
+}

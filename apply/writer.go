@@ -1,0 +1,253 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+var (
+	vmResource  = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	vmiResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
+)
+
+// Cache is the read side the Writer uses (inventory.Inventory implements
+// it). Both return apierrors NotFound when the object is absent.
+type Cache interface {
+	VM(key system.Key) (*unstructured.Unstructured, error)
+	VMI(key system.Key) (*unstructured.Unstructured, error)
+}
+
+// Options tune the Writer.
+type Options struct {
+	// Backoff is the first retry delay after a 409; it doubles per attempt,
+	// with full jitter, up to MaxBackoff. Default 10ms.
+	Backoff time.Duration
+	// MaxBackoff caps one delay. Default 500ms.
+	MaxBackoff time.Duration
+	// MaxAttempts bounds read-decide-apply attempts per call. Default 12.
+	MaxAttempts int
+	// Log is the logger; default slog.Default().
+	Log *slog.Logger
+
+	// DisablePrecondition is a TEST-ONLY NEGATIVE CONTROL. When true the
+	// Writer strips metadata.resourceVersion from every apply body, which
+	// brings back the lost-update races the precondition exists to prevent
+	// (two writers of an atomic list each forcing the list they read). The
+	// race suite sets it to prove its invariant checker detects them. Never
+	// set it in a server.
+	DisablePrecondition bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Backoff <= 0 {
+		o.Backoff = 10 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 500 * time.Millisecond
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 12
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// Counters count one manager's work.
+type Counters struct {
+	Applies   int64 // successful applies
+	Conflicts int64 // 409s (stale precondition or field conflict)
+	Retries   int64 // attempts after the first
+	Failures  int64 // calls that returned an error
+}
+
+type counters struct{ applies, conflicts, retries, failures atomic.Int64 }
+
+// Client is the [Writer]. Safe for concurrent use.
+type Client struct {
+	dyn   dynamic.Interface
+	cache Cache
+	mode  Mode
+	opts  Options
+	stats sync.Map // manager -> *counters
+}
+
+var _ Writer = (*Client)(nil)
+
+// New returns a Writer. cache may be nil: every read is then a live GET.
+func New(dyn dynamic.Interface, cache Cache, mode Mode, opts Options) *Client {
+	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults()}
+}
+
+// Mode returns the list mode the Client writes in.
+func (c *Client) Mode() Mode { return c.mode }
+
+// Stats returns a snapshot of the counters by manager.
+func (c *Client) Stats() map[string]Counters {
+	out := map[string]Counters{}
+	c.stats.Range(func(k, v any) bool {
+		s := v.(*counters)
+		out[k.(string)] = Counters{
+			Applies: s.applies.Load(), Conflicts: s.conflicts.Load(),
+			Retries: s.retries.Load(), Failures: s.failures.Load(),
+		}
+		return true
+	})
+	return out
+}
+
+func (c *Client) counters(manager string) *counters {
+	v, _ := c.stats.LoadOrStore(manager, &counters{})
+	return v.(*counters)
+}
+
+// Read returns the VM from the cache (live when the Client has none).
+func (c *Client) Read(ctx context.Context, key system.Key) (*VM, error) {
+	return c.read(ctx, key, c.cache == nil)
+}
+
+func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, error) {
+	var obj *unstructured.Unstructured
+	var err error
+	if live {
+		obj, err = c.dyn.Resource(vmResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	} else {
+		obj, err = c.cache.VM(key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read VM %s: %w", key, err)
+	}
+	return Decode(key, obj, c.vmi(ctx, key)), nil
+}
+
+// vmi returns the VMI (cache, or live without a cache), nil when absent.
+func (c *Client) vmi(ctx context.Context, key system.Key) *unstructured.Unstructured {
+	var vmi *unstructured.Unstructured
+	var err error
+	if c.cache != nil {
+		vmi, err = c.cache.VMI(key)
+	} else {
+		vmi, err = c.dyn.Resource(vmiResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			c.opts.Log.WarnContext(ctx, "read VMI", "vm", key, "err", err)
+		}
+		return nil
+	}
+	return vmi
+}
+
+// step decides one attempt: given a read it returns the body to apply, or
+// ErrNoChange. It may apply other managers' bodies itself through apply.
+type step func(ctx context.Context, vm *VM) (*Body, error)
+
+// run is the read-decide-apply loop: cache read first, and after a 409 a
+// live read, with bounded jittered exponential backoff.
+func (c *Client) run(ctx context.Context, key system.Key, manager string, decide step) (*VM, error) {
+	st := c.counters(manager)
+	live := c.cache == nil
+	var last error
+	for attempt := range c.opts.MaxAttempts {
+		if attempt > 0 {
+			st.retries.Add(1)
+			if err := c.sleep(ctx, attempt); err != nil {
+				st.failures.Add(1)
+				return nil, fmt.Errorf("%s apply to %s: %w (last: %w)", manager, key, err, last)
+			}
+		}
+		vm, err := c.read(ctx, key, live)
+		if err != nil {
+			st.failures.Add(1)
+			return nil, err
+		}
+		body, err := decide(ctx, vm)
+		if errors.Is(err, ErrNoChange) {
+			return vm, nil
+		}
+		if err == nil {
+			var out *VM
+			out, err = c.apply(ctx, manager, vm, body)
+			if err == nil {
+				return out, nil
+			}
+		}
+		if !retryable(err) {
+			st.failures.Add(1)
+			return nil, err
+		}
+		last, live = err, true
+		c.opts.Log.DebugContext(ctx, "apply conflict, retrying from a live read", "vm", key, "manager", manager, "attempt", attempt+1, "err", err)
+	}
+	st.failures.Add(1)
+	return nil, fmt.Errorf("%s apply to %s: gave up after %d attempts: %w", manager, key, c.opts.MaxAttempts, last)
+}
+
+// retryable: a stale precondition (409 without field-manager causes). A
+// field-manager conflict (non-forced apply) is reported, not retried.
+func retryable(err error) bool {
+	return apierrors.IsConflict(err) && !IsFieldConflict(err)
+}
+
+// IsFieldConflict reports whether err is an SSA field-manager conflict.
+func IsFieldConflict(err error) bool {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) || se.Status().Details == nil {
+		return false
+	}
+	for _, cause := range se.Status().Details.Causes {
+		if cause.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) sleep(ctx context.Context, attempt int) error {
+	d := c.opts.Backoff << min(attempt-1, 16)
+	d = min(d, c.opts.MaxBackoff)
+	d = time.Duration(rand.Int64N(int64(d)) + 1) // full jitter
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// apply sends one body under manager and decodes the result.
+func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (*VM, error) {
+	st := c.counters(manager)
+	obj := b.Object
+	if c.opts.DisablePrecondition {
+		obj = obj.DeepCopy()
+		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	}
+	out, err := c.dyn.Resource(vmResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
+		metav1.ApplyOptions{FieldManager: manager, Force: b.Force})
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			st.conflicts.Add(1)
+		}
+		return nil, fmt.Errorf("%s apply to %s: %w", manager, read.Key, err)
+	}
+	st.applies.Add(1)
+	return Decode(read.Key, out, read.VMI), nil
+}
