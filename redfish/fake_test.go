@@ -26,8 +26,8 @@ type fake struct {
 	systems map[string]*SystemView
 	rv      int
 	inserts int
-	// err, if set, is returned by every call.
-	err error
+	// err, if set, is returned by every call; writeErr by every write.
+	err, writeErr error
 	// calls records the writes, e.g. "reset team-a.vm1 On".
 	calls []string
 }
@@ -95,6 +95,9 @@ func (f *fake) write(key system.Key, call string, change func(v *SystemView) err
 	defer f.mu.Unlock()
 	if f.err != nil {
 		return f.err
+	}
+	if f.writeErr != nil {
+		return f.writeErr
 	}
 	v, ok := f.systems[key.ID()]
 	if !ok {
@@ -202,6 +205,12 @@ func (f *fake) setErr(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.err = err
+}
+
+func (f *fake) failWrites(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writeErr = err
 }
 
 func (f *fake) takeCalls() []string {

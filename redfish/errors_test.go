@@ -1,0 +1,123 @@
+package redfish
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestErrorAnswers(t *testing.T) {
+	big := `{"Boot":{"BootSourceOverrideTarget":"` + strings.Repeat("x", maxBodyBytes) + `"}}`
+	tests := []struct {
+		name       string
+		r          req
+		backendErr error
+		want       errorInfo
+		wantHeader map[string]string
+	}{
+		{
+			name: "unknown path",
+			r:    req{path: "/redfish/v1/Nope", user: "admin"},
+			want: errorInfo{Status: 404, IDs: []string{"ResourceMissingAtURI"}},
+		},
+		{
+			name: "unknown sub-resource",
+			r:    req{path: "/redfish/v1/Systems/team-a.vm1/Processors/CPU7", user: "admin"},
+			want: errorInfo{Status: 404, IDs: []string{"ResourceMissingAtURI"}},
+		},
+		{
+			name:       "method not allowed",
+			r:          req{method: http.MethodDelete, path: "/redfish/v1/Systems/team-a.vm1", user: "admin"},
+			want:       errorInfo{Status: 405, IDs: []string{"ActionNotSupported"}},
+			wantHeader: map[string]string{"Allow": "OPTIONS, GET, HEAD, PATCH"},
+		},
+		{
+			name:       "GET on an action",
+			r:          req{path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", user: "admin"},
+			want:       errorInfo{Status: 405, IDs: []string{"ActionNotSupported"}},
+			wantHeader: map[string]string{"Allow": "OPTIONS, POST"},
+		},
+		{
+			name: "form body",
+			r:    req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", user: "admin", body: "a=b", ctype: "application/x-www-form-urlencoded"},
+			want: errorInfo{Status: 415, IDs: []string{"UnrecognizedRequestBody"}},
+		},
+		{
+			name: "body without content type",
+			r:    req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", user: "admin", body: `{"ResetType":"On"}`, ctype: " "},
+			want: errorInfo{Status: 415, IDs: []string{"UnrecognizedRequestBody"}},
+		},
+		{
+			name: "too large",
+			r:    req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", user: "admin", body: big},
+			want: errorInfo{Status: 413, IDs: []string{"GeneralError"}},
+		},
+		{
+			name: "json array",
+			r:    req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", user: "admin", body: `[1]`},
+			want: errorInfo{Status: 400, IDs: []string{"MalformedJSON"}},
+		},
+		{
+			name:       "backend unavailable",
+			r:          req{path: "/redfish/v1/Systems", user: "admin"},
+			backendErr: fmt.Errorf("informer not synced: %w", ErrUnavailable),
+			want:       errorInfo{Status: 503, IDs: []string{"ServiceTemporarilyUnavailable"}},
+			wantHeader: map[string]string{"Retry-After": "5"},
+		},
+		{
+			name:       "backend conflict",
+			r:          req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", user: "admin", body: `{"ResetType":"On"}`},
+			backendErr: fmt.Errorf("apply: %w", ErrConflict),
+			want:       errorInfo{Status: 409, IDs: []string{"ResourceInUse"}},
+		},
+		{
+			name:       "backend bad value",
+			r:          req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1/SecureBoot", user: "admin", body: `{"SecureBootEnable":true}`},
+			backendErr: &BadValueError{Property: "SecureBootEnable", Value: "true", Reason: "needs UEFI"},
+			want:       errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/SecureBootEnable"}},
+		},
+		{
+			name:       "backend not supported",
+			r:          req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/VirtualMedia/cd0/Actions/VirtualMedia.EjectMedia", user: "admin"},
+			backendErr: ErrNotSupported,
+			want:       errorInfo{Status: 501, IDs: []string{"GeneralError"}},
+		},
+		{
+			name:       "backend failure",
+			r:          req{path: "/redfish/v1/Managers", user: "admin"},
+			backendErr: errors.New("etcd on fire"),
+			want:       errorInfo{Status: 500, IDs: []string{"InternalError"}},
+		},
+	}
+	v := newValidator(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.backendErr != nil {
+				// Resolve the system first, then fail the write.
+				if tt.r.method == "" || tt.r.method == http.MethodGet {
+					e.fake.setErr(tt.backendErr)
+				} else {
+					e.fake.failWrites(tt.backendErr)
+				}
+			}
+			rec := e.do(t, tt.r)
+			if diff := cmp.Diff(tt.want, errInfo(t, rec)); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			for k, want := range tt.wantHeader {
+				if got := rec.Header().Get(k); got != want {
+					t.Errorf("header %s = %q, want %q", k, got, want)
+				}
+			}
+			if strings.Contains(rec.Body.String(), "etcd") || strings.Contains(rec.Body.String(), "informer") {
+				t.Errorf("internal detail leaked: %s", rec.Body)
+			}
+			v.validateAgainst(t, tt.name, errorSchemaURL, decode(t, rec))
+		})
+	}
+}
