@@ -1,0 +1,37 @@
+// Package media owns virtual media: Redfish InsertMedia / EjectMedia on a
+// KubeVirt VirtualMachine, and the import of the image into a PVC.
+//
+// State lives on Kubernetes objects only, so any replica can answer any
+// request and a restart loses nothing:
+//
+//   - the slot (image URL, phase, InsertID, claim name) is a VM annotation
+//     written by the redfish-media field manager through [apply.Writer];
+//   - the image is a PVC named by [ClaimName] (deterministic per VM and
+//     slot), filled by an import pod named by [PodName] (deterministic per
+//     insert), both owned by the VM (ownerReferences, not controller).
+//
+// [Service.Insert] records the slot as Pending with a fresh InsertID before it
+// returns, so power/ sees it Busy and defers a power-on that arrives 1 ms
+// later. The CD-ROM disk and its volume are written together by apply/ in the
+// same apply as the slot.
+//
+// [Reconciler] drives the state machine from watches (VMs through
+// [VMEvents], import pods and PVCs through client-go informers):
+//
+//	Pending   -> PVC + import pod created -> Importing
+//	Importing -> pod Succeeded            -> Ready  (pod deleted)
+//	          -> pod Failed               -> Failed (termination message as Reason, pod deleted)
+//	          -> pod gone                 -> pod re-created
+//	          -> older than ImportTimeout -> Failed "import timed out" (pod deleted)
+//
+// Every transition is guarded by the InsertID: a pod of an older insert
+// never changes the current slot (it is deleted instead). The reconciler
+// also heals a media volume that lost its disk entry (the production
+// corruption where KubeVirt attached the ISO as a writable disk) by
+// re-applying the complete media intent, and reports a media disk without
+// its volume (slog, Warning event, counter).
+//
+// The import pod runs this binary's `import` subcommand ([RunImport]): a
+// plain HTTP(S) GET streamed into the PVC. The URL is passed as an argument,
+// never through a shell.
+package media

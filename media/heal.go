@@ -1,0 +1,186 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Event reasons the media reconciler emits on VMs.
+const (
+	ReasonVolumeWithoutDisk = "MediaVolumeWithoutDisk"
+	ReasonDiskWithoutVolume = "MediaDiskWithoutVolume"
+)
+
+// pairing lists the media-managed ("media-" prefixed) volumes that have no
+// disk entry and disks that have no volume in the VM template.
+func pairing(vm *unstructured.Unstructured) (volumesOnly, disksOnly []string) {
+	disks := names(vm, "spec", "template", "spec", "domain", "devices", "disks")
+	volumes := names(vm, "spec", "template", "spec", "volumes")
+	for _, v := range volumes {
+		if strings.HasPrefix(v, "media-") && !slices.Contains(disks, v) {
+			volumesOnly = append(volumesOnly, v)
+		}
+	}
+	for _, d := range disks {
+		if strings.HasPrefix(d, "media-") && !slices.Contains(volumes, d) {
+			disksOnly = append(disksOnly, d)
+		}
+	}
+	return volumesOnly, disksOnly
+}
+
+func names(vm *unstructured.Unstructured, path ...string) []string {
+	list, _, _ := unstructured.NestedSlice(vm.Object, path...)
+	var out []string
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// heal repairs a media volume without its disk (KubeVirt would attach the
+// image as a writable disk) by re-applying the complete media intent, and
+// reports a media disk without its volume.
+func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
+	volumesOnly, disksOnly := pairing(vm.Object)
+	var errs []error
+	if len(volumesOnly) > 0 {
+		msg := fmt.Sprintf("media volume(s) %s have no disk entry; re-applying the media intent", strings.Join(volumesOnly, ", "))
+		r.log.WarnContext(ctx, "media volume without disk", "vm", vm.Key.String(), "volumes", volumesOnly)
+		r.event(ctx, vm.Object, ReasonVolumeWithoutDisk, msg)
+		_, err := r.opts.Writer.Media(ctx, vm.Key, func(fresh *apply.VM, _ map[string]system.MediaSlot) error {
+			if v, _ := pairing(fresh.Object); len(v) == 0 {
+				return apply.ErrNoChange
+			}
+			return nil // unchanged intent: the apply restores what media owns
+		})
+		switch {
+		case err == nil:
+			r.c.healed.Add(1)
+		case errors.Is(err, apply.ErrNoChange):
+		default:
+			errs = append(errs, fmt.Errorf("heal media volumes of %s: %w", vm.Key, err))
+		}
+	}
+	r.mu.Lock()
+	prev, seen := r.reported[vm.Key]
+	cur := strings.Join(disksOnly, ",")
+	if cur == "" {
+		delete(r.reported, vm.Key)
+	} else {
+		r.reported[vm.Key] = cur
+	}
+	r.mu.Unlock()
+	if cur != "" && (!seen || prev != cur) {
+		r.c.diskNoVol.Add(1)
+		msg := fmt.Sprintf("media disk(s) %s have no volume", strings.Join(disksOnly, ", "))
+		r.log.WarnContext(ctx, "media disk without volume", "vm", vm.Key.String(), "disks", disksOnly)
+		r.event(ctx, vm.Object, ReasonDiskWithoutVolume, msg)
+	}
+	return errors.Join(errs...)
+}
+
+// event records a Warning event on the VM; failures are only logged.
+func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, reason, msg string) {
+	now := metav1.NewTime(time.Now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: vm.GetName() + ".",
+			Namespace:    vm.GetNamespace(),
+		},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion:      "kubevirt.io/v1",
+			Kind:            "VirtualMachine",
+			Name:            vm.GetName(),
+			Namespace:       vm.GetNamespace(),
+			UID:             vm.GetUID(),
+			ResourceVersion: vm.GetResourceVersion(),
+		},
+		Reason:              reason,
+		Message:             msg,
+		Type:                corev1.EventTypeWarning,
+		Source:              corev1.EventSource{Component: "redfish-bridge"},
+		ReportingController: "redfish-bridge.io/media",
+		ReportingInstance:   "redfish-bridge",
+		Action:              "Reconcile",
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		EventTime:           metav1.NewMicroTime(now.Time),
+		Count:               1,
+	}
+	if _, err := r.opts.Kube.CoreV1().Events(vm.GetNamespace()).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.log.WarnContext(ctx, "record event", "vm", vm.GetNamespace()+"/"+vm.GetName(), "reason", reason, "err", err)
+	}
+}
+
+// collect deletes import pods and PVCs of slots that are no longer on the
+// VM (an eject interrupted between its apply and its deletes, or a PVC made
+// from a stale cache), once they are older than OrphanGrace and the VM no
+// longer references the PVC.
+func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, error) {
+	claims, err := r.listClaims(vm.Key)
+	if err != nil {
+		return 0, err
+	}
+	pods, err := r.listPods(vm.Key, "")
+	if err != nil {
+		return 0, err
+	}
+	used := map[string]bool{}
+	list, _, _ := unstructured.NestedSlice(vm.Object.Object, "spec", "template", "spec", "volumes")
+	for _, e := range list {
+		if c, ok, _ := unstructured.NestedString(asMap(e), "persistentVolumeClaim", "claimName"); ok {
+			used[c] = true
+		}
+	}
+	var after time.Duration
+	orphan := func(m metav1.Object) bool {
+		if _, ok := vm.Slots[m.GetLabels()[LabelSlot]]; ok || m.GetDeletionTimestamp() != nil {
+			return false
+		}
+		if age := time.Since(m.GetCreationTimestamp().Time); age < r.opts.OrphanGrace {
+			if d := r.opts.OrphanGrace - age + time.Second; after == 0 || d < after {
+				after = d
+			}
+			return false
+		}
+		return true
+	}
+	var errs []error
+	for _, p := range pods {
+		if orphan(p) {
+			errs = append(errs, deletePod(ctx, r.opts.Kube, p.Namespace, p.Name))
+		}
+	}
+	for _, c := range claims {
+		if orphan(c) && !used[c.Name] {
+			r.log.InfoContext(ctx, "deleting PVC of an empty slot", "vm", vm.Key.String(), "pvc", c.Name)
+			if err := deleteClaim(ctx, r.opts.Kube, c.Namespace, c.Name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r.c.orphans.Add(1)
+		}
+	}
+	return after, errors.Join(errs...)
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}

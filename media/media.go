@@ -1,0 +1,154 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Service implements the virtual-media verbs on top of [apply.Writer].
+type Service struct {
+	w    apply.Writer
+	kube kubernetes.Interface
+	log  *slog.Logger
+	now  func() time.Time
+}
+
+// NewService returns a Service writing VMs through w and deleting import
+// pods and PVCs through kube.
+func NewService(w apply.Writer, kube kubernetes.Interface, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{w: w, kube: kube, log: log, now: time.Now}
+}
+
+// Insert accepts image for the slot. It records the slot as Pending with a
+// fresh InsertID and its claim name (apply/ writes the CD-ROM disk and its
+// volume in the same apply) before returning, so a power-on arriving right
+// after is deferred. The import itself is the [Reconciler]'s job.
+//
+// Inserting the image already being imported returns the in-flight slot;
+// another image while the slot is busy is a [*BusyError]. Inserting over a
+// Ready or Failed slot, even the same URL, imports afresh.
+func (s *Service) Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
+	if !ValidSlot(slot) {
+		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %q: %w", key, slot, ErrInvalidSlot)
+	}
+	if err := ValidateURL(image); err != nil {
+		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
+	}
+	fresh := system.MediaSlot{
+		Slot:      slot,
+		Image:     image,
+		Phase:     system.MediaPending,
+		Reason:    "import accepted",
+		InsertID:  NewInsertID(),
+		Since:     s.now().UTC().Truncate(time.Second),
+		ClaimName: ClaimName(key, slot),
+	}
+	var result system.MediaSlot
+	vm, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		cur := slots[slot]
+		if cur.Phase.Busy() {
+			if cur.Image != image {
+				return &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+			}
+			result = cur
+			return apply.ErrNoChange
+		}
+		slots[slot] = fresh
+		result = fresh
+		return nil
+	})
+	if err != nil && !errors.Is(err, apply.ErrNoChange) {
+		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+	}
+	if vm != nil {
+		if got, ok := vm.Slots[slot]; ok && got.InsertID == result.InsertID {
+			result = got
+		}
+	}
+	s.log.InfoContext(ctx, "media inserted", "vm", key.String(), "slot", slot,
+		"image", image, "insertID", result.InsertID, "phase", result.Phase)
+	return result, nil
+}
+
+// Eject empties the slot: one apply removes the slot, its CD-ROM disk and
+// its volume together (apply/ releases boot fields on the disk first); then
+// the import pods and the PVC are deleted. Ejecting an empty slot succeeds
+// and still cleans up leftovers of an interrupted eject.
+func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error {
+	if !ValidSlot(slot) {
+		return fmt.Errorf("eject %s slot %q: %w", key, slot, ErrInvalidSlot)
+	}
+	claim := ClaimName(key, slot)
+	_, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		cur, ok := slots[slot]
+		if !ok {
+			return apply.ErrNoChange
+		}
+		if cur.ClaimName != "" {
+			claim = cur.ClaimName
+		}
+		delete(slots, slot)
+		return nil
+	})
+	if err != nil && !errors.Is(err, apply.ErrNoChange) {
+		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	}
+	if err := deleteImports(ctx, s.kube, key, slot, ""); err != nil {
+		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	}
+	if err := deleteClaim(ctx, s.kube, key.Namespace, claim); err != nil {
+		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	}
+	s.log.InfoContext(ctx, "media ejected", "vm", key.String(), "slot", slot)
+	return nil
+}
+
+// deleteImports deletes the slot's import pods except the one of keepID.
+func deleteImports(ctx context.Context, kube kubernetes.Interface, key system.Key, slot, keepID string) error {
+	pods, err := kube.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: importerSelector(slot).String(),
+	})
+	if err != nil {
+		return fmt.Errorf("list import pods: %w", err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !ownedBy(p, key.Name) || p.Labels[LabelInsertID] == keepID {
+			continue
+		}
+		if err := deletePod(ctx, kube, p.Namespace, p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deletePod(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
+	grace := int64(0)
+	err := kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete import pod %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+func deleteClaim(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
+	err := kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete PVC %s/%s: %w", ns, name, err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package media
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+func TestClaimSize(t *testing.T) {
+	def := resource.MustParse("8Gi")
+	tests := []struct {
+		name string
+		n    int64
+		want string
+	}{
+		{"unknown", -1, "8Gi"},
+		{"zero", 0, "8Gi"},
+		{"tiny gets the minimum", 1000, "64Mi"},
+		{"100Mi plus 10%", 100 * mi, "110Mi"},
+		{"rounded up to Mi", 1000 * mi, "1100Mi"},
+		{"odd bytes", 1<<30 + 1, "1127Mi"}, // 1Gi+1 +10% = 1181116007.4 bytes -> 1127Mi
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ClaimSize(tt.n, def)
+			want := resource.MustParse(tt.want)
+			if got.Cmp(want) != 0 {
+				t.Fatalf("ClaimSize(%d) = %s, want %s", tt.n, got.String(), tt.want)
+			}
+			if tt.n > 0 && got.Value() < tt.n+tt.n/10 {
+				t.Fatalf("ClaimSize(%d) = %d, below size+10%%", tt.n, got.Value())
+			}
+		})
+	}
+}
+
+func TestPodFor(t *testing.T) {
+	o := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
+	url := "http://host/x.iso?a=$(reboot)&b=`id`;rm -rf /"
+	slot := system.MediaSlot{Slot: "cd0", Image: url, InsertID: "0123456789abcdef", ClaimName: "vm1-media-cd0"}
+	pod := podFor(o, slot, "img:1", 60)
+
+	c := pod.Spec.Containers[0]
+	got := append(append([]string{}, c.Command...), c.Args...)
+	want := []string{"redfish-bridge", "import", "--url=" + url, "--dest=/image/disk.img", "--timeout=60s"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("argv (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]string{
+		LabelComponent: ComponentImporter, LabelPartOf: PartOf, LabelSlot: "cd0", LabelInsertID: slot.InsertID,
+	}, pod.Labels); d != "" {
+		t.Errorf("labels (-want +got):\n%s", d)
+	}
+	checks := map[string]bool{
+		"name":                    pod.Name == "vm1-media-cd0-0123456789abcdef",
+		"container name":          c.Name == "importer",
+		"restart never":           pod.Spec.RestartPolicy == corev1.RestartPolicyNever,
+		"non-root":                *pod.Spec.SecurityContext.RunAsNonRoot && *pod.Spec.SecurityContext.RunAsUser != 0,
+		"no privilege escalation": !*c.SecurityContext.AllowPrivilegeEscalation,
+		"claim":                   pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName == "vm1-media-cd0",
+		"mount":                   c.VolumeMounts[0].MountPath == "/image",
+		"owner not controller":    !*pod.OwnerReferences[0].Controller && !*pod.OwnerReferences[0].BlockOwnerDeletion,
+		"owner VM":                pod.OwnerReferences[0].Kind == "VirtualMachine" && pod.OwnerReferences[0].UID == "uid-1",
+	}
+	for what, ok := range checks {
+		if !ok {
+			t.Errorf("pod: %s wrong", what)
+		}
+	}
+	if !ownedBy(pod, "vm1") || ownedBy(pod, "vm2") {
+		t.Errorf("ownedBy wrong")
+	}
+}
+
+func TestTerminationMessage(t *testing.T) {
+	term := func(msg, reason string, code int32) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name:  ImporterContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: msg, Reason: reason, ExitCode: code}},
+		}}}}
+	}
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want string
+	}{
+		{"message", term("GET x: HTTP 404 Not Found", "Error", 1), "GET x: HTTP 404 Not Found"},
+		{"reason", term("", "OOMKilled", 137), "OOMKilled (exit code 137)"},
+		{"pod message", &corev1.Pod{Status: corev1.PodStatus{Message: "evicted", Reason: "Evicted"}}, "evicted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := terminationMessage(tt.pod); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,282 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// waitPoll is how soon a slot waiting for something the watches may not
+// report (a PVC finishing deletion elsewhere) is looked at again.
+const waitPoll = 2 * time.Second
+
+// reconcile brings the import objects of one VM in line with its slots. It
+// returns how soon the VM wants another look (0: only on the next event).
+func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Duration, error) {
+	vm, err := r.opts.Writer.Read(ctx, key)
+	if apierrors.IsNotFound(err) {
+		return 0, nil // pods and PVCs are owned by the VM: the GC collects them
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	var after time.Duration
+	soon := func(d time.Duration) {
+		if d > 0 && (after == 0 || d < after) {
+			after = d
+		}
+	}
+	errs := []error{r.heal(ctx, vm)}
+	o := owner{key: key, uid: vm.Object.GetUID()}
+	for _, slot := range vm.Slots {
+		d, err := r.reconcileSlot(ctx, vm, o, slot)
+		soon(d)
+		errs = append(errs, err)
+	}
+	d, err := r.collect(ctx, vm)
+	soon(d)
+	errs = append(errs, err)
+	return after, errors.Join(errs...)
+}
+
+// reconcileSlot advances one slot's import.
+func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
+	key := vm.Key
+	pods, err := r.listPods(key, slot.Slot)
+	if err != nil {
+		return 0, err
+	}
+	busy := slot.Phase.Busy()
+	var current *corev1.Pod
+	others := 0
+	for _, p := range pods {
+		mine := p.Labels[LabelInsertID] == slot.InsertID
+		if mine && busy {
+			current = p
+			continue
+		}
+		if p.DeletionTimestamp == nil {
+			if err := deletePod(ctx, r.opts.Kube, p.Namespace, p.Name); err != nil {
+				return 0, err
+			}
+			if !mine {
+				r.c.stale.Add(1)
+				r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", key.String(), "slot", slot.Slot, "pod", p.Name)
+			}
+		}
+		if !mine {
+			others++
+		}
+	}
+	if !busy {
+		return 0, nil
+	}
+	if slot.InsertID == "" || slot.ClaimName == "" {
+		return 0, fmt.Errorf("slot %s of %s is %s without InsertID or ClaimName", slot.Slot, key, slot.Phase)
+	}
+
+	remaining := slot.Since.Add(r.opts.ImportTimeout).Sub(time.Now())
+	if remaining <= 0 {
+		ok, err := r.finish(ctx, key, slot, system.MediaFailed, "import timed out", 0)
+		if ok {
+			r.c.timedOut.Add(1)
+		}
+		if current != nil && err == nil {
+			err = deletePod(ctx, r.opts.Kube, current.Namespace, current.Name)
+		}
+		return 0, err
+	}
+
+	if current != nil {
+		return r.follow(ctx, key, slot, current, remaining)
+	}
+	if others > 0 {
+		// Never two imports into one PVC: wait until the older pods are gone
+		// (their deletion is an event).
+		return min(remaining, waitPoll), nil
+	}
+	ready, size, err := r.ensureClaim(ctx, o, slot)
+	if err != nil || !ready {
+		return min(remaining, waitPoll), err
+	}
+	pod := podFor(o, slot, r.opts.ImporterImage, int64(r.opts.ImportTimeout/time.Second))
+	_, err = r.opts.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		r.c.podsCreated.Add(1)
+		r.log.InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
+	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
+	default:
+		return 0, fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
+	}
+	if slot.Phase == system.MediaPending {
+		if _, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+			s.Phase = system.MediaImporting
+			s.Reason = "importing into PVC " + slot.ClaimName
+			s.Since = time.Now().UTC().Truncate(time.Second)
+			s.SizeBytes = size
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return remaining, nil
+}
+
+// follow acts on the current insert's pod.
+func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.MediaSlot, pod *corev1.Pod, remaining time.Duration) (time.Duration, error) {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		size := slot.SizeBytes
+		if res, ok := ParseImportResult(terminationMessage(pod)); ok {
+			size = res.Bytes
+		}
+		if _, err := r.finish(ctx, key, slot, system.MediaReady, "imported", size); err != nil {
+			return 0, err
+		}
+		r.c.ready.Add(1)
+		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
+	case corev1.PodFailed:
+		reason := terminationMessage(pod)
+		if reason == "" {
+			reason = "import pod failed"
+		}
+		if _, err := r.finish(ctx, key, slot, system.MediaFailed, reason, 0); err != nil {
+			return 0, err
+		}
+		r.c.failed.Add(1)
+		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
+	}
+	if slot.Phase == system.MediaPending {
+		// Accepted by an earlier run that created the pod but did not record it.
+		if _, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+			s.Phase = system.MediaImporting
+			s.Reason = "importing into PVC " + slot.ClaimName
+			s.Since = time.Now().UTC().Truncate(time.Second)
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return remaining, nil
+}
+
+// finish records a final phase for the slot's current insert.
+func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.MediaSlot, phase system.MediaPhase, reason string, size int64) (bool, error) {
+	ok, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+		s.Phase = phase
+		s.Reason = reason
+		s.Since = time.Now().UTC().Truncate(time.Second)
+		if size > 0 {
+			s.SizeBytes = size
+		}
+	})
+	if ok {
+		lvl := "import finished"
+		r.log.InfoContext(ctx, lvl, "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "phase", phase, "reason", reason)
+	}
+	return ok, err
+}
+
+// transition applies edit to the slot if it still holds the same busy insert
+// on a fresh read; false when the slot moved on (ejected, re-inserted,
+// already finished by another replica).
+func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system.MediaSlot, edit func(*system.MediaSlot)) (bool, error) {
+	applied := false
+	_, err := r.opts.Writer.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		applied = false
+		cur, ok := slots[slot.Slot]
+		if !ok || cur.InsertID != slot.InsertID || !cur.Phase.Busy() {
+			return apply.ErrNoChange
+		}
+		before := cur
+		edit(&cur)
+		if cur == before {
+			return apply.ErrNoChange
+		}
+		slots[slot.Slot] = cur
+		applied = true
+		return nil
+	})
+	if err != nil && !errors.Is(err, apply.ErrNoChange) {
+		return false, fmt.Errorf("record slot %s of %s: %w", slot.Slot, key, err)
+	}
+	return applied && err == nil, nil
+}
+
+// ensureClaim makes sure the slot's PVC exists, is ours and is large enough
+// for the image. ready is false while an old PVC is going away. size is the
+// image size from HEAD (0 when unknown).
+func (r *Reconciler) ensureClaim(ctx context.Context, o owner, slot system.MediaSlot) (ready bool, size int64, err error) {
+	size = r.headSize(ctx, slot.Image)
+	want := ClaimSize(size, r.opts.DefaultSize)
+	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
+	if err != nil {
+		return false, 0, err
+	}
+	if pvc != nil {
+		switch {
+		case pvc.DeletionTimestamp != nil:
+			return false, size, nil
+		case !ownedBy(pvc, o.key.Name):
+			return false, size, fmt.Errorf("PVC %s/%s exists and does not belong to VM %s", pvc.Namespace, pvc.Name, o.key)
+		}
+		have := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+		if size <= 0 || have.Cmp(want) >= 0 {
+			return true, size, nil
+		}
+		r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
+		return false, size, deleteClaim(ctx, r.opts.Kube, pvc.Namespace, pvc.Name)
+	}
+	_, err = r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
+		claimFor(o, slot, want, r.opts.StorageClass), metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		r.c.claimsCreated.Add(1)
+		r.log.InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
+	case apierrors.IsAlreadyExists(err):
+	default:
+		return false, size, fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
+	}
+	return true, size, nil
+}
+
+// claim returns the cached PVC, nil when absent.
+func (r *Reconciler) claim(ns, name string) (*corev1.PersistentVolumeClaim, error) {
+	for _, l := range r.claims {
+		pvc, err := l.PersistentVolumeClaims(ns).Get(name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get PVC %s/%s: %w", ns, name, err)
+		}
+		return pvc, nil
+	}
+	return nil, nil
+}
+
+// headSize asks the image server for the size; 0 when it does not say.
+func (r *Reconciler) headSize(ctx context.Context, url string) int64 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := r.opts.HTTPClient.Do(req)
+	if err != nil {
+		r.log.DebugContext(ctx, "HEAD image failed", "url", url, "err", err)
+		return 0
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
+		return 0
+	}
+	return resp.ContentLength
+}

@@ -1,0 +1,260 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// VMEvents delivers the key of a VM whenever it (or its VMI) changes,
+// replaying the VMs already known; inventory.Inventory implements it.
+type VMEvents interface {
+	AddVMHandler(handle func(key system.Key)) error
+}
+
+// Options configure a [Reconciler].
+type Options struct {
+	Writer apply.Writer
+	Kube   kubernetes.Interface
+	Events VMEvents
+	// Namespaces to watch for import pods and PVCs; empty means all.
+	Namespaces []string
+	// ImporterImage runs the import pods; default $REDFISH_BRIDGE_IMAGE, else
+	// DefaultImporterImage (the bridge's own image).
+	ImporterImage string
+	// StorageClass of the image PVCs; "" uses the cluster default.
+	StorageClass string
+	// DefaultSize is the PVC size when HEAD gives no Content-Length; default 8Gi.
+	DefaultSize resource.Quantity
+	// ImportTimeout fails a Pending/Importing slot older than this; default 30m.
+	ImportTimeout time.Duration
+	// OrphanGrace is how old a PVC of an empty slot must be before it is
+	// deleted (another replica's cache may not show its insert yet); default 30s.
+	OrphanGrace time.Duration
+	// HTTPClient sends the HEAD request that sizes the PVC; default a client
+	// with a 10s timeout.
+	HTTPClient *http.Client
+	Workers    int // default 2
+	Log        *slog.Logger
+}
+
+// DefaultImporterImage is the bridge's own image.
+const DefaultImporterImage = "ghcr.io/redfish-bridge/redfish-bridge:latest"
+
+// Stats are the reconciler's counters.
+type Stats struct {
+	PodsCreated       int64
+	ClaimsCreated     int64
+	ImportsReady      int64
+	ImportsFailed     int64
+	ImportsTimedOut   int64
+	StalePodsDeleted  int64
+	VolumesHealed     int64
+	DisksWithoutVol   int64
+	OrphanClaimsFreed int64
+}
+
+type counters struct {
+	podsCreated, claimsCreated, ready, failed, timedOut, stale, healed, diskNoVol, orphans atomic.Int64
+}
+
+// Reconciler drives virtual-media imports from watches. See the package doc.
+type Reconciler struct {
+	opts   Options
+	log    *slog.Logger
+	queue  workqueue.TypedRateLimitingInterface[system.Key]
+	pods   []corelisters.PodLister
+	claims []corelisters.PersistentVolumeClaimLister
+	synced []cache.InformerSynced
+	c      counters
+
+	mu       sync.Mutex
+	reported map[system.Key]string // disk-without-volume already reported, by VM resourceVersion
+}
+
+// NewReconciler checks opts and fills defaults. Informers start in Run.
+func NewReconciler(opts Options) (*Reconciler, error) {
+	if opts.Writer == nil || opts.Kube == nil || opts.Events == nil {
+		return nil, fmt.Errorf("media reconciler: Writer, Kube and Events are required")
+	}
+	if opts.ImporterImage == "" {
+		opts.ImporterImage = os.Getenv("REDFISH_BRIDGE_IMAGE")
+	}
+	if opts.ImporterImage == "" {
+		opts.ImporterImage = DefaultImporterImage
+	}
+	if opts.DefaultSize.IsZero() {
+		opts.DefaultSize = resource.MustParse("8Gi")
+	}
+	if opts.ImportTimeout <= 0 {
+		opts.ImportTimeout = 30 * time.Minute
+	}
+	if opts.OrphanGrace <= 0 {
+		opts.OrphanGrace = 30 * time.Second
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Reconciler{
+		opts: opts,
+		log:  opts.Log.With("controller", "media"),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[system.Key](),
+			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "media"}),
+		reported: map[system.Key]string{},
+	}, nil
+}
+
+// Stats returns a snapshot of the counters.
+func (r *Reconciler) Stats() Stats {
+	return Stats{
+		PodsCreated: r.c.podsCreated.Load(), ClaimsCreated: r.c.claimsCreated.Load(),
+		ImportsReady: r.c.ready.Load(), ImportsFailed: r.c.failed.Load(),
+		ImportsTimedOut: r.c.timedOut.Load(), StalePodsDeleted: r.c.stale.Load(),
+		VolumesHealed: r.c.healed.Load(), DisksWithoutVol: r.c.diskNoVol.Load(),
+		OrphanClaimsFreed: r.c.orphans.Load(),
+	}
+}
+
+// Run starts the pod and PVC informers, subscribes to VM events and works
+// the queue until ctx ends. A Reconciler runs once.
+func (r *Reconciler) Run(ctx context.Context) error {
+	defer r.queue.ShutDown()
+	namespaces := r.opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(r.opts.Kube, 0,
+			informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() }))
+		pods := f.Core().V1().Pods()
+		claims := f.Core().V1().PersistentVolumeClaims()
+		for _, inf := range []cache.SharedIndexInformer{pods.Informer(), claims.Informer()} {
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    r.enqueueOwner,
+				UpdateFunc: func(_, obj any) { r.enqueueOwner(obj) },
+				DeleteFunc: r.enqueueOwner,
+			}); err != nil {
+				return fmt.Errorf("media reconciler: add handler: %w", err)
+			}
+			r.synced = append(r.synced, inf.HasSynced)
+		}
+		r.pods = append(r.pods, pods.Lister())
+		r.claims = append(r.claims, claims.Lister())
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
+		return fmt.Errorf("media reconciler: caches did not sync: %w", context.Cause(ctx))
+	}
+	if err := r.opts.Events.AddVMHandler(func(k system.Key) { r.queue.Add(k) }); err != nil {
+		return fmt.Errorf("media reconciler: %w", err)
+	}
+	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "image", r.opts.ImporterImage)
+	var wg sync.WaitGroup
+	for range r.opts.Workers {
+		wg.Go(func() {
+			for r.next(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	r.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// Enqueue asks for key to be reconciled (e.g. right after an insert).
+func (r *Reconciler) Enqueue(key system.Key) { r.queue.Add(key) }
+
+func (r *Reconciler) enqueueOwner(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if name, ok := ownerName(m); ok {
+		r.queue.Add(system.Key{Namespace: m.GetNamespace(), Name: name})
+	}
+}
+
+func (r *Reconciler) next(ctx context.Context) bool {
+	key, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(key)
+	after, err := r.reconcile(ctx, key)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "media reconcile", "vm", key.String())
+		r.queue.AddRateLimited(key)
+	case after > 0:
+		r.queue.Forget(key)
+		r.queue.AddAfter(key, after)
+	default:
+		r.queue.Forget(key)
+	}
+	return true
+}
+
+// listPods returns the cached import pods of the VM's slot.
+func (r *Reconciler) listPods(key system.Key, slot string) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, l := range r.pods {
+		pods, err := l.Pods(key.Namespace).List(importerSelector(slot))
+		if err != nil {
+			return nil, fmt.Errorf("list import pods of %s: %w", key, err)
+		}
+		for _, p := range pods {
+			if ownedBy(p, key.Name) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// listClaims returns the cached media PVCs owned by the VM.
+func (r *Reconciler) listClaims(key system.Key) ([]*corev1.PersistentVolumeClaim, error) {
+	var out []*corev1.PersistentVolumeClaim
+	for _, l := range r.claims {
+		pvcs, err := l.PersistentVolumeClaims(key.Namespace).List(partOfSelector())
+		if err != nil {
+			return nil, fmt.Errorf("list PVCs of %s: %w", key, err)
+		}
+		for _, p := range pvcs {
+			if ownedBy(p, key.Name) && p.Labels[LabelComponent] == ComponentMedia {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,43 @@
+package media
+
+import (
+	"net/url"
+	"strings"
+)
+
+// maxURLLength bounds an image URL; it travels in a VM annotation and a pod
+// argument.
+const maxURLLength = 4096
+
+// ValidateURL checks an image URL: absolute http or https with a host, no
+// userinfo (credentials would land in a VM annotation and a pod spec), no
+// control characters. It returns an [*InvalidURLError].
+func ValidateURL(raw string) error {
+	bad := func(reason string) error { return &InvalidURLError{URL: raw, Reason: reason} }
+	if raw == "" {
+		return bad("empty")
+	}
+	if len(raw) > maxURLLength {
+		return bad("longer than 4096 bytes")
+	}
+	if strings.ContainsFunc(raw, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }) {
+		return bad("contains spaces or control characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if !u.IsAbs() {
+		return bad("not absolute")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return bad("scheme must be http or https")
+	}
+	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
+		return bad("no host")
+	}
+	if u.User != nil {
+		return bad("credentials in the URL are not accepted")
+	}
+	return nil
+}
