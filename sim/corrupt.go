@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ReasonCorrupted is the reason of the Warning event on a corrupt VM.
+const ReasonCorrupted = "DiskVolumeMismatch"
+
+// Problems lists what is wrong with a VMI spec (or VM template spec) in
+// the way KubeVirt really breaks: a volume with no disk is attached as a
+// writable disk; a non-CD-ROM disk with no volume cannot start. An empty
+// result means the spec is sound.
+func Problems(spec map[string]any) []string {
+	disks := names(spec, "domain", "devices", "disks")
+	volumes := names(spec, "volumes")
+	var out []string
+	for name := range volumes {
+		if _, ok := disks[name]; !ok {
+			out = append(out, fmt.Sprintf("volume %s has no disk: attached as a writable disk", name))
+		}
+	}
+	for name, disk := range disks {
+		if _, ok := volumes[name]; ok {
+			continue
+		}
+		if _, cdrom := disk["cdrom"]; !cdrom {
+			out = append(out, fmt.Sprintf("disk %s has no volume", name))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// names indexes the entries of the list at path by their name.
+func names(obj map[string]any, path ...string) map[string]map[string]any {
+	list, _, _ := unstructured.NestedSlice(obj, path...)
+	out := make(map[string]map[string]any, len(list))
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		out[name] = m
+	}
+	return out
+}
+
+// checkCorruption records a corrupt VM template once per generation and
+// tells the VM with a Warning event.
+func (s *Simulator) checkCorruption(ctx context.Context, vm *unstructured.Unstructured) {
+	spec, _, _ := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	problems := Problems(spec)
+	if len(problems) == 0 {
+		return
+	}
+	k := corruptKey{uid: vm.GetUID(), generation: vm.GetGeneration()}
+	s.mu.Lock()
+	seen := s.corruptSeen[k]
+	if !seen {
+		s.corruptSeen[k] = true
+		s.corruptions = append(s.corruptions, Corruption{
+			Time:       time.Now(),
+			VM:         vm.GetNamespace() + "/" + vm.GetName(),
+			UID:        vm.GetUID(),
+			Generation: vm.GetGeneration(),
+			Problems:   problems,
+		})
+	}
+	s.mu.Unlock()
+	if seen {
+		return
+	}
+	msg := strings.Join(problems, "; ")
+	s.log.WarnContext(ctx, "corrupt VM template", "vm", vm.GetNamespace()+"/"+vm.GetName(), "generation", vm.GetGeneration(), "problems", msg)
+	s.event(ctx, ref(vm), eventWarning, ReasonCorrupted, msg, "virt-controller")
+}

@@ -1,0 +1,235 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// env is a test cluster with a running simulator.
+type env struct {
+	sim  *sim.Simulator
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
+	ns   string
+}
+
+// start runs a cluster with the given CRD variant and a simulator
+// watching one namespace.
+func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
+	t.Helper()
+	c := testcluster.ForTest(t, v)
+	const ns = "sim-test"
+	if err := c.CreateNamespace(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	opts.Namespaces = []string{ns}
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	s, err := sim.New(c.Admin, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	return &env{
+		sim:  s,
+		dyn:  dynamic.NewForConfigOrDie(c.Admin),
+		kube: kubernetes.NewForConfigOrDie(c.Admin),
+		ns:   ns,
+	}
+}
+
+// newVM is a minimal valid VM: a containerDisk root disk, 1Gi of memory,
+// one masquerade interface on the pod network.
+func newVM(ns, name, runStrategy string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubevirt.io/v1",
+		"kind":       "VirtualMachine",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"runStrategy": runStrategy,
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": name}},
+				"spec": map[string]any{
+					"domain": map[string]any{
+						"memory": map[string]any{"guest": "1Gi"},
+						"devices": map[string]any{
+							"disks":      []any{map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}}},
+							"interfaces": []any{map[string]any{"name": "default", "masquerade": map[string]any{}}},
+						},
+					},
+					"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+					"volumes": []any{map[string]any{
+						"name":          "rootdisk",
+						"containerDisk": map[string]any{"image": "quay.io/containerdisks/fedora:latest"},
+					}},
+				},
+			},
+		},
+	}}
+}
+
+func (e *env) createVM(t *testing.T, vm *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	out, err := e.dyn.Resource(sim.VMResource).Namespace(e.ns).Create(t.Context(), vm, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create VM %s: %v", vm.GetName(), err)
+	}
+	return out
+}
+
+// patchVM merge-patches the VM's spec.
+func (e *env) patchVM(t *testing.T, name, patch string) {
+	t.Helper()
+	_, err := e.dyn.Resource(sim.VMResource).Namespace(e.ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patch VM %s with %s: %v", name, patch, err)
+	}
+}
+
+func (e *env) getVM(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	return e.dyn.Resource(sim.VMResource).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (e *env) getVMI(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	return e.dyn.Resource(sim.VMIResource).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (e *env) deleteVMI(t *testing.T, name string) {
+	t.Helper()
+	if err := e.dyn.Resource(sim.VMIResource).Namespace(e.ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete VMI %s: %v", name, err)
+	}
+}
+
+const timeout = 20 * time.Second
+
+// eventually polls cond until it returns nil, failing the test with the
+// last error after the timeout.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = cond(ctx); last == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not reached in %s: %v", what, timeout, last)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// consistently checks cond for d; it must hold every time.
+func consistently(t *testing.T, what string, d time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := cond(t.Context()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func str(obj *unstructured.Unstructured, path ...string) string {
+	v, _, _ := unstructured.NestedString(obj.Object, path...)
+	return v
+}
+
+// vmIs waits until the VM's printableStatus is want and its status has
+// observed the VM's generation.
+func (e *env) vmIs(t *testing.T, name, want string) *unstructured.Unstructured {
+	t.Helper()
+	var vm *unstructured.Unstructured
+	eventually(t, fmt.Sprintf("VM %s %s", name, want), func(ctx context.Context) error {
+		var err error
+		if vm, err = e.getVM(ctx, name); err != nil {
+			return err
+		}
+		got := str(vm, "status", "printableStatus")
+		observed, _, _ := unstructured.NestedInt64(vm.Object, "status", "observedGeneration")
+		if got != want || observed != vm.GetGeneration() {
+			return fmt.Errorf("printableStatus %q (observed generation %d of %d)", got, observed, vm.GetGeneration())
+		}
+		return nil
+	})
+	return vm
+}
+
+// vmiIs waits until the VMI exists in phase want (and, if notUID is set,
+// has another UID).
+func (e *env) vmiIs(t *testing.T, name, want string, notUID types.UID) *unstructured.Unstructured {
+	t.Helper()
+	var vmi *unstructured.Unstructured
+	eventually(t, fmt.Sprintf("VMI %s %s", name, want), func(ctx context.Context) error {
+		var err error
+		if vmi, err = e.getVMI(ctx, name); err != nil {
+			return err
+		}
+		if vmi.GetUID() == notUID {
+			return fmt.Errorf("still the old VMI %s", notUID)
+		}
+		if got := str(vmi, "status", "phase"); got != want {
+			return fmt.Errorf("phase %q", got)
+		}
+		return nil
+	})
+	return vmi
+}
+
+// vmiGone waits until the VMI does not exist.
+func (e *env) vmiGone(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, "VMI "+name+" gone", func(ctx context.Context) error {
+		vmi, err := e.getVMI(ctx, name)
+		if err == nil {
+			return fmt.Errorf("VMI %s still there, phase %q", vmi.GetUID(), str(vmi, "status", "phase"))
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// condition returns the status of the VM condition typ, "" if absent.
+func condition(obj *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+)
+
+// The import pod contract (media/ creates these pods).
+const (
+	// ImporterSelector selects the pods the simulator runs; others are left
+	// alone.
+	ImporterSelector = "app.kubernetes.io/component=importer,app.kubernetes.io/part-of=redfish-bridge"
+	// ImporterContainer is the container whose args carry --url= and --dest=.
+	ImporterContainer = "importer"
+	// ReasonMultiAttach is the Warning event reason on a refused pod.
+	ReasonMultiAttach = "FailedAttachVolume"
+)
+
+// importJob is what an import pod asks for.
+type importJob struct {
+	url, dest, claim string
+}
+
+// parseImportPod reads the contract from an import pod.
+func parseImportPod(pod *corev1.Pod) (importJob, error) {
+	var job importJob
+	job.claim = podClaim(pod)
+	for _, c := range pod.Spec.Containers {
+		if c.Name != ImporterContainer {
+			continue
+		}
+		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+			if v, ok := strings.CutPrefix(a, "--url="); ok {
+				job.url = v
+			}
+			if v, ok := strings.CutPrefix(a, "--dest="); ok {
+				job.dest = v
+			}
+		}
+	}
+	var missing []string
+	if job.url == "" {
+		missing = append(missing, "--url")
+	}
+	if job.dest == "" {
+		missing = append(missing, "--dest")
+	}
+	if job.claim == "" {
+		missing = append(missing, "persistentVolumeClaim volume")
+	}
+	if len(missing) > 0 {
+		return job, fmt.Errorf("import pod %s/%s: container %q: missing %s", pod.Namespace, pod.Name, ImporterContainer, strings.Join(missing, ", "))
+	}
+	return job, nil
+}
+
+// podClaim is the claim of the pod's first PVC volume, "" if none.
+func podClaim(pod *corev1.Pod) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			return v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	return ""
+}
+
+// syncPod plays the scheduler and the kubelet for one import pod.
+func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error) {
+	ns, _, err := cache.SplitMetaNamespaceKey(k)
+	c := s.cachesFor(ns)
+	if err != nil || c == nil {
+		return 0, nil
+	}
+	obj, exists, err := c.pod.GetIndexer().GetByKey(k)
+	if err != nil || !exists {
+		return 0, err
+	}
+	pod := obj.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		// The kubelet kills the container and confirms the deletion.
+		s.cancelDownload(pod.UID)
+		err := s.kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: new(int64(0)),
+			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+		})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return 0, fmt.Errorf("delete pod %s: %w", k, err)
+		}
+		return 0, nil
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || s.importBusy(pod.UID) {
+		return 0, nil
+	}
+	if pod.Spec.NodeName == "" {
+		err := s.kube.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, UID: pod.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: NodeName},
+		}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsConflict(err) {
+			return 0, fmt.Errorf("bind pod %s: %w", k, err)
+		}
+		return 0, nil // the binding's update event brings the pod back
+	}
+	job, err := parseImportPod(pod)
+	if err != nil {
+		s.finishImport(ctx, pod, err, "")
+		return 0, nil
+	}
+	pvcObj, exists, err := c.pvc.GetIndexer().GetByKey(ns + "/" + job.claim)
+	if err != nil {
+		return 0, fmt.Errorf("PVC cache: %w", err)
+	}
+	if !exists {
+		if s.once(s.missingPVC, pod.UID) {
+			s.event(ctx, podRef(pod), eventWarning, "FailedMount",
+				fmt.Sprintf("persistentvolumeclaim %q not found", job.claim), "kubelet")
+		}
+		return 0, nil // requeued when a PVC appears
+	}
+	if readWriteOnce(pvcObj.(*corev1.PersistentVolumeClaim)) {
+		if holder := s.claimUser(ns, job.claim, false); holder != "" {
+			if s.once(s.refused, pod.UID) {
+				s.multiAttachRefusals.Add(1)
+				s.log.InfoContext(ctx, "import pod refused: Multi-Attach", "pod", k, "claim", job.claim, "holder", holder)
+				s.event(ctx, podRef(pod), eventWarning, ReasonMultiAttach, fmt.Sprintf(
+					"Multi-Attach error for volume %q Volume is already used by pod(s) %s", job.claim, holder), "attachdetach-controller")
+			}
+			return 0, nil // requeued when the VMI changes
+		}
+	}
+	return 0, s.startImport(ctx, pod, job)
+}
+
+// startImport marks the pod Running and downloads in the background.
+func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job importJob) error {
+	now := metav1.Now()
+	err := s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodRunning
+		st.StartTime = &now
+		st.HostIP = "10.0.0.1"
+		st.PodIP = "10.244.0.10"
+		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}})
+	})
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.downloads[pod.UID] = cancel
+	s.mu.Unlock()
+	s.importsStarted.Add(1)
+	s.log.InfoContext(ctx, "import started", "pod", pod.Namespace+"/"+pod.Name, "url", job.url, "claim", job.claim)
+	s.downloadWG.Go(func() {
+		defer cancel()
+		n, sum, err := s.download(dctx, job.url, s.ImagePath(pod.Namespace, job.claim))
+		if errors.Is(dctx.Err(), context.Canceled) {
+			s.log.InfoContext(ctx, "import aborted", "pod", pod.Namespace+"/"+pod.Name, "error", err)
+			return
+		}
+		msg := ""
+		if err == nil {
+			msg = fmt.Sprintf("Import Complete: %d bytes from %s into %s, sha256 %s", n, job.url, job.dest, sum)
+		}
+		s.finishImport(ctx, pod, err, msg)
+	})
+	return nil
+}
+
+// finishImport terminates the importer container: exit 0 with msg, or
+// exit 1 with the error as termination message.
+func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr error, msg string) {
+	phase, term := corev1.PodSucceeded, corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: msg}
+	if importErr != nil {
+		phase, term = corev1.PodFailed, corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: importErr.Error()}
+	}
+	now := metav1.Now()
+	term.FinishedAt = now
+	term.StartedAt = now
+	if pod.Status.StartTime != nil {
+		term.StartedAt = *pod.Status.StartTime
+	}
+	s.mu.Lock()
+	s.finished[pod.UID] = true
+	delete(s.downloads, pod.UID)
+	s.mu.Unlock()
+	err := s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase = phase
+		st.Message = term.Message
+		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Terminated: &term})
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "finish import", "pod", pod.Namespace+"/"+pod.Name, "error", err)
+		return
+	}
+	if importErr != nil {
+		s.importsFailed.Add(1)
+		s.log.InfoContext(ctx, "import failed", "pod", pod.Namespace+"/"+pod.Name, "error", importErr)
+		return
+	}
+	s.importsOK.Add(1)
+	s.log.InfoContext(ctx, "import done", "pod", pod.Namespace+"/"+pod.Name, "message", msg)
+}
+
+func containerStatuses(pod *corev1.Pod, state corev1.ContainerState) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
+	for _, c := range pod.Spec.Containers {
+		running := state.Running != nil
+		out = append(out, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image,
+			ContainerID: fmt.Sprintf("sim://%s/%s", pod.UID, c.Name),
+			State:       state, Ready: running, Started: &running,
+		})
+	}
+	return out
+}
+
+// updatePodStatus applies mutate to a fresh read of the pod (same UID) and
+// writes it through the status subresource.
+func (s *Simulator) updatePodStatus(ctx context.Context, pod *corev1.Pod, mutate func(*corev1.PodStatus)) error {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		live, err := s.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if live.UID != pod.UID {
+			return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+		}
+		mutate(&live.Status)
+		_, err = s.kube.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, live, metav1.UpdateOptions{FieldManager: "kubelet"})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Defaults for [Options] fields whose zero value means something else.
+const (
+	// DefaultStartDelay and DefaultStopDelay are realistic small delays for
+	// demos; the zero value of the Options fields means "immediate".
+	DefaultStartDelay = 50 * time.Millisecond
+	DefaultStopDelay  = 50 * time.Millisecond
+	// DefaultCrashLoopBackoff is used when Options.CrashLoopBackoff is zero.
+	DefaultCrashLoopBackoff = 500 * time.Millisecond
+	// NodeName is the node every VMI and import pod runs on.
+	NodeName = "sim-node"
+)
+
+// Options configures a [Simulator].
+type Options struct {
+	// Namespaces to watch; empty means all namespaces.
+	Namespaces []string
+	// StartDelay is how long a VMI takes from Scheduling to Running (half of
+	// it in Scheduling, half in Scheduled). Zero means immediate; see
+	// [DefaultStartDelay].
+	StartDelay time.Duration
+	// StopDelay is how long a deleted VMI stays (Running, being deleted)
+	// before it turns Succeeded and disappears. Zero means immediate, and so
+	// does a VMI with spec.terminationGracePeriodSeconds 0.
+	StopDelay time.Duration
+	// CrashLoopBackoff is how long a Failed VMI stays before a restarting
+	// runStrategy (Always, RerunOnFailure) replaces it. Zero means
+	// [DefaultCrashLoopBackoff]: there is no crash loop without backoff.
+	CrashLoopBackoff time.Duration
+	// DataDir is where imported images land:
+	// <DataDir>/<namespace>/<pvc>/disk.img. Empty means a new temporary
+	// directory.
+	DataDir string
+	// HTTPClient downloads import URLs; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Log receives what the simulator does; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// Counters counts what the simulator did since it started.
+type Counters struct {
+	VMIsCreated         int64
+	VMIsDeleted         int64 // deletions the simulator itself requested
+	VMIsFailed          int64 // VMIs the simulator failed (corrupt templates)
+	ImportsStarted      int64
+	ImportsSucceeded    int64
+	ImportsFailed       int64
+	MultiAttachRefusals int64 // import pods refused (counted once per pod)
+	PVCsBound           int64
+}
+
+// Corruption is one observation of a VM whose template pairs a volume with
+// no disk (or a non-CD-ROM disk with no volume): the production crash loop.
+type Corruption struct {
+	Time       time.Time
+	VM         string // namespace/name
+	UID        types.UID
+	Generation int64
+	Problems   []string
+}
+
+// Simulator plays virt-controller, virt-handler and the kubelet; see the
+// package documentation.
+type Simulator struct {
+	opts Options
+	log  *slog.Logger
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
+	http *http.Client
+
+	caches  map[string]*nsCaches // by namespace; "" = all namespaces
+	queues  queues
+	started atomic.Bool
+
+	vmisCreated, vmisDeleted, vmisFailed         atomic.Int64
+	importsStarted, importsOK, importsFailed     atomic.Int64
+	multiAttachRefusals, pvcsBound               atomic.Int64
+	mu                                           sync.Mutex
+	corruptions                                  []Corruption
+	corruptSeen                                  map[corruptKey]bool
+	phaseSince                                   map[types.UID]phaseMark
+	stopSeen                                     map[types.UID]time.Time
+	downloads                                    map[types.UID]context.CancelFunc
+	finished                                     map[types.UID]bool // imports done, until the pod is gone
+	refused                                      map[types.UID]bool // import pods already told Multi-Attach
+	missingPVC                                   map[types.UID]bool // import pods already told the PVC is missing
+	downloadWG                                   sync.WaitGroup
+}
+
+type corruptKey struct {
+	uid        types.UID
+	generation int64
+}
+
+type phaseMark struct {
+	phase string
+	at    time.Time
+}
+
+// New returns a simulator for the cluster at cfg. Nothing runs before
+// [Simulator.Run].
+func New(cfg *rest.Config, opts Options) (*Simulator, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sim: dynamic client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sim: kubernetes client: %w", err)
+	}
+	if opts.DataDir == "" {
+		dir, err := os.MkdirTemp("", "redfish-bridge-sim-")
+		if err != nil {
+			return nil, fmt.Errorf("sim: data dir: %w", err)
+		}
+		opts.DataDir = dir
+	}
+	if opts.CrashLoopBackoff == 0 {
+		opts.CrashLoopBackoff = DefaultCrashLoopBackoff
+	}
+	s := &Simulator{
+		opts:        opts,
+		log:         opts.Log,
+		dyn:         dyn,
+		kube:        kube,
+		http:        opts.HTTPClient,
+		corruptSeen: map[corruptKey]bool{},
+		phaseSince:  map[types.UID]phaseMark{},
+		stopSeen:    map[types.UID]time.Time{},
+		downloads:   map[types.UID]context.CancelFunc{},
+		finished:    map[types.UID]bool{},
+		refused:     map[types.UID]bool{},
+		missingPVC:  map[types.UID]bool{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.log = s.log.With("component", "sim")
+	if s.http == nil {
+		s.http = http.DefaultClient
+	}
+	s.queues = newQueues()
+	s.caches = s.newCaches()
+	return s, nil
+}
+
+// Run starts the informers and workers and blocks until ctx is done. It
+// can be called once.
+func (s *Simulator) Run(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("sim: Run called twice")
+	}
+	if err := s.startCaches(ctx); err != nil {
+		s.queues.shutDown()
+		return err
+	}
+	var wg sync.WaitGroup
+	s.queues.run(ctx, &wg, s)
+	s.log.InfoContext(ctx, "simulator running", "namespaces", s.opts.Namespaces, "dataDir", s.opts.DataDir)
+	<-ctx.Done()
+	s.queues.shutDown()
+	wg.Wait()
+	s.mu.Lock()
+	for _, cancel := range s.downloads {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.downloadWG.Wait()
+	return nil
+}
+
+// ImagePath is where the image imported into PVC namespace/pvc lands.
+func (s *Simulator) ImagePath(namespace, pvc string) string {
+	return filepath.Join(s.opts.DataDir, namespace, pvc, "disk.img")
+}
+
+// Corruptions returns every corruption observed so far, oldest first.
+func (s *Simulator) Corruptions() []Corruption {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Corruption, len(s.corruptions))
+	copy(out, s.corruptions)
+	return out
+}
+
+// Counters returns a snapshot of the counters.
+func (s *Simulator) Counters() Counters {
+	return Counters{
+		VMIsCreated:         s.vmisCreated.Load(),
+		VMIsDeleted:         s.vmisDeleted.Load(),
+		VMIsFailed:          s.vmisFailed.Load(),
+		ImportsStarted:      s.importsStarted.Load(),
+		ImportsSucceeded:    s.importsOK.Load(),
+		ImportsFailed:       s.importsFailed.Load(),
+		MultiAttachRefusals: s.multiAttachRefusals.Load(),
+		PVCsBound:           s.pvcsBound.Load(),
+	}
+}

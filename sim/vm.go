@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+)
+
+// AnnotationTemplateHash, on a VMI the simulator created, is the digest of
+// the VM template spec it was started from; RestartRequired compares it.
+const AnnotationTemplateHash = "sim.redfish-bridge.io/template-spec-sha256"
+
+// RunStrategy returns the VM's effective run strategy: spec.runStrategy,
+// else the deprecated spec.running, else Halted.
+func RunStrategy(vm *unstructured.Unstructured) kubevirtv1.VirtualMachineRunStrategy {
+	if rs, _, _ := unstructured.NestedString(vm.Object, "spec", "runStrategy"); rs != "" {
+		return kubevirtv1.VirtualMachineRunStrategy(rs)
+	}
+	if running, found, _ := unstructured.NestedBool(vm.Object, "spec", "running"); found && running {
+		return kubevirtv1.RunStrategyAlways
+	}
+	return kubevirtv1.RunStrategyHalted
+}
+
+// syncVM plays virt-controller's VM loop: make the VMI follow the run
+// strategy, then write the VM status.
+func (s *Simulator) syncVM(ctx context.Context, k string) (time.Duration, error) {
+	vm := s.getU(k, vmInformer)
+	vmi := s.getU(k, vmiInformer)
+	if vm == nil {
+		// Play the garbage collector: the VM is gone, so is its VMI.
+		if vmi != nil && ownerUID(vmi) != "" && vmi.GetDeletionTimestamp() == nil {
+			return 0, s.deleteVMI(ctx, vmi, "VM deleted")
+		}
+		return 0, nil
+	}
+	if vmi != nil && ownerUID(vmi) != "" && ownerUID(vmi) != vm.GetUID() {
+		// Left over from an earlier VM of the same name.
+		if vmi.GetDeletionTimestamp() == nil {
+			return 0, s.deleteVMI(ctx, vmi, "owner VM replaced")
+		}
+		vmi = nil
+	}
+	s.checkCorruption(ctx, vm)
+	after, err := s.syncRunStrategy(ctx, vm, vmi)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.syncVMStatus(ctx, vm, vmi); err != nil {
+		return 0, err
+	}
+	return after, nil
+}
+
+func (s *Simulator) syncRunStrategy(ctx context.Context, vm, vmi *unstructured.Unstructured) (time.Duration, error) {
+	if vm.GetDeletionTimestamp() != nil {
+		if vmi != nil && vmi.GetDeletionTimestamp() == nil {
+			return 0, s.deleteVMI(ctx, vmi, "VM terminating")
+		}
+		return 0, nil
+	}
+	phase := vmiPhase(vmi)
+	deleting := vmi != nil && vmi.GetDeletionTimestamp() != nil
+	switch RunStrategy(vm) {
+	case kubevirtv1.RunStrategyAlways:
+		switch {
+		case vmi == nil:
+			return 0, s.createVMI(ctx, vm)
+		case deleting:
+		case phase == kubevirtv1.Succeeded:
+			return 0, s.deleteVMI(ctx, vmi, "guest stopped, runStrategy Always")
+		case phase == kubevirtv1.Failed:
+			return s.restartFailed(ctx, vmi)
+		}
+	case kubevirtv1.RunStrategyRerunOnFailure:
+		switch {
+		case vmi == nil:
+			return 0, s.createVMI(ctx, vm)
+		case !deleting && phase == kubevirtv1.Failed:
+			return s.restartFailed(ctx, vmi)
+		}
+	case kubevirtv1.RunStrategyOnce:
+		if vmi == nil {
+			return 0, s.createVMI(ctx, vm)
+		}
+	case kubevirtv1.RunStrategyHalted:
+		if vmi != nil && !deleting {
+			return 0, s.deleteVMI(ctx, vmi, "runStrategy Halted")
+		}
+	}
+	// Manual (and unknown strategies): no automatic action.
+	return 0, nil
+}
+
+// restartFailed deletes a Failed VMI once it has been Failed for the crash
+// loop backoff (the VM then recreates it), else asks to be called back.
+func (s *Simulator) restartFailed(ctx context.Context, vmi *unstructured.Unstructured) (time.Duration, error) {
+	if wait := s.opts.CrashLoopBackoff - s.inPhaseFor(vmi); wait > 0 {
+		return wait, nil
+	}
+	return 0, s.deleteVMI(ctx, vmi, "failed, restarting")
+}
+
+func (s *Simulator) createVMI(ctx context.Context, vm *unstructured.Unstructured) error {
+	vmi, err := BuildVMI(vm)
+	if err != nil {
+		return err
+	}
+	_, err = s.dyn.Resource(VMIResource).Namespace(vm.GetNamespace()).Create(ctx, vmi, metav1.CreateOptions{FieldManager: "virt-controller"})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil // the cache is behind; the VMI's events requeue the VM
+	case err != nil:
+		return fmt.Errorf("create VMI %s/%s: %w", vm.GetNamespace(), vm.GetName(), err)
+	}
+	s.vmisCreated.Add(1)
+	s.log.InfoContext(ctx, "VMI created", "vm", vm.GetNamespace()+"/"+vm.GetName(), "runStrategy", RunStrategy(vm))
+	return nil
+}
+
+func (s *Simulator) deleteVMI(ctx context.Context, vmi *unstructured.Unstructured, why string) error {
+	uid := vmi.GetUID()
+	err := s.dyn.Resource(VMIResource).Namespace(vmi.GetNamespace()).Delete(ctx, vmi.GetName(), metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return nil // already gone or replaced
+	case err != nil:
+		return fmt.Errorf("delete VMI %s/%s: %w", vmi.GetNamespace(), vmi.GetName(), err)
+	}
+	s.vmisDeleted.Add(1)
+	s.log.InfoContext(ctx, "VMI deleted", "vmi", vmi.GetNamespace()+"/"+vmi.GetName(), "uid", uid, "why", why)
+	return nil
+}
+
+// BuildVMI returns the VMI virt-controller would create for vm: the
+// template's labels, annotations and spec, a firmware UUID, an owner
+// reference to the VM and the simulator's stop finalizer.
+func BuildVMI(vm *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	spec, found, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	if err != nil || !found {
+		return nil, fmt.Errorf("VM %s/%s: no spec.template.spec (err %v)", vm.GetNamespace(), vm.GetName(), err)
+	}
+	hash, err := specHash(spec)
+	if err != nil {
+		return nil, err
+	}
+	labels, _, _ := unstructured.NestedStringMap(vm.Object, "spec", "template", "metadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(vm.Object, "spec", "template", "metadata", "annotations")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	labels[kubevirtv1.DeprecatedVirtualMachineNameLabel] = vm.GetName()
+	labels[kubevirtv1.CreatedByLabel] = string(vm.GetUID())
+	annotations[AnnotationTemplateHash] = hash
+	if id, _, _ := unstructured.NestedString(spec, "domain", "firmware", "uuid"); id == "" {
+		if err := unstructured.SetNestedField(spec, FirmwareUUID(vm.GetNamespace(), vm.GetName()), "domain", "firmware", "uuid"); err != nil {
+			return nil, fmt.Errorf("VM %s/%s: set firmware uuid: %w", vm.GetNamespace(), vm.GetName(), err)
+		}
+	}
+	vmi := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	vmi.SetAPIVersion("kubevirt.io/v1")
+	vmi.SetKind("VirtualMachineInstance")
+	vmi.SetNamespace(vm.GetNamespace())
+	vmi.SetName(vm.GetName())
+	vmi.SetLabels(labels)
+	vmi.SetAnnotations(annotations)
+	vmi.SetFinalizers([]string{kubevirtv1.VirtualMachineInstanceFinalizer})
+	vmi.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine",
+		Name: vm.GetName(), UID: vm.GetUID(),
+		Controller: new(true), BlockOwnerDeletion: new(true),
+	}})
+	return vmi, nil
+}
+
+// ownerUID is the UID of the VM controlling vmi, "" if none.
+func ownerUID(vmi *unstructured.Unstructured) types.UID {
+	for _, o := range vmi.GetOwnerReferences() {
+		if o.Kind == "VirtualMachine" && o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+func vmiPhase(vmi *unstructured.Unstructured) kubevirtv1.VirtualMachineInstancePhase {
+	if vmi == nil {
+		return kubevirtv1.VmPhaseUnset
+	}
+	p, _, _ := unstructured.NestedString(vmi.Object, "status", "phase")
+	return kubevirtv1.VirtualMachineInstancePhase(p)
+}
+
+func final(p kubevirtv1.VirtualMachineInstancePhase) bool {
+	return p == kubevirtv1.Succeeded || p == kubevirtv1.Failed
+}
