@@ -1,0 +1,185 @@
+package redfish
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+)
+
+func login(t *testing.T, e *env, user, password string) (token, location string) {
+	t.Helper()
+	rec := e.do(t, req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions",
+		body: `{"UserName":"` + user + `","Password":"` + password + `"}`})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("login %s: %d %s", user, rec.Code, rec.Body)
+	}
+	body := decode(t, rec)
+	token, location = rec.Header().Get(HeaderAuthToken), rec.Header().Get("Location")
+	if token == "" || location == "" || body["@odata.id"] != location || body["UserName"] != user {
+		t.Fatalf("login answer: token %q, Location %q, body %v", token, location, body)
+	}
+	return token, location
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	e := newEnv(t)
+	tok, loc := login(t, e, "alice", "alice-pw")
+	// The token works, shows alice's scope, and lists only its own session.
+	if got := members(t, decode(t, e.do(t, req{path: "/redfish/v1/Systems", token: tok}))); len(got) != 2 {
+		t.Errorf("alice's systems with a token: %v", got)
+	}
+	if diff := cmp.Diff([]string{loc}, members(t, decode(t, e.do(t, req{path: "/redfish/v1/SessionService/Sessions", token: tok})))); diff != "" {
+		t.Errorf("sessions (-want +got):\n%s", diff)
+	}
+	if rec := e.do(t, req{path: loc, token: tok}); rec.Code != http.StatusOK {
+		t.Errorf("GET own session: %d", rec.Code)
+	}
+	// Another user's token cannot see or delete it.
+	bobTok, _ := login(t, e, "bob", "bob-pw")
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		if rec := e.do(t, req{method: m, path: loc, token: bobTok}); rec.Code != http.StatusNotFound {
+			t.Errorf("%s alice's session as bob: %d, want 404", m, rec.Code)
+		}
+		if rec := e.do(t, req{method: m, path: loc, user: "admin"}); rec.Code != http.StatusNotFound {
+			t.Errorf("%s alice's session with Basic admin: %d, want 404", m, rec.Code)
+		}
+	}
+	// A second replica with the same key and revocation store accepts it.
+	other := newEnv(t)
+	a2, err := auth.New(auth.Config{Users: usersOf(t, e), Revocations: e.revs,
+		Key: []byte("0123456789abcdef0123456789abcdef"), Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.auth = a2
+	if other.e, err = New(Config{ServiceUUID: "u"}, Backends{Systems: other.fake, Power: other.fake, Boot: other.fake, Media: other.fake, Auth: a2}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := other.do(t, req{path: "/redfish/v1/Systems/team-a.vm1", token: tok}); rec.Code != http.StatusOK {
+		t.Errorf("other replica: %d %s", rec.Code, rec.Body)
+	}
+	// Logout on one replica ends it on both.
+	if rec := e.do(t, req{method: http.MethodDelete, path: loc + "/", token: tok}); rec.Code != http.StatusNoContent {
+		t.Fatalf("DELETE session: %d %s", rec.Code, rec.Body)
+	}
+	for name, x := range map[string]*env{"this": e, "other": other} {
+		got := errInfo(t, x.do(t, req{path: "/redfish/v1/Systems", token: tok}))
+		if diff := cmp.Diff(errorInfo{Status: 401, IDs: []string{"NoValidSession"}}, got); diff != "" {
+			t.Errorf("%s replica after logout (-want +got):\n%s", name, diff)
+		}
+	}
+	// Bob's session is unaffected.
+	if rec := e.do(t, req{path: "/redfish/v1/Systems", token: bobTok}); rec.Code != http.StatusOK {
+		t.Errorf("bob after alice's logout: %d", rec.Code)
+	}
+}
+
+func usersOf(t *testing.T, e *env) auth.Users {
+	t.Helper()
+	users := auth.StaticUsers{}
+	for _, u := range testUsers {
+		users[u.name] = auth.User{Name: u.name, PasswordHash: hashes()[u.name], Scope: auth.Scope{Namespaces: []string{u.namespaces}}}
+	}
+	return users
+}
+
+func TestSessionExpires(t *testing.T) {
+	e := newEnv(t)
+	tok, _ := login(t, e, "bob", "bob-pw")
+	e.clock.Add(59 * time.Minute)
+	if rec := e.do(t, req{path: "/redfish/v1/Systems", token: tok}); rec.Code != http.StatusOK {
+		t.Fatalf("before expiry: %d", rec.Code)
+	}
+	e.clock.Add(2 * time.Minute)
+	if got := errInfo(t, e.do(t, req{path: "/redfish/v1/Systems", token: tok})); got.Status != 401 {
+		t.Errorf("after expiry: %+v", got)
+	}
+	if ttl := e.get(t, "bob", "/redfish/v1/SessionService")["SessionTimeout"]; ttl != 3600.0 {
+		t.Errorf("SessionTimeout %v", ttl)
+	}
+}
+
+func TestLoginErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		r    req
+		want errorInfo
+	}{
+		{"wrong password", req{body: `{"UserName":"alice","Password":"nope"}`}, errorInfo{Status: 401, IDs: []string{"AccessDenied"}}},
+		{"unknown user", req{body: `{"UserName":"mallory","Password":"x"}`}, errorInfo{Status: 401, IDs: []string{"AccessDenied"}}},
+		{"missing both", req{body: `{}`}, errorInfo{Status: 400, IDs: []string{"CreateFailedMissingReqProperties", "CreateFailedMissingReqProperties"}, Related: []string{"#/UserName", "#/Password"}}},
+		{"wrong type", req{body: `{"UserName":"alice","Password":5}`}, errorInfo{Status: 400, IDs: []string{"PropertyValueTypeError"}, Related: []string{"#/Password"}}},
+		{"form", req{body: `UserName=alice`, ctype: echo.MIMEApplicationForm}, errorInfo{Status: 415, IDs: []string{"UnrecognizedRequestBody"}}},
+		{"bad token", req{method: http.MethodGet, token: "rb1.e30.AAAA"}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
+		{"bad basic", req{method: http.MethodGet, header: map[string]string{"Authorization": "Basic YWxpY2U6bm9wZQ=="}}, errorInfo{Status: 401, IDs: []string{"AccessDenied"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			tt.r.path = "/redfish/v1/SessionService/Sessions"
+			if tt.r.method == "" {
+				tt.r.method = http.MethodPost
+			}
+			if diff := cmp.Diff(tt.want, errInfo(t, e.do(t, tt.r))); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLoginThrottle: failures from one address slow that address down for
+// that user, with 429 and Retry-After, while the same user from another
+// address and another user from the same address still log in.
+func TestLoginThrottle(t *testing.T) {
+	e := newEnv(t)
+	const attacker, victim = "198.51.100.7:5555", "203.0.113.9:4444"
+	bad := req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: `{"UserName":"alice","Password":"guess"}`, remote: attacker}
+	var codes []int
+	for range 5 {
+		codes = append(codes, e.do(t, bad).Code)
+	}
+	if diff := cmp.Diff([]int{401, 401, 401, 401, 429}, codes); diff != "" {
+		t.Errorf("statuses of repeated failures (-want +got):\n%s", diff)
+	}
+	rec := e.do(t, bad)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("throttled answer %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	// Even the right password is refused from the throttled address...
+	good := bad
+	good.body = `{"UserName":"alice","Password":"alice-pw"}`
+	if got := e.do(t, good).Code; got != http.StatusTooManyRequests {
+		t.Errorf("right password from throttled address: %d, want 429", got)
+	}
+	// ...but not from the real user's address, nor for another user, nor
+	// through X-Forwarded-For games.
+	good.remote = victim
+	if got := e.do(t, good).Code; got != http.StatusCreated {
+		t.Errorf("alice from her own address: %d", got)
+	}
+	bob := req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: `{"UserName":"bob","Password":"bob-pw"}`, remote: attacker}
+	if got := e.do(t, bob).Code; got != http.StatusCreated {
+		t.Errorf("bob from the attacker's address: %d", got)
+	}
+	spoof := bad
+	spoof.header = map[string]string{"X-Forwarded-For": "10.9.9.9", "X-Real-Ip": "10.9.9.9"}
+	if got := e.do(t, spoof).Code; got != http.StatusTooManyRequests {
+		t.Errorf("attacker with X-Forwarded-For: %d, want 429", got)
+	}
+	// Basic auth is throttled the same way.
+	basic := req{path: "/redfish/v1/Systems", remote: attacker, header: map[string]string{"Authorization": "Basic YWxpY2U6Z3Vlc3M="}}
+	if got := e.do(t, basic).Code; got != http.StatusTooManyRequests {
+		t.Errorf("Basic from throttled address: %d, want 429", got)
+	}
+	// The delay passes.
+	e.clock.Add(10 * time.Minute)
+	good.remote = attacker
+	if got := e.do(t, good).Code; got != http.StatusCreated {
+		t.Errorf("after the delay: %d", got)
+	}
+}
