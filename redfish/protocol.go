@@ -48,12 +48,15 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set(HeaderRequestID, id)
 		h.Set("OData-Version", "4.0")
 		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
 		if req.Close || strings.EqualFold(req.Header.Get("Connection"), "close") {
 			// net/http closes the connection after this answer.
 			h.Set("Connection", "close")
 		}
 		log := s.cfg.Logger.With("request", id, "method", req.Method, "path", req.URL.Path)
-		c.SetRequest(req.WithContext(context.WithValue(req.Context(), loggerKey{}, log)))
+		ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), loggerKey{}, log), s.cfg.RequestTimeout)
+		defer cancel()
+		c.SetRequest(req.WithContext(ctx))
 		start := time.Now()
 		err := next(c)
 		if err != nil {

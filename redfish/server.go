@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -22,6 +23,9 @@ type Config struct {
 	Version string
 	// Logger receives one line per request; nil means slog.Default().
 	Logger *slog.Logger
+	// RequestTimeout bounds the backend calls of one request (default 30 s,
+	// well within the 60 s sushy waits for an answer).
+	RequestTimeout time.Duration
 }
 
 // Server holds the handlers.
@@ -51,6 +55,9 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

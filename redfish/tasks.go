@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,6 +23,13 @@ const (
 	// taskRetryAfter is the Retry-After a running task's monitor sends.
 	taskRetryAfter = "5"
 )
+
+// validTaskID reports whether an InsertID can name a task in a URI as is.
+func validTaskID(id string) bool {
+	return id != "" && len(id) <= 128 && !strings.ContainsFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	})
+}
 
 func taskURI(id string) string        { return tasksURI + "/" + id }
 func taskMonitorURI(id string) string { return monitorsURI + "/" + id }
@@ -48,7 +56,7 @@ func (s *Server) listTasks(c echo.Context) error {
 	var uris []string
 	for _, v := range vs {
 		for _, sl := range v.Slots {
-			if sl.InsertID != "" {
+			if validTaskID(sl.InsertID) {
 				uris = append(uris, taskURI(sl.InsertID))
 			}
 		}

@@ -147,7 +147,10 @@ func (s *Server) insertMedia(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("insert %s into %s slot %s: %w", image, v.Key, sl.Slot, err)
 	}
-	if got.InsertID == "" {
+	if !validTaskID(got.InsertID) {
+		if got.InsertID != "" {
+			loggerFrom(c.Request().Context()).Warn("insert id unusable as a task id, answering without a task", "insertID", got.InsertID)
+		}
 		return c.NoContent(http.StatusNoContent)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, taskMonitorURI(got.InsertID))

@@ -302,4 +302,3 @@ func TestZeroScopeGrantsNothing(t *testing.T) {
 		t.Error("Nothing selector allows")
 	}
 }
-
