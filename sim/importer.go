@@ -28,6 +28,7 @@ const (
 // importJob is what an import pod asks for.
 type importJob struct {
 	url, dest, claim string
+	timeout          time.Duration // --timeout=, 0 = none
 }
 
 // parseImportPod reads the contract from an import pod.
@@ -44,6 +45,13 @@ func parseImportPod(pod *corev1.Pod) (importJob, error) {
 			}
 			if v, ok := strings.CutPrefix(a, "--dest="); ok {
 				job.dest = v
+			}
+			if v, ok := strings.CutPrefix(a, "--timeout="); ok {
+				d, err := time.ParseDuration(v)
+				if err != nil {
+					return job, fmt.Errorf("import pod %s/%s: --timeout: %w", pod.Namespace, pod.Name, err)
+				}
+				job.timeout = d
 			}
 		}
 	}
@@ -154,6 +162,10 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 		return err
 	}
 	dctx, cancel := context.WithCancel(ctx)
+	if job.timeout > 0 {
+		cancel()
+		dctx, cancel = context.WithTimeout(ctx, job.timeout)
+	}
 	s.mu.Lock()
 	s.downloads[pod.UID] = cancel
 	s.mu.Unlock()
@@ -162,7 +174,10 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 	s.downloadWG.Go(func() {
 		defer cancel()
 		n, sum, err := s.download(dctx, job.url, s.ImagePath(pod.Namespace, job.claim))
-		if errors.Is(dctx.Err(), context.Canceled) {
+		switch {
+		case err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded):
+			err = fmt.Errorf("import timed out after %s: %w", job.timeout, err)
+		case err != nil && errors.Is(dctx.Err(), context.Canceled):
 			s.log.InfoContext(ctx, "import aborted", "pod", pod.Namespace+"/"+pod.Name, "error", err)
 			return
 		}
