@@ -1,0 +1,20 @@
+// Package power owns the power concern of a system: its Redfish PowerState
+// (derived from the VirtualMachine and its VirtualMachineInstance, never
+// stored), the #ComputerSystem.Reset actions, the boot override (Once or
+// Continuous, and its revert after exactly one boot) and the deferral of a
+// power-on until every virtual-media import has finished.
+//
+// Writes to the VirtualMachine go through apply.Writer under the
+// redfish-power (spec.runStrategy, power annotation) and redfish-boot (boot
+// orders, bootloader, boot annotation) field managers. Restarts and forced
+// power-offs DELETE the VirtualMachineInstance: that is a delete of
+// KubeVirt's own object (with a UID precondition), not an apply, and is the
+// only write this package makes outside apply/.
+//
+// Power-on sets runStrategy RerunOnFailure, so a guest-initiated shutdown
+// leaves the system Off (as on bare metal) while a crash restarts it.
+// Power-on while any media slot is Pending or Importing records OnDeferred
+// on the VM instead; the [Reconciler] starts the VM when the imports are
+// done, or drops the request (DroppedReason) when one failed. Nmi is not
+// supported by KubeVirt: Reset returns an error wrapping [ErrNotSupported].
+package power

@@ -1,0 +1,164 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Errors callers classify with errors.Is.
+var (
+	// ErrNotSupported: a valid Redfish request KubeVirt cannot do (Nmi).
+	ErrNotSupported = errors.New("not supported")
+	// ErrInvalid: a value outside what the bridge accepts.
+	ErrInvalid = apply.ErrInvalid
+	// ErrVersionMismatch: the VM changed since the version the client saw.
+	ErrVersionMismatch = errors.New("system changed since the given version")
+)
+
+// RunStrategy values the bridge writes.
+const (
+	runOn  = "RerunOnFailure"
+	runOff = "Halted"
+)
+
+var vmiResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
+
+// Writer is what power needs of apply: the concern writes plus Relayout.
+type Writer interface {
+	apply.Writer
+	Relayout(ctx context.Context, key system.Key) (*apply.VM, error)
+}
+
+// Service runs power and boot verbs. Safe for concurrent use.
+type Service struct {
+	w   Writer
+	dyn dynamic.Interface
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New returns a Service writing through w and deleting VMIs through dyn.
+func New(w Writer, dyn dynamic.Interface, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{w: w, dyn: dyn, log: log, now: time.Now}
+}
+
+// errUnsettled: the boot layout changed between Relayout and power-on.
+var errUnsettled = errors.New("boot order not settled")
+
+// maxStartAttempts bounds relayout-then-start rounds.
+const maxStartAttempts = 5
+
+// start powers the VM on (see the package doc). deferred reports that it
+// recorded OnDeferred instead.
+func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err error) {
+	for range maxStartAttempts {
+		if _, err := s.w.Relayout(ctx, key); err != nil {
+			return false, fmt.Errorf("power on %s: settle boot order: %w", key, err)
+		}
+		vm, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
+			deferred = false
+			if slot, busy := busySlot(vm); busy && !live(vm) {
+				deferred = true
+				if !p.Intent.OnDeferred {
+					p.Intent = system.PowerIntent{OnDeferred: true, DeferredAt: s.now().UTC().Truncate(time.Second),
+						DroppedReason: ""}
+				}
+				s.log.InfoContext(ctx, "power-on deferred until media import completes", "vm", key, "slot", slot.Slot, "phase", slot.Phase)
+				return nil
+			}
+			if !apply.Settled(vm) {
+				return errUnsettled
+			}
+			p.Intent = system.PowerIntent{}
+			p.RunStrategy = runOn
+			return nil
+		})
+		if errors.Is(err, errUnsettled) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("power on %s: %w", key, err)
+		}
+		if deferred {
+			return true, nil
+		}
+		// A final VMI (guest shut down, or failed) keeps the VM Off under
+		// RerunOnFailure: delete it so a fresh one starts.
+		if vm.VMI != nil && final(vm.VMI) && vm.VMI.GetDeletionTimestamp() == nil {
+			return false, s.deleteVMI(ctx, vm, nil)
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w", key, maxStartAttempts, errUnsettled)
+}
+
+// stop sets runStrategy Halted and clears a deferred power-on; force also
+// deletes the VMI at once (grace period 0).
+func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
+	vm, err := s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
+		p.Intent = system.PowerIntent{}
+		p.RunStrategy = runOff
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("power off %s: %w", key, err)
+	}
+	if force && vm.VMI != nil && !final(vm.VMI) {
+		return s.deleteVMI(ctx, vm, ptr(int64(0)))
+	}
+	return nil
+}
+
+// restart replaces the running VMI with a new one (settling the boot order
+// first, so a pending override takes effect); a VM that is not running is
+// powered on instead.
+func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
+	if _, err := s.w.Relayout(ctx, key); err != nil {
+		return fmt.Errorf("restart %s: settle boot order: %w", key, err)
+	}
+	vm, err := s.w.Read(ctx, key)
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", key, err)
+	}
+	if !live(vm) {
+		_, err := s.start(ctx, key)
+		return err
+	}
+	var grace *int64
+	if force {
+		grace = ptr(int64(0))
+	}
+	return s.deleteVMI(ctx, vm, grace)
+}
+
+// deleteVMI deletes exactly the VMI that was read (UID precondition); one
+// that is already gone or replaced is not an error.
+func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) error {
+	uid := vm.VMI.GetUID()
+	err := s.dyn.Resource(vmiResource).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
+		GracePeriodSeconds: grace,
+		Preconditions:      &metav1.Preconditions{UID: ptr(types.UID(uid))},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete VMI %s (uid %s): %w", vm.Key, uid, err)
+	}
+	s.log.InfoContext(ctx, "deleted VMI", "vm", vm.Key, "uid", uid, "grace", grace)
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,50 @@
+package power
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Reset performs #ComputerSystem.Reset:
+//
+//   - On, ForceOn: power on, or record OnDeferred while an import is in
+//     flight (the Reconciler starts the VM later);
+//   - ForceOff: runStrategy Halted and delete the VMI with grace period 0;
+//   - GracefulShutdown: runStrategy Halted (KubeVirt shuts the guest down);
+//   - ForceRestart, GracefulRestart: delete the VMI (grace 0 when forced)
+//     so a new one boots; on a VM that is off, power on;
+//   - PushPowerButton: On when the system is Off or powering off,
+//     GracefulShutdown otherwise;
+//   - Nmi: KubeVirt cannot inject an NMI: an error wrapping ErrNotSupported.
+//
+// Off and shutdown clear a deferred power-on.
+func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
+	switch kind {
+	case system.ResetOn, system.ResetForceOn:
+		_, err := s.start(ctx, key)
+		return err
+	case system.ResetForceOff:
+		return s.stop(ctx, key, true)
+	case system.ResetGracefulShutdown:
+		return s.stop(ctx, key, false)
+	case system.ResetForceRestart:
+		return s.restart(ctx, key, true)
+	case system.ResetGracefulRestart:
+		return s.restart(ctx, key, false)
+	case system.ResetPushPowerButton:
+		vm, err := s.w.Read(ctx, key)
+		if err != nil {
+			return fmt.Errorf("push power button on %s: %w", key, err)
+		}
+		if st := State(vm); st == system.PowerOff || st == system.PowerPoweringOff {
+			_, err := s.start(ctx, key)
+			return err
+		}
+		return s.stop(ctx, key, false)
+	case system.ResetNmi:
+		return fmt.Errorf("reset %s: %w: KubeVirt has no NMI injection", key, ErrNotSupported)
+	}
+	return fmt.Errorf("reset %s: %w: ResetType %q", key, ErrInvalid, kind)
+}
