@@ -1,7 +1,10 @@
 package redfish
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,5 +184,39 @@ func TestLoginThrottle(t *testing.T) {
 	good.remote = attacker
 	if got := e.do(t, good).Code; got != http.StatusCreated {
 		t.Errorf("after the delay: %d", got)
+	}
+}
+
+// TestConcurrentClients runs several users' clients at once (Basic and
+// sessions), as many Ironic conductors do; run with -race.
+func TestConcurrentClients(t *testing.T) {
+	e := newEnv(t)
+	want := map[string]int{"admin": 3, "alice": 2, "bob": 1, "carol": 1}
+	var wg sync.WaitGroup
+	errs := make(chan string, 400)
+	for user, n := range want {
+		for i := range 5 {
+			wg.Go(func() {
+				r := req{path: "/redfish/v1/Systems", user: user}
+				if i%2 == 1 {
+					rec := e.do(t, req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions",
+						body: `{"UserName":"` + user + `","Password":"` + user + `-pw"}`})
+					r = req{path: "/redfish/v1/Systems", token: rec.Header().Get(HeaderAuthToken)}
+				}
+				for range 10 {
+					rec := e.do(t, r)
+					var body struct{ Members []any }
+					if err := json.Unmarshal(rec.Body.Bytes(), &body); rec.Code != http.StatusOK || err != nil || len(body.Members) != n {
+						errs <- fmt.Sprintf("%s: %d, %d members", user, rec.Code, len(body.Members))
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

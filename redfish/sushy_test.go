@@ -20,11 +20,17 @@ func TestSushy(t *testing.T) {
 	if err := exec.CommandContext(t.Context(), sushyPython, "-c", "import sushy").Run(); err != nil {
 		t.Skipf("python3-sushy not available (%v): skipping the real-client test", err)
 	}
+	for _, mode := range []string{"session", "basic"} {
+		t.Run(mode, func(t *testing.T) { sushyFlow(t, mode) })
+	}
+}
+
+func sushyFlow(t *testing.T, mode string) {
 	e := newEnv(t)
 	srv := httptest.NewServer(e.e)
 	t.Cleanup(srv.Close)
 	cmd := exec.CommandContext(t.Context(), sushyPython, "testdata/sushy_flow.py")
-	cmd.Env = append(os.Environ(), "RF_URL="+srv.URL, "RF_USER=alice", "RF_PASSWORD=alice-pw")
+	cmd.Env = append(os.Environ(), "RF_URL="+srv.URL, "RF_USER=alice", "RF_PASSWORD=alice-pw", "RF_AUTH="+mode)
 	var stderr = &limitedBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.Output()
@@ -36,7 +42,7 @@ func TestSushy(t *testing.T) {
 		t.Fatalf("sushy output %q: %v", out, err)
 	}
 	want := map[string]any{
-		"session":            true,
+		"session":            mode == "session",
 		"systems":            []any{"/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Systems/team-a.vm2"},
 		"uuid":               "5f1c7d3e-0000-4000-8000-000000000001",
 		"power":              "Off",

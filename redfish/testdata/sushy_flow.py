@@ -13,7 +13,11 @@ url = os.environ["RF_URL"]
 user, password = os.environ["RF_USER"], os.environ["RF_PASSWORD"]
 out = {}
 
-conn = sushy.Sushy(url + "/redfish/v1", auth=auth.SessionOrBasicAuth(username=user, password=password))
+if os.environ.get("RF_AUTH") == "basic":
+    method = auth.BasicAuth(username=user, password=password)
+else:
+    method = auth.SessionOrBasicAuth(username=user, password=password)
+conn = sushy.Sushy(url + "/redfish/v1", auth=method)
 out["session"] = bool(conn._conn._session.headers.get("X-Auth-Token"))
 out["systems"] = sorted(conn.get_system_collection().members_identities)
 s = conn.get_system("/redfish/v1/Systems/team-a.vm1")
