@@ -12,8 +12,10 @@
 //
 // [Service.Insert] records the slot as Pending with a fresh InsertID before it
 // returns, so power/ sees it Busy and defers a power-on that arrives 1 ms
-// later. The CD-ROM disk and its volume are written together by apply/ in the
-// same apply as the slot.
+// later. The CD-ROM disk and its volume are written by apply/, together in
+// one apply, when the slot turns Ready (apply/ attaches only Ready slots, so
+// no VM start can grab the ReadWriteOnce PVC from the import pod), and
+// removed together when the slot is ejected or re-inserted.
 //
 // [Reconciler] drives the state machine from watches (VMs through
 // [VMEvents], import pods and PVCs through client-go informers):

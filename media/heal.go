@@ -28,12 +28,12 @@ func pairing(vm *unstructured.Unstructured) (volumesOnly, disksOnly []string) {
 	disks := names(vm, "spec", "template", "spec", "domain", "devices", "disks")
 	volumes := names(vm, "spec", "template", "spec", "volumes")
 	for _, v := range volumes {
-		if strings.HasPrefix(v, "media-") && !slices.Contains(disks, v) {
+		if strings.HasPrefix(v, apply.DiskPrefix) && !slices.Contains(disks, v) {
 			volumesOnly = append(volumesOnly, v)
 		}
 	}
 	for _, d := range disks {
-		if strings.HasPrefix(d, "media-") && !slices.Contains(volumes, d) {
+		if strings.HasPrefix(d, apply.DiskPrefix) && !slices.Contains(volumes, d) {
 			disksOnly = append(disksOnly, d)
 		}
 	}

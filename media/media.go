@@ -33,9 +33,9 @@ func NewService(w apply.Writer, kube kubernetes.Interface, log *slog.Logger) *Se
 }
 
 // Insert accepts image for the slot. It records the slot as Pending with a
-// fresh InsertID and its claim name (apply/ writes the CD-ROM disk and its
-// volume in the same apply) before returning, so a power-on arriving right
-// after is deferred. The import itself is the [Reconciler]'s job.
+// fresh InsertID and its claim name before returning, so a power-on arriving
+// right after is deferred. The import itself is the [Reconciler]'s job; the
+// CD-ROM disk and its volume appear (together) when the slot turns Ready.
 //
 // Inserting the image already being imported returns the in-flight slot;
 // another image while the slot is busy is a [*BusyError]. Inserting over a

@@ -81,7 +81,3 @@ func NewInsertID() string {
 	}
 	return hex.EncodeToString(b[:])
 }
-
-// diskName is the name of the CD-ROM disk and of its volume for a slot
-// (apply/ writes them; the contract names both "media-<slot>").
-func diskName(slot string) string { return "media-" + slot }

@@ -104,9 +104,34 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		// (their deletion is an event).
 		return min(remaining, waitPoll), nil
 	}
-	ready, size, err := r.ensureClaim(ctx, o, slot)
+	size := r.headSize(ctx, slot.Image)
+	exists, ready, err := r.checkClaim(ctx, o, slot, size)
 	if err != nil || !ready {
 		return min(remaining, waitPoll), err
+	}
+	// The slot as cached may be stale (ejected or re-inserted a moment
+	// ago): record the start first. The apply is preconditioned on what was
+	// read, so it only lands if the slot still holds this insert; only then
+	// are a PVC and a pod created.
+	started, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+		now := time.Now().UTC().Truncate(time.Second)
+		if s.Phase == system.MediaPending {
+			s.Phase, s.Since = system.MediaImporting, now
+			s.Reason = "importing into PVC " + slot.ClaimName
+		} else {
+			s.Reason = "import pod re-created at " + now.Format(time.RFC3339)
+		}
+		if size > 0 {
+			s.SizeBytes = size
+		}
+	})
+	if err != nil || !started {
+		return 0, err
+	}
+	if !exists {
+		if err := r.createClaim(ctx, o, slot, size); err != nil {
+			return 0, err
+		}
 	}
 	pod := podFor(o, slot, r.opts.ImporterImage, int64(r.opts.ImportTimeout/time.Second))
 	_, err = r.opts.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -117,16 +142,6 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
 	default:
 		return 0, fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
-	}
-	if slot.Phase == system.MediaPending {
-		if _, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
-			s.Phase = system.MediaImporting
-			s.Reason = "importing into PVC " + slot.ClaimName
-			s.Since = time.Now().UTC().Truncate(time.Second)
-			s.SizeBytes = size
-		}); err != nil {
-			return 0, err
-		}
 	}
 	return remaining, nil
 }
@@ -211,41 +226,44 @@ func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system
 	return applied && err == nil, nil
 }
 
-// ensureClaim makes sure the slot's PVC exists, is ours and is large enough
-// for the image. ready is false while an old PVC is going away. size is the
-// image size from HEAD (0 when unknown).
-func (r *Reconciler) ensureClaim(ctx context.Context, o owner, slot system.MediaSlot) (ready bool, size int64, err error) {
-	size = r.headSize(ctx, slot.Image)
-	want := ClaimSize(size, r.opts.DefaultSize)
+// checkClaim looks at the slot's cached PVC: exists, and ready for an
+// import (ours, not being deleted, large enough for size bytes; an absent
+// PVC is ready to be created). A too small PVC is deleted (and re-created
+// once gone).
+func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, err error) {
 	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
-	if err != nil {
-		return false, 0, err
+	if err != nil || pvc == nil {
+		return false, err == nil, err
 	}
-	if pvc != nil {
-		switch {
-		case pvc.DeletionTimestamp != nil:
-			return false, size, nil
-		case !ownedBy(pvc, o.key.Name):
-			return false, size, fmt.Errorf("PVC %s/%s exists and does not belong to VM %s", pvc.Namespace, pvc.Name, o.key)
-		}
-		have := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-		if size <= 0 || have.Cmp(want) >= 0 {
-			return true, size, nil
-		}
-		r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
-		return false, size, deleteClaim(ctx, r.opts.Kube, pvc.Namespace, pvc.Name)
+	switch {
+	case pvc.DeletionTimestamp != nil:
+		return true, false, nil
+	case !ownedBy(pvc, o.key.Name):
+		return true, false, fmt.Errorf("PVC %s/%s exists and does not belong to VM %s", pvc.Namespace, pvc.Name, o.key)
 	}
-	_, err = r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
+	have := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	want := ClaimSize(size, r.opts.DefaultSize)
+	if size <= 0 || have.Cmp(want) >= 0 {
+		return true, true, nil
+	}
+	r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
+	return true, false, deleteClaim(ctx, r.opts.Kube, pvc.Namespace, pvc.Name)
+}
+
+// createClaim creates the slot's PVC sized for size bytes.
+func (r *Reconciler) createClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) error {
+	want := ClaimSize(size, r.opts.DefaultSize)
+	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
 		claimFor(o, slot, want, r.opts.StorageClass), metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		r.c.claimsCreated.Add(1)
 		r.log.InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
-	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
 	default:
-		return false, size, fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
+		return fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
 	}
-	return true, size, nil
+	return nil
 }
 
 // claim returns the cached PVC, nil when absent.

@@ -1,0 +1,321 @@
+package media_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// waitTimeout bounds every wait in these tests.
+const waitTimeout = 20 * time.Second
+
+// images serves test images; a gated path holds its GET bodies until the
+// gate opens (HEAD answers at once).
+type images struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+	gates map[string]chan struct{}
+}
+
+func newImages(t *testing.T) *images {
+	t.Helper()
+	im := &images{files: map[string][]byte{}, gates: map[string]chan struct{}{}}
+	im.Server = httptest.NewServer(http.HandlerFunc(im.serve))
+	t.Cleanup(func() {
+		im.mu.Lock()
+		for p, g := range im.gates {
+			close(g)
+			delete(im.gates, p)
+		}
+		im.mu.Unlock()
+		im.Close()
+	})
+	return im
+}
+
+func (im *images) serve(w http.ResponseWriter, r *http.Request) {
+	im.mu.Lock()
+	data, ok := im.files[r.URL.Path]
+	gate := im.gates[r.URL.Path]
+	im.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if gate != nil && r.Method == http.MethodGet {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	http.ServeContent(w, r, r.URL.Path, time.Time{}, bytes.NewReader(data))
+}
+
+// add serves a fresh random-ish image at path and returns its URL and sha256.
+func (im *images) add(path string, size int, gated bool) (string, [32]byte) {
+	data := bytes.Repeat([]byte(fmt.Sprintf("%s|%d|", path, time.Now().UnixNano())), size/32+1)[:size]
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.files[path] = data
+	if gated {
+		im.gates[path] = make(chan struct{})
+	}
+	return im.URL + path, sha256.Sum256(data)
+}
+
+// open releases the GETs of a gated path.
+func (im *images) open(path string) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if g, ok := im.gates[path]; ok {
+		close(g)
+		delete(im.gates, path)
+	}
+}
+
+// env is a test cluster with the simulator, the bridge's caches and writer.
+type env struct {
+	ns        string
+	admin     dynamic.Interface
+	adminKube kubernetes.Interface
+	kube      kubernetes.Interface // as the bridge
+	inv       *inventory.Inventory
+	w         *apply.Client
+	svc       *media.Service
+	sim       *sim.Simulator
+	img       *images
+	log       *slog.Logger
+}
+
+func newEnv(t *testing.T, v crds.Variant) *env {
+	t.Helper()
+	c := testcluster.ForTest(t, v)
+	const ns = "media-test"
+	ctx := t.Context()
+	if err := c.CreateNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(simCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	dyn := dynamic.NewForConfigOrDie(c.Bridge)
+	kube := kubernetes.NewForConfigOrDie(c.Bridge)
+	inv, err := inventory.Start(ctx, dyn, kube, []string{ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, err := apply.DetectMode(ctx, dyn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := apply.New(dyn, inv, mode, apply.Options{Log: log})
+	return &env{
+		ns:        ns,
+		admin:     dynamic.NewForConfigOrDie(c.Admin),
+		adminKube: kubernetes.NewForConfigOrDie(c.Admin),
+		kube:      kube,
+		inv:       inv,
+		w:         w,
+		svc:       media.NewService(w, kube, log),
+		sim:       s,
+		img:       newImages(t),
+		log:       log,
+	}
+}
+
+// startReconciler runs a media reconciler until the returned stop is called
+// (or the test ends); stop waits for Run to return.
+func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.Reconciler, func()) {
+	t.Helper()
+	opts := media.Options{
+		Writer: e.w, Kube: e.kube, Events: e.inv, Namespaces: []string{e.ns},
+		ImporterImage: "redfish-bridge:test", OrphanGrace: time.Second, Log: e.log,
+	}
+	if edit != nil {
+		edit(&opts)
+	}
+	r, err := media.NewReconciler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("reconciler: %v", err)
+				}
+			case <-time.After(waitTimeout):
+				t.Errorf("reconciler did not stop in %s", waitTimeout)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return r, stop
+}
+
+// createVM creates a stopped minimal VM (containerDisk root disk, one
+// masquerade interface) as an outside author would.
+func (e *env) createVM(t *testing.T, name string) system.Key {
+	t.Helper()
+	vm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubevirt.io/v1",
+		"kind":       "VirtualMachine",
+		"metadata":   map[string]any{"name": name, "namespace": e.ns},
+		"spec": map[string]any{
+			"runStrategy": "Halted",
+			"template": map[string]any{
+				"spec": map[string]any{
+					"domain": map[string]any{
+						"memory": map[string]any{"guest": "1Gi"},
+						"devices": map[string]any{
+							"disks":      []any{map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}}},
+							"interfaces": []any{map[string]any{"name": "default", "masquerade": map[string]any{}}},
+						},
+					},
+					"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+					"volumes": []any{map[string]any{
+						"name":          "rootdisk",
+						"containerDisk": map[string]any{"image": "quay.io/containerdisks/fedora:latest"},
+					}},
+				},
+			},
+		},
+	}}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), vm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create VM %s: %v", name, err)
+	}
+	key := system.Key{Namespace: e.ns, Name: name}
+	e.eventually(t, "VM "+name+" in the bridge's cache", func(context.Context) error {
+		_, err := e.inv.VM(key)
+		return err
+	})
+	return key
+}
+
+// liveVM reads the VM from the apiserver (not a cache).
+func (e *env) liveVM(ctx context.Context, key system.Key) (*apply.VM, error) {
+	obj, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return apply.Decode(key, obj, nil), nil
+}
+
+// waitSlot waits until the live slot satisfies cond.
+func (e *env) waitSlot(t *testing.T, key system.Key, slot, what string, cond func(system.MediaSlot) bool) system.MediaSlot {
+	t.Helper()
+	var got system.MediaSlot
+	e.eventually(t, fmt.Sprintf("%s slot %s %s", key, slot, what), func(ctx context.Context) error {
+		vm, err := e.liveVM(ctx, key)
+		if err != nil {
+			return err
+		}
+		got = vm.Slots[slot]
+		if !cond(got) {
+			return fmt.Errorf("slot is %+v", got)
+		}
+		return nil
+	})
+	return got
+}
+
+func phaseIs(p system.MediaPhase) func(system.MediaSlot) bool {
+	return func(s system.MediaSlot) bool { return s.Phase == p }
+}
+
+// pods lists the import pods of the VM's slot (live).
+func (e *env) pods(ctx context.Context, key system.Key, slot string) ([]corev1.Pod, error) {
+	l, err := e.adminKube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{
+		LabelSelector: media.LabelComponent + "=" + media.ComponentImporter + "," + media.LabelSlot + "=" + slot,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		if ownerIs(&p, key.Name) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// eventually polls cond until it returns nil; the test fails with the last
+// error after waitTimeout.
+func (e *env) eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	var last error
+	for {
+		if last = cond(ctx); last == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not reached in %s: %v", what, waitTimeout, last)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// mediaPair returns whether the VM template holds the slot's disk and volume
+// and the volume's claim.
+func mediaPair(vm *apply.VM, slot string) (disk, volume bool, claim string) {
+	name := apply.DiskName(slot)
+	disks, _, _ := unstructured.NestedSlice(vm.Object.Object, "spec", "template", "spec", "domain", "devices", "disks")
+	for _, d := range disks {
+		if m, _ := d.(map[string]any); m["name"] == name {
+			bus, _, _ := unstructured.NestedString(m, "cdrom", "bus")
+			disk = bus == "sata"
+		}
+	}
+	vols, _, _ := unstructured.NestedSlice(vm.Object.Object, "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		if m, _ := v.(map[string]any); m["name"] == name {
+			volume = true
+			claim, _, _ = unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
+		}
+	}
+	return disk, volume, claim
+}
