@@ -87,7 +87,8 @@ type Boot interface {
 type Media interface {
 	// Insert records an insert of image into slot and starts its import; it
 	// returns once the state is recorded on the VM. The returned slot's
-	// InsertID names the task; an empty InsertID means the insert is done.
+	// InsertID names the task, so it must be URL-safe ([A-Za-z0-9._-], at
+	// most 128 bytes); an empty InsertID means the insert is done (204).
 	Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error)
 	// Eject empties slot (a no-op on an empty slot).
 	Eject(ctx context.Context, key system.Key, slot string) error
