@@ -31,7 +31,8 @@ var (
 )
 
 // BadValueError says a request value is not acceptable. 400
-// PropertyValueNotInList.
+// PropertyValueNotInList, or ActionParameterValueFormatError for an action
+// parameter.
 type BadValueError struct {
 	Property string // Redfish property name, e.g. "ResetType"
 	Value    string
@@ -74,8 +75,13 @@ func newError(status int, msgs ...Message) *Error {
 // retryAfterUnavailable is the Retry-After sent with 503.
 const retryAfterUnavailable = 5 * time.Second
 
-// classify turns any error into an [*Error].
-func classify(err error, uri string) *Error {
+// actionKey names the action a request runs (set by action handlers), so a
+// backend's [BadValueError] is reported as an action parameter error.
+const actionKey = "redfish.action"
+
+// classify turns any error into an [*Error]; action is the action the
+// request ran, "" for other requests.
+func classify(err error, uri, action string) *Error {
 	var rf *Error
 	var bad *BadValueError
 	var he *echo.HTTPError
@@ -83,6 +89,10 @@ func classify(err error, uri string) *Error {
 	switch {
 	case errors.As(err, &rf):
 		return rf
+	case errors.As(err, &bad) && action != "":
+		e := newError(http.StatusBadRequest, msg("ActionParameterValueFormatError", []string{"#/" + bad.Property}, bad.Value, bad.Property, action))
+		e.Cause = err
+		return e
 	case errors.As(err, &bad):
 		e := newError(http.StatusBadRequest, msg("PropertyValueNotInList", []string{"#/" + bad.Property}, bad.Value, bad.Property))
 		e.Cause = err
@@ -140,7 +150,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	e := classify(err, c.Request().URL.Path)
+	action, _ := c.Get(actionKey).(string)
+	e := classify(err, c.Request().URL.Path, action)
 	log := loggerFrom(c.Request().Context())
 	if e.Status >= 500 {
 		log.Error("request failed", "status", e.Status, "err", err)

@@ -81,6 +81,12 @@ func TestErrorAnswers(t *testing.T) {
 			want:       errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/SecureBootEnable"}},
 		},
 		{
+			name:       "backend bad action parameter",
+			r:          req{method: http.MethodPost, path: "/redfish/v1/Managers/team-a.vm1/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", user: "admin", body: `{"Image":"http://10.0.0.1/a.iso"}`},
+			backendErr: &BadValueError{Property: "Image", Value: "http://10.0.0.1/a.iso", Reason: "address not allowed"},
+			want:       errorInfo{Status: 400, IDs: []string{"ActionParameterValueFormatError"}, Related: []string{"#/Image"}},
+		},
+		{
 			name:       "backend not supported",
 			r:          req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/VirtualMedia/cd0/Actions/VirtualMedia.EjectMedia", user: "admin"},
 			backendErr: ErrNotSupported,

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/labstack/echo/v4"
 )
 
 // props reads the properties of a PATCH body or the parameters of an action,
@@ -22,7 +24,10 @@ func newProps(body map[string]json.RawMessage) *props {
 	return &props{body: body, path: "#/", used: map[string]bool{}, msgs: &[]Message{}}
 }
 
-func newParams(action string, body map[string]json.RawMessage) *props {
+// newParams reads the parameters of action; c records the action for
+// [classify].
+func newParams(c echo.Context, action string, body map[string]json.RawMessage) *props {
+	c.Set(actionKey, action)
 	p := newProps(body)
 	p.action = action
 	return p

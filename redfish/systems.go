@@ -183,7 +183,7 @@ func (s *Server) resetSystem(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newParams(resetAction, body)
+	p := newParams(c, resetAction, body)
 	kind, ok := p.str("ResetType", strs(system.ResetTypes))
 	p.require("ResetType", ok)
 	p.done(nil)

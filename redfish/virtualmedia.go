@@ -118,7 +118,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newParams(insertAction, body)
+	p := newParams(c, insertAction, body)
 	image, ok := p.str("Image", nil)
 	p.require("Image", ok)
 	var scheme string
@@ -168,7 +168,7 @@ func (s *Server) ejectMedia(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newParams(ejectAction, body)
+	p := newParams(c, ejectAction, body)
 	p.done(nil)
 	if err := p.err(); err != nil {
 		return err
