@@ -1,0 +1,55 @@
+package crds
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Variant selects which generated CRD set to load.
+type Variant string
+
+// CRD variants; see the package documentation.
+const (
+	Stock   Variant = "stock"
+	MapList Variant = "maplist"
+)
+
+// Variants lists every variant, for tests that run on each.
+var Variants = []Variant{Stock, MapList}
+
+//go:embed stock/*.yaml maplist/*.yaml
+var files embed.FS
+
+// Load returns the CRDs of variant v, sorted by name.
+func Load(v Variant) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if v != Stock && v != MapList {
+		return nil, fmt.Errorf("load CRDs: unknown variant %q (want %q or %q)", v, Stock, MapList)
+	}
+	names, err := fs.Glob(files, path.Join(string(v), "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("list %s CRDs: %w", v, err)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("load %s CRDs: none embedded (run make generate-crds)", v)
+	}
+	sort.Strings(names)
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
+	for _, name := range names {
+		data, err := files.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", name, err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}

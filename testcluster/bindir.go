@@ -1,0 +1,66 @@
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// EnvBinDir overrides where the etcd and kube-apiserver binaries are found.
+const EnvBinDir = "REDFISH_BRIDGE_BIN"
+
+// Binary names looked up in the bin directory.
+const (
+	etcdBinary      = "etcd"
+	apiserverBinary = "kube-apiserver"
+)
+
+// ModuleRoot returns the nearest directory at or above the working
+// directory that holds a go.mod.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find module root: no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// resolveBinDir picks the bin directory: opts, then $REDFISH_BRIDGE_BIN,
+// then <module root>/bin. It checks that both binaries are there.
+func resolveBinDir(fromOpts string) (string, error) {
+	dir := fromOpts
+	if dir == "" {
+		dir = os.Getenv(EnvBinDir)
+	}
+	if dir == "" {
+		root, err := ModuleRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin")
+	}
+	for _, name := range []string{etcdBinary, apiserverBinary} {
+		path := filepath.Join(dir, name)
+		info, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: %w", ErrMissingBinary, path, err)
+		}
+		if info.Mode()&0o111 == 0 || !info.Mode().IsRegular() {
+			return "", fmt.Errorf("%w: %s is not an executable file", ErrMissingBinary, path)
+		}
+	}
+	return dir, nil
+}
+
+// ErrMissingBinary means etcd or kube-apiserver is not built: run `make tools`.
+var ErrMissingBinary = errors.New("test cluster binary missing (run make tools)")

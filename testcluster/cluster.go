@@ -1,0 +1,210 @@
+package testcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+)
+
+// DefaultBridgeNamespace is where the bridge's leases and secrets live
+// unless [Options.BridgeNamespace] says otherwise.
+const DefaultBridgeNamespace = "redfish-bridge"
+
+// defaultStartTimeout bounds Start when ctx has no deadline.
+const defaultStartTimeout = 2 * time.Minute
+
+// Options configure [Start]. The zero value is usable.
+type Options struct {
+	// Variant is the CRD variant to install; default [crds.Stock].
+	Variant crds.Variant
+	// BinDir holds etcd and kube-apiserver. Default: $REDFISH_BRIDGE_BIN,
+	// else <module root>/bin (module root: nearest go.mod above the
+	// working directory).
+	BinDir string
+	// Dir holds data, credentials, kubeconfigs and logs. Default: a new
+	// temporary directory, removed by Stop. A Dir given here is kept.
+	Dir string
+	// BridgeNamespace is created and holds the bridge's namespaced
+	// permissions (leases, secrets, configmaps). Default
+	// [DefaultBridgeNamespace].
+	BridgeNamespace string
+	// Log receives progress messages; default slog.Default().
+	Log *slog.Logger
+}
+
+// Cluster is a running etcd + kube-apiserver. Copy the rest.Configs with
+// rest.CopyConfig before changing them.
+type Cluster struct {
+	// Admin is a system:masters identity.
+	Admin *rest.Config
+	// Bridge is the RBAC-restricted identity [BridgeUser].
+	Bridge *rest.Config
+	// Kubeconfig and BridgeKubeconfig are files holding the same two
+	// identities, for kubectl, helm and subprocesses.
+	Kubeconfig       string
+	BridgeKubeconfig string
+	// Dir is the working directory (logs: etcd.log, kube-apiserver.log).
+	Dir             string
+	Variant         crds.Variant
+	BridgeNamespace string
+	// ReadyAfter is how long Start took, processes to policy enforced.
+	ReadyAfter time.Duration
+
+	ownDir    bool
+	binDir    string
+	log       *slog.Logger
+	etcd      *process
+	apiserver *process
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// Start runs etcd and kube-apiserver and installs CRDs, RBAC and the
+// admission policy; see the package documentation. On error everything
+// started is stopped again. The processes are not tied to ctx: call
+// [Cluster.Stop].
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	began := time.Now()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+	c, err := newCluster(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(ctx); err != nil {
+		if stopErr := c.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		return nil, fmt.Errorf("start test cluster: %w", err)
+	}
+	c.ReadyAfter = time.Since(began)
+	rss, _ := c.APIServerRSS()
+	c.log.InfoContext(ctx, "test cluster ready", "host", c.Admin.Host, "variant", c.Variant,
+		"readyAfter", c.ReadyAfter.Round(time.Millisecond), "apiserverRSSMiB", rss>>20, "dir", c.Dir)
+	return c, nil
+}
+
+func newCluster(opts Options) (*Cluster, error) {
+	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log}
+	if c.Variant == "" {
+		c.Variant = crds.Stock
+	}
+	if c.BridgeNamespace == "" {
+		c.BridgeNamespace = DefaultBridgeNamespace
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	binDir, err := resolveBinDir(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "testcluster-"); err != nil {
+			return nil, fmt.Errorf("create test cluster dir: %w", err)
+		}
+		c.ownDir = true
+	} else if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create test cluster dir: %w", err)
+	}
+	c.binDir = binDir
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	creds, err := writeCredentials(c.Dir)
+	if err != nil {
+		return err
+	}
+	etcdURL, err := c.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	host, err := c.startAPIServer(ctx, etcdURL, creds)
+	if err != nil {
+		return err
+	}
+	c.Admin = restConfig(host, creds.servingCertPEM, creds.adminToken)
+	c.Bridge = restConfig(host, creds.servingCertPEM, creds.bridgeToken)
+	if err := c.waitReady(ctx); err != nil {
+		return err
+	}
+	if err := c.install(ctx); err != nil {
+		return err
+	}
+	c.Kubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	c.BridgeKubeconfig = filepath.Join(c.Dir, "bridge.kubeconfig")
+	if err := writeKubeconfig(c.Kubeconfig, host, creds.servingCertPEM, AdminUser, creds.adminToken, ""); err != nil {
+		return err
+	}
+	return writeKubeconfig(c.BridgeKubeconfig, host, creds.servingCertPEM, BridgeUser, creds.bridgeToken, c.BridgeNamespace)
+}
+
+// install creates the bridge namespace and RBAC, the CRDs and the policy.
+func (c *Cluster) install(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	if err := c.CreateNamespace(ctx, c.BridgeNamespace); err != nil {
+		return err
+	}
+	if err := installBridgeRBAC(ctx, cs, c.BridgeNamespace); err != nil {
+		return err
+	}
+	if err := c.installKubeVirt(ctx, cs); err != nil {
+		return err
+	}
+	return c.waitBridgeAuthorized(ctx)
+}
+
+// CreateNamespace creates namespace name; an existing one is not an error.
+// (No controller-manager runs, so nothing else creates namespaces.)
+func (c *Cluster) CreateNamespace(ctx context.Context, name string) error {
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// Stop kills kube-apiserver and etcd (SIGTERM to each process group, SIGKILL
+// after 10 s), waits for them, and removes Dir if Start created it. It is
+// safe to call more than once.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		var errs []error
+		for _, p := range []*process{c.apiserver, c.etcd} {
+			if p != nil {
+				errs = append(errs, p.stop(10*time.Second))
+			}
+		}
+		if c.ownDir {
+			if err := os.RemoveAll(c.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("remove test cluster dir: %w", err))
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}

@@ -1,0 +1,106 @@
+package testcluster_test
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// TestStartStop starts a cluster, checks what Start promises, stops it and
+// checks nothing is left behind.
+func TestStartStop(t *testing.T) {
+	ctx := t.Context()
+	c, err := testcluster.Start(ctx, testcluster.Options{Variant: crds.MapList})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	rss, err := c.APIServerRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ready after %s, kube-apiserver RSS %d MiB", c.ReadyAfter, rss>>20)
+	if rss < 10<<20 {
+		t.Errorf("APIServerRSS = %d bytes, want a running kube-apiserver's (>10 MiB)", rss)
+	}
+
+	for _, kc := range []string{c.Kubeconfig, c.BridgeKubeconfig} {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+		if err != nil {
+			t.Fatalf("load %s: %v", kc, err)
+		}
+		cs := kubernetes.NewForConfigOrDie(cfg)
+		if _, err := cs.Discovery().ServerResourcesForGroupVersion("kubevirt.io/v1"); err != nil {
+			t.Errorf("discovery through %s: %v", kc, err)
+		}
+	}
+
+	pids := c.PIDs()
+	if err := c.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still exists after Stop (kill 0: %v)", pid, err)
+		}
+	}
+	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dir %s still exists after Stop (stat: %v)", c.Dir, err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// TestBridgeRBAC checks the bridge identity gets what it needs and no more.
+func TestBridgeRBAC(t *testing.T) {
+	c := testcluster.ForTest(t, crds.Stock)
+	cs := kubernetes.NewForConfigOrDie(c.Bridge)
+	tests := []struct {
+		name string
+		attr authorizationv1.ResourceAttributes
+		want bool
+	}{
+		{"apply VMs", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "patch"}, true},
+		{"watch VMs", authorizationv1.ResourceAttributes{Group: "kubevirt.io", Resource: "virtualmachines", Verb: "watch"}, true},
+		{"no VM update", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "update"}, false},
+		{"no VM delete", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "delete"}, false},
+		{"no VM status", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Subresource: "status", Verb: "patch"}, false},
+		{"delete VMIs", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "delete"}, true},
+		{"no VMI create", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "create"}, false},
+		{"create PVCs", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "persistentvolumeclaims", Verb: "create"}, true},
+		{"create pods", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "pods", Verb: "create"}, true},
+		{"create events", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "events", Verb: "create"}, true},
+		{"read CRDs", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "get"}, true},
+		{"no CRD writes", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "update"}, false},
+		{"own leases", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, true},
+		{"no leases elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, false},
+		{"own secrets", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Resource: "secrets", Verb: "get"}, true},
+		{"no secrets elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "get"}, false},
+		{"no namespaces", authorizationv1.ResourceAttributes{Resource: "namespaces", Verb: "create"}, false},
+	}
+	got := map[string]bool{}
+	want := map[string]bool{}
+	for _, tt := range tests {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &tt.attr}}
+		res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(t.Context(), review, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		got[tt.name] = res.Status.Allowed
+		want[tt.name] = tt.want
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bridge permissions (-want +got):\n%s", diff)
+	}
+}

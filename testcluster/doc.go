@@ -1,0 +1,33 @@
+// Package testcluster runs a real etcd and kube-apiserver on loopback with
+// the KubeVirt CRDs installed, for tests and for `redfish-bridge demo`.
+//
+// [Start] launches etcd and kube-apiserver (binaries from bin/, built by
+// `make tools`) on free 127.0.0.1 ports in a temporary directory, then:
+//
+//   - authenticates two identities from a static token file: an admin
+//     (group system:masters) and "redfish-bridge", which RBAC restricts to
+//     what the bridge needs (see [BridgeUser] and rbac.go);
+//   - installs the chosen [crds.Variant] of the VirtualMachine and
+//     VirtualMachineInstance CRDs and waits until discovery and OpenAPI v3
+//     serve kubevirt.io/v1;
+//   - installs a ValidatingAdmissionPolicy that rejects the VirtualMachines
+//     KubeVirt's admission webhook would reject (see policy.go), and waits
+//     until it is enforced.
+//
+// No controller-manager, scheduler, kubelet or KubeVirt controller runs:
+//
+//   - namespaces other than default, kube-system, kube-public and
+//     kube-node-lease must be created explicitly ([Cluster.CreateNamespace]);
+//   - PersistentVolumeClaims stay Pending until something (the simulator)
+//     binds them; the StorageObjectInUseProtection admission plugin is off,
+//     so a deleted PVC goes away at once instead of waiting for a finalizer
+//     controller;
+//   - the garbage collector does not run: ownerReferences are recorded but
+//     dependents are NOT deleted with their owner;
+//   - the ServiceAccount admission plugin is off and no token controller
+//     runs, so pods do not get service account tokens mounted.
+//
+// [Cluster.Stop] kills both processes (each runs in its own process group,
+// and on Linux dies with its parent through Pdeathsig) and removes the
+// temporary directory. [ForTest] wraps Start and Stop for tests.
+package testcluster

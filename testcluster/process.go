@@ -1,0 +1,109 @@
+package testcluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// process is one child (etcd or kube-apiserver) with its output in a log file.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{} // closed when the process has exited
+	err     error         // exit status, valid after done is closed
+}
+
+// startProcess starts bin with args in its own process group, output to
+// dir/<name>.log.
+func startProcess(name, bin string, args []string, dir string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...) //nolint:gosec,noctx // bin is our own tool binary; lifetime is managed by stop
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = sysProcAttr()
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	started := make(chan error, 1)
+	// Pdeathsig fires when the forking OS thread exits, not the process:
+	// start and wait on one locked thread that lives as long as the child.
+	go func() {
+		runtime.LockOSThread()
+		defer close(p.done)
+		defer logFile.Close() //nolint:errcheck // output file of a finished process
+		if err := cmd.Start(); err != nil {
+			p.err = err
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// exited reports whether the process has exited.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *process) stop(grace time.Duration) error {
+	if p.exited() {
+		return nil
+	}
+	pgid := p.cmd.Process.Pid
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("terminate %s (pid %d): %w", p.name, pgid, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.name, pgid, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, pgid)
+	}
+}
+
+// logTail returns the last n lines of the process's log.
+func (p *process) logTail(n int) string {
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return fmt.Sprintf("(read %s: %v)", p.logPath, err)
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// exitError describes an early exit with the end of the log.
+func (p *process) exitError() error {
+	return fmt.Errorf("%s exited early (%v); last log lines:\n%s", p.name, p.err, p.logTail(30))
+}
