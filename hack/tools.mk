@@ -1,0 +1,83 @@
+# hack/tools.mk: pinned build and generation tools, built into $(BIN).
+# Included from the top-level Makefile. Each tool target is a stamp file
+# named after the pinned version, so a tool is rebuilt only when its
+# version changes or the stamp is missing. Run from the repository root.
+
+BIN ?= $(CURDIR)/bin
+TOOLS_DIR := $(CURDIR)/hack/tools
+
+KUBE_VERSION           ?= v1.37.2
+ETCD_VERSION           ?= v3.7.0
+HELM_VERSION           ?= v3.22.0
+CONTROLLER_GEN_VERSION ?= v0.20.1
+
+KUBE_APISERVER := $(BIN)/kube-apiserver
+KUBECTL        := $(BIN)/kubectl
+ETCD           := $(BIN)/etcd
+HELM           := $(BIN)/helm
+CONTROLLER_GEN := $(BIN)/controller-gen
+
+# Built from the module proxy, kube binaries would report v0.0.0-master;
+# stamp the real version so /version and helm's .Capabilities see 1.37.
+KUBE_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=37 \
+	-X k8s.io/component-base/version.gitTreeState=clean
+
+# helm defaults .Capabilities.KubeVersion (and lint's deprecation checks) to
+# 1.20 unless told which Kubernetes its client libraries are.
+HELM_LDFLAGS := -s -w \
+	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37 \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37
+
+.PHONY: tools kube-apiserver kubectl etcd helm controller-gen generate-crds
+
+tools: kube-apiserver kubectl etcd helm controller-gen ## Build the pinned tools into bin/
+
+kube-apiserver: $(BIN)/.kube-apiserver-$(KUBE_VERSION)
+kubectl: $(BIN)/.kubectl-$(KUBE_VERSION)
+etcd: $(BIN)/.etcd-$(ETCD_VERSION)
+helm: $(BIN)/.helm-$(HELM_VERSION)
+controller-gen: $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION)
+
+$(BIN)/.kube-apiserver-$(KUBE_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
+	@touch $@
+
+$(BIN)/.kubectl-$(KUBE_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBECTL) k8s.io/kubernetes/cmd/kubectl
+	@touch $@
+
+$(BIN)/.etcd-$(ETCD_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/etcd && go build -trimpath -o $(ETCD) .
+	@touch $@
+
+$(BIN)/.helm-$(HELM_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM) helm.sh/helm/v3/cmd/helm
+	@touch $@
+
+$(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/controller-gen && go build -trimpath -ldflags "-s -w" -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+	@touch $@
+
+# controller-gen runs inside hack/gencrd/source, a module pinning
+# kubevirt.io/api v1.9.0 with the k8s.io/api it was released with, so the
+# schema matches virt-operator's; hack/gencrd adds what the operator adds
+# and writes crds/stock and crds/maplist.
+CRD_TMP := $(BIN)/.crdgen.tmp
+
+generate-crds: controller-gen ## Regenerate crds/stock and crds/maplist from kubevirt.io/api
+	@rm -rf $(CRD_TMP)
+	cd hack/gencrd/source && $(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=kubevirt.io/api/core/v1 output:crd:dir=$(CRD_TMP)
+	go run ./hack/gencrd -in $(CRD_TMP) -out crds
+	@rm -rf $(CRD_TMP)
