@@ -25,7 +25,9 @@ var bridgeClusterRules = []rbacv1.PolicyRule{
 // bridgeNamespaceRules is what the bridge may do in its own namespace.
 var bridgeNamespaceRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
-	{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}},
+	// The session revocations ConfigMap (kubeauth.ConfigMapRevocations).
+	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "patch"}},
 }
 
 // installBridgeRBAC binds [BridgeUser] to its cluster rules and to its
