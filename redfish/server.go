@@ -98,6 +98,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, "/redfish", s.getVersions, true)
 	s.handle(e, get, "/redfish/v1", s.getServiceRoot, true)
 	s.handle(e, get, "/redfish/v1/odata", s.getOData, true)
+	s.handle(e, get, "/redfish/v1/$metadata", s.getMetadata, true)
 
 	s.handle(e, get, "/redfish/v1/Systems", s.listSystems, false)
 	s.handle(e, get, sys, s.getSystem, false)
