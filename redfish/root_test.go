@@ -58,6 +58,25 @@ func TestEverythingElseNeedsAuth(t *testing.T) {
 	}
 }
 
+func TestWritesNeedAuth(t *testing.T) {
+	e := newEnv(t)
+	for _, r := range []req{
+		{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", body: `{"ResetType":"On"}`},
+		{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", body: `{"Boot":{"BootSourceOverrideTarget":"Pxe"}}`},
+		{method: http.MethodPost, path: "/redfish/v1/Managers/team-a.vm1/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", body: `{"Image":"http://i/a.iso"}`},
+		{method: http.MethodPost, path: "/redfish/v1/Managers/team-a.vm1/VirtualMedia/cd0/Actions/VirtualMedia.EjectMedia"},
+		{method: http.MethodDelete, path: "/redfish/v1/SessionService/Sessions/abc"},
+		{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", body: `{"ResetType":"On"}`, token: "rb1.forged.sig"},
+	} {
+		if got := errInfo(t, e.do(t, r)); got.Status != http.StatusUnauthorized {
+			t.Errorf("%s %s without valid credentials: %+v", r.method, r.path, got)
+		}
+	}
+	if calls := e.fake.takeCalls(); len(calls) != 0 {
+		t.Errorf("unauthenticated writes reached the backend: %v", calls)
+	}
+}
+
 func TestNewRejectsConfig(t *testing.T) {
 	f := newFake()
 	a := newEnv(t).auth
