@@ -1,0 +1,124 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Backend implements redfish.Systems, redfish.Media, redfish.Power and
+// redfish.Boot.
+type Backend struct {
+	inv   *inventory.Inventory
+	w     apply.Writer
+	media *media.Service
+	power PowerVerbs
+	slots []string
+}
+
+// New returns a Backend. slots are the virtual-media slot ids every system
+// offers; nil means just media.DefaultSlot.
+func New(inv *inventory.Inventory, w apply.Writer, m *media.Service, p PowerVerbs, slots []string) *Backend {
+	if len(slots) == 0 {
+		slots = []string{media.DefaultSlot}
+	}
+	return &Backend{inv: inv, w: w, media: m, power: p, slots: slots}
+}
+
+// Backends returns the four redfish backends plus the given authenticator.
+func (b *Backend) Backends(a *auth.Authenticator) redfish.Backends {
+	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Auth: a}
+}
+
+// List implements redfish.Systems: the VMs in scope, sorted by id.
+func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemView, error) {
+	sel := scope.Selector
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	namespaces := scope.Namespaces
+	if scope.AllowsNamespace(auth.AllNamespaces) {
+		namespaces = []string{""}
+	}
+	var out []redfish.SystemView
+	for _, ns := range namespaces {
+		vms, err := b.inv.ListVMs(ns, sel)
+		if err != nil {
+			return nil, translate(fmt.Errorf("list systems: %w", err))
+		}
+		for _, obj := range vms {
+			key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+			vmi, _ := b.inv.VMI(key)
+			out = append(out, b.view(apply.Decode(key, obj, vmi)))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
+	return out, nil
+}
+
+// Get implements redfish.Systems.
+func (b *Backend) Get(ctx context.Context, key system.Key) (redfish.SystemView, error) {
+	vm, err := b.w.Read(ctx, key)
+	if err != nil {
+		return redfish.SystemView{}, translate(fmt.Errorf("read system %s: %w", key, err))
+	}
+	return b.view(vm), nil
+}
+
+func (b *Backend) view(vm *apply.VM) redfish.SystemView {
+	return View(vm, b.slots, b.inv.PVC)
+}
+
+// Insert implements redfish.Media.
+func (b *Backend) Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
+	s, err := b.media.Insert(ctx, key, slot, image)
+	if err != nil {
+		return s, translate(err)
+	}
+	b.awaitSlot(ctx, key, func(vm *apply.VM) bool { return vm.Slots[slot].InsertID == s.InsertID })
+	return s, nil
+}
+
+// Eject implements redfish.Media.
+func (b *Backend) Eject(ctx context.Context, key system.Key, slot string) error {
+	if err := b.media.Eject(ctx, key, slot); err != nil {
+		return translate(err)
+	}
+	b.awaitSlot(ctx, key, func(vm *apply.VM) bool { return vm.Slots[slot].Phase == system.MediaEmpty })
+	return nil
+}
+
+// awaitSlot waits (bounded) until the cache shows what a media write did,
+// so the client's next GET (or its task's) reads its own change back.
+func (b *Backend) awaitSlot(ctx context.Context, key system.Key, done func(*apply.VM) bool) {
+	await(ctx, func() bool {
+		vm, err := b.w.Read(ctx, key)
+		return err == nil && done(vm)
+	})
+}
+
+// cacheWait bounds how long a write waits for the cache to show it.
+const cacheWait = 2 * time.Second
+
+// await polls cond every 5ms until it holds, ctx ends or cacheWait passes.
+// The watch behind the cache normally delivers within a few milliseconds.
+func await(ctx context.Context, cond func() bool) {
+	deadline := time.Now().Add(cacheWait)
+	for !cond() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
+)
+
+// translate wraps a concern package's error with the redfish error class it
+// belongs to, keeping the original in the chain for the log.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var badURL *media.InvalidURLError
+	var busy *media.BusyError
+	var status apierrors.APIStatus
+	var netErr net.Error
+	switch {
+	case errors.As(err, &badURL):
+		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Image", Value: badURL.URL, Reason: badURL.Reason}, err)
+	case errors.Is(err, media.ErrInvalidSlot):
+		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
+	case errors.As(err, &busy):
+		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+	case errors.Is(err, power.ErrNotSupported):
+		return fmt.Errorf("%w: %w", redfish.ErrNotSupported, err)
+	case errors.Is(err, power.ErrVersionMismatch):
+		return fmt.Errorf("%w: %w", redfish.ErrPreconditionFailed, err)
+	case errors.Is(err, apply.ErrInvalid):
+		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Boot", Reason: err.Error()}, err)
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
+	case apierrors.IsConflict(err), apply.IsFieldConflict(err):
+		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+	case apierrors.IsServiceUnavailable(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
+		apierrors.IsTooManyRequests(err), apierrors.IsInternalError(err):
+		return fmt.Errorf("%w: %w", redfish.ErrUnavailable, err)
+	case errors.As(err, &status):
+		return err
+	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &netErr):
+		return fmt.Errorf("%w: %w", redfish.ErrUnavailable, err)
+	}
+	return err
+}

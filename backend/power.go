@@ -1,0 +1,72 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// PowerVerbs is what the backend needs of power.Service.
+type PowerVerbs interface {
+	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
+	SetBoot(ctx context.Context, key system.Key, patch power.BootPatch) (*apply.VM, error)
+}
+
+// Reset implements redfish.Power.
+func (b *Backend) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
+	return translate(b.power.Reset(ctx, key, kind))
+}
+
+// SetBoot implements redfish.Boot. The If-Match check compares the client's
+// ETag with the view's content digest (not the resourceVersion, which moves
+// with every status heartbeat); the write itself is preconditioned by apply.
+// It returns once the cache shows the write, so the client's next GET reads
+// its own change back (Ironic re-reads the boot mode at once).
+func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.BootPatch) error {
+	if patch.IfVersion != "" {
+		cur, err := b.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		if cur.Version != patch.IfVersion {
+			return fmt.Errorf("boot of %s: ETag %q, client sent %q: %w", key, cur.Version, patch.IfVersion, redfish.ErrPreconditionFailed)
+		}
+	}
+	vm, err := b.power.SetBoot(ctx, key, power.BootPatch{Target: patch.Target, Enabled: patch.Enabled, Mode: patch.Mode})
+	if err != nil {
+		return translate(err)
+	}
+	return b.awaitCache(ctx, key, vm)
+}
+
+// SetSecureBoot implements redfish.Boot.
+func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool) error {
+	return fmt.Errorf("secure boot of %s: %w", key, redfish.ErrNotSupported)
+}
+
+// awaitCache waits (bounded) until the inventory cache holds the VM as
+// written, or newer. resourceVersions of one apiserver's etcd are
+// increasing integers; an unparsable one just skips the wait.
+func (b *Backend) awaitCache(ctx context.Context, key system.Key, written *apply.VM) error {
+	if written == nil || written.Object == nil {
+		return nil
+	}
+	want, err := strconv.ParseUint(written.Object.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return nil
+	}
+	await(ctx, func() bool {
+		obj, err := b.inv.VM(key)
+		if err != nil {
+			return false
+		}
+		have, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+		return err != nil || have >= want
+	})
+	return nil
+}

@@ -1,0 +1,48 @@
+// Command redfish-bridge serves DMTF Redfish for KubeVirt VirtualMachines.
+//
+//	redfish-bridge serve   the Redfish service against a cluster
+//	redfish-bridge demo    a local apiserver, simulated VMs and the service
+//	redfish-bridge import  the ISO importer (entrypoint of import pods)
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if os.Getenv("REDFISH_BRIDGE_LOG") == "text" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	slog.SetDefault(log)
+	klog.SetSlogLogger(log.With("source", "client-go"))
+	if err := run(ctx, os.Args[1:]); err != nil {
+		log.Error("redfish-bridge failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: redfish-bridge serve|demo|import [flags]")
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:])
+	case "demo":
+		return runDemo(ctx, args[1:])
+	case "import":
+		return runImport(ctx, args[1:])
+	default:
+		return fmt.Errorf("unknown subcommand %q: want serve, demo or import", args[0])
+	}
+}

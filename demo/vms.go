@@ -1,0 +1,68 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+)
+
+// SampleVM is a VirtualMachine as a user (or metal3's tooling) would write
+// it: a root disk on a PVC-less container disk, one masquerade interface
+// with a fixed MAC (bare-metal hosts are enrolled by MAC), UEFI firmware and
+// a persisted firmware UUID (as KubeVirt's mutating webhook sets it).
+func SampleVM(namespace, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubevirt.io/v1",
+		"kind":       "VirtualMachine",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": namespace,
+			"labels":    map[string]any{"app.kubernetes.io/part-of": "redfish-bridge-demo"},
+		},
+		"spec": map[string]any{
+			"runStrategy": "Halted",
+			"template": map[string]any{
+				"spec": map[string]any{
+					"domain": map[string]any{
+						"cpu":    map[string]any{"sockets": int64(1), "cores": int64(2), "threads": int64(1)},
+						"memory": map[string]any{"guest": "4Gi"},
+						"firmware": map[string]any{
+							"uuid":       sim.FirmwareUUID(namespace, name),
+							"bootloader": map[string]any{"efi": map[string]any{"secureBoot": false}},
+						},
+						"devices": map[string]any{
+							"disks": []any{
+								map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}},
+							},
+							"interfaces": []any{
+								map[string]any{"name": "default", "masquerade": map[string]any{}, "macAddress": sim.MAC(namespace, name, "default")},
+							},
+						},
+					},
+					"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+					"volumes": []any{
+						map[string]any{"name": "rootdisk", "emptyDisk": map[string]any{"capacity": "20Gi"}},
+					},
+				},
+			},
+		},
+	}}
+}
+
+// CreateSampleVMs creates n sample VMs named vm-0..vm-(n-1) in namespace,
+// as the field manager "demo-author".
+func CreateSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
+	for i := range n {
+		vm := SampleVM(namespace, fmt.Sprintf("vm-%d", i))
+		if _, err := dyn.Resource(inventory.VMResource).Namespace(namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
+			return fmt.Errorf("create sample VM %s/%s: %w", namespace, vm.GetName(), err)
+		}
+	}
+	return nil
+}

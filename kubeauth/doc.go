@@ -1,0 +1,13 @@
+// Package kubeauth backs the Redfish service's accounts and sessions with
+// Kubernetes objects, so every replica sees the same users and a logout on
+// one replica ends the session on all of them:
+//
+//   - [SecretUsers]: users from a Secret (bcrypt hashes and scopes, see
+//     auth.ParseSecretData), watched, so a changed password or removed user
+//     takes effect at once.
+//   - [ConfigMapRevocations]: ended sessions as keys of a ConfigMap (session
+//     id -> expiry), each written by a server-side apply of that one key
+//     under the field manager "redfish-sessions"; expired keys are pruned.
+//   - [SessionKey]: the HMAC key that signs session tokens, from a Secret
+//     every replica reads.
+package kubeauth
