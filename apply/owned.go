@@ -2,12 +2,12 @@ package apply
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // Owned parses the VM's managedFields into the field set each manager owns
@@ -71,6 +71,14 @@ func ownsElementField(obj *unstructured.Unstructured, manager string, listPath [
 	for _, s := range listPath {
 		p = append(p, s)
 	}
-	p = append(p, fieldpath.KeyByFields("name", value.NewValueInterface(name)), field)
+	keyJSON, err := json.Marshal(map[string]string{"name": name})
+	if err != nil {
+		return true
+	}
+	key, err := fieldpath.DeserializePathElement("k:" + string(keyJSON))
+	if err != nil {
+		return true
+	}
+	p = append(p, key, field)
 	return owns(obj, manager, p...)
 }

@@ -1,0 +1,148 @@
+package apply
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// env is one test's view of a running cluster: the bridge's dynamic
+// client, an admin one for outside writers, and a namespace of its own.
+type env struct {
+	cluster *testcluster.Cluster
+	bridge  dynamic.Interface
+	admin   dynamic.Interface
+	mode    Mode
+	ns      string
+}
+
+var nsSeq atomic.Int64
+
+// forEachVariant starts one cluster per CRD variant and runs f in it.
+func forEachVariant(t *testing.T, f func(t *testing.T, c *testcluster.Cluster)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			f(t, testcluster.ForTest(t, v))
+		})
+	}
+}
+
+// newEnv makes a fresh namespace and clients; the mode is detected the way
+// the server does it.
+func newEnv(t *testing.T, c *testcluster.Cluster) *env {
+	t.Helper()
+	e := &env{cluster: c, ns: fmt.Sprintf("t%d", nsSeq.Add(1))}
+	if err := c.CreateNamespace(t.Context(), e.ns); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e.bridge, err = dynamic.NewForConfig(c.Bridge); err != nil {
+		t.Fatal(err)
+	}
+	if e.admin, err = dynamic.NewForConfig(c.Admin); err != nil {
+		t.Fatal(err)
+	}
+	if e.mode, err = DetectMode(t.Context(), e.bridge); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// createVM creates the fixture VM as its author would (manager test-author).
+func (e *env) createVM(t *testing.T, name string) system.Key {
+	t.Helper()
+	u := baseVM(t)
+	u.SetName(name)
+	u.SetNamespace(e.ns)
+	u.SetResourceVersion("")
+	if _, err := e.admin.Resource(vmResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatalf("create VM: %v", err)
+	}
+	return system.Key{Namespace: e.ns, Name: name}
+}
+
+// get reads the VM live.
+func (e *env) get(t *testing.T, key system.Key) *unstructured.Unstructured {
+	t.Helper()
+	u, err := e.admin.Resource(vmResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get VM: %v", err)
+	}
+	return u
+}
+
+// ownedBy returns a manager's leaf paths on the live VM.
+func (e *env) ownedBy(t *testing.T, key system.Key, manager string) []string {
+	t.Helper()
+	owned, err := Owned(e.get(t, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Paths(owned[manager])
+}
+
+// diskOrders returns name -> bootOrder (0 = unset) and whether each disk is
+// a CD-ROM, from the live VM.
+func (e *env) disks(t *testing.T, key system.Key) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range list(e.get(t, key), disksPath) {
+		kind := "disk"
+		if _, ok := d["cdrom"]; ok {
+			kind = "cdrom"
+		}
+		out[nameOf(d)] = fmt.Sprintf("%s/%d", kind, bootOrderOf(d))
+	}
+	return out
+}
+
+func (e *env) volumes(t *testing.T, key system.Key) []string {
+	t.Helper()
+	var out []string
+	for _, v := range list(e.get(t, key), volumesPath) {
+		out = append(out, nameOf(v))
+	}
+	return out
+}
+
+// annotationPath is how Paths spells an annotation leaf.
+func annotationPath(key string) string {
+	return ".metadata.annotations." + key
+}
+
+func elem(listPath []string, name string, field ...string) string {
+	p := "." + strings.Join(listPath, ".") + fmt.Sprintf(`[name="%s"]`, name)
+	for _, f := range field {
+		p += "." + f
+	}
+	return p
+}
+
+func path(p []string) string { return "." + strings.Join(p, ".") }
+
+func mustPath(t *testing.T, s string) fieldpath.Path {
+	t.Helper()
+	var parts []any
+	for _, f := range strings.Split(strings.TrimPrefix(s, "."), ".") {
+		parts = append(parts, f)
+	}
+	p, err := fieldpath.MakePath(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,305 @@
+package power
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// env is a cluster with the simulator, the inventory, a Writer, a Service
+// and a running Reconciler.
+type env struct {
+	admin dynamic.Interface
+	w     *apply.Client
+	s     *Service
+	ns    string
+}
+
+var nsSeq atomic.Int64
+
+const vmJSON = `{
+  "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+  "metadata": {"name": "%s", "namespace": "%s"},
+  "spec": {"runStrategy": "Halted", "template": {"spec": {
+    "domain": {"devices": {
+      "disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}],
+      "interfaces": [{"name": "default", "masquerade": {}}]},
+      "resources": {"requests": {"memory": "128Mi"}}},
+    "networks": [{"name": "default", "pod": {}}],
+    "volumes": [{"name": "rootdisk", "containerDisk": {"image": "fedora"}}]}}}}`
+
+func startEnv(t *testing.T, c *testcluster.Cluster) *env {
+	t.Helper()
+	ctx := t.Context()
+	e := &env{ns: fmt.Sprintf("p%d", nsSeq.Add(1))}
+	if err := c.CreateNamespace(ctx, e.ns); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e.admin, err = dynamic.NewForConfig(c.Admin); err != nil {
+		t.Fatal(err)
+	}
+	bridge, err := dynamic.NewForConfig(c.Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(c.Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	simulator, err := sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: 20 * time.Millisecond, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = simulator.Run(simCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		if cs := simulator.Corruptions(); len(cs) > 0 {
+			t.Errorf("simulator saw corrupted VMs: %+v", cs)
+		}
+	})
+	mode, err := apply.DetectMode(ctx, bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Start(ctx, bridge, kube, []string{e.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log})
+	e.s = New(e.w, bridge, log)
+	r, err := NewReconciler(e.s, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run(ctx, 2)
+	return e
+}
+
+func (e *env) createVM(t *testing.T, name string) system.Key {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, name, e.ns), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatal(err)
+	}
+	return system.Key{Namespace: e.ns, Name: name}
+}
+
+// live reads the VM and its VMI from the apiserver.
+func (e *env) live(t *testing.T, key system.Key) *apply.VM {
+	t.Helper()
+	vm, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmi, err := e.admin.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		vmi = nil
+	}
+	return apply.Decode(key, vm, vmi)
+}
+
+// eventually polls cond on live reads until it holds (10 s).
+func (e *env) eventually(t *testing.T, key system.Key, what string, cond func(vm *apply.VM) bool) *apply.VM {
+	t.Helper()
+	var last *apply.VM
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		last = e.live(t, key)
+		return cond(last), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not reached: boot %+v power %+v state %s disks %v", what, last.Boot, last.Power, State(last), bootOrders(last))
+	}
+	return last
+}
+
+// bootOrders maps a VM's disks to their bootOrder (0 = none).
+func bootOrders(vm *apply.VM) map[string]int64 {
+	return ordersOf(vm.Object, "spec", "template", "spec", "domain", "devices", "disks")
+}
+
+func ordersOf(obj *unstructured.Unstructured, path ...string) map[string]int64 {
+	out := map[string]int64{}
+	disks, _, _ := unstructured.NestedSlice(obj.Object, path...)
+	for _, d := range disks {
+		m, _ := d.(map[string]any)
+		name, _ := m["name"].(string)
+		n, _ := m["bootOrder"].(int64)
+		out[name] = n
+	}
+	return out
+}
+
+func runStrategy(vm *apply.VM) string {
+	s, _, _ := unstructured.NestedString(vm.Object.Object, "spec", "runStrategy")
+	return s
+}
+
+func (e *env) setSlot(t *testing.T, key system.Key, s system.MediaSlot) {
+	t.Helper()
+	if _, err := e.w.Media(t.Context(), key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		slots[s.Slot] = s
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestPower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			c := testcluster.ForTest(t, v)
+			t.Run("Once override reverts after exactly one boot", func(t *testing.T) { testOnce(t, startEnv(t, c)) })
+			t.Run("power-on deferred until import completes", func(t *testing.T) { testDeferred(t, startEnv(t, c)) })
+			t.Run("deferred power-on dropped when import fails", func(t *testing.T) { testDropped(t, startEnv(t, c)) })
+			t.Run("off, shutdown, button, nmi", func(t *testing.T) { testVerbs(t, startEnv(t, c)) })
+		})
+	}
+}
+
+var ready = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaReady, InsertID: "i1", ClaimName: "pvc-i1"}
+
+// testOnce: Cd Once, power on: the first VMI boots the CD-ROM first, the
+// override reverts, and the next boot (restart) has no override.
+func testOnce(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "once")
+	e.setSlot(t, key, ready)
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	first := e.eventually(t, key, "first boot running and override reverted", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.Boot.Enabled == system.BootDisabled
+	})
+	vmiOrders := ordersOf(first.VMI, "spec", "domain", "devices", "disks")
+	if vmiOrders[apply.DiskName("cd0")] != 1 {
+		t.Errorf("first boot did not boot the CD-ROM first: VMI boot orders %v", vmiOrders)
+	}
+	for name, n := range bootOrders(first) {
+		if n != 0 {
+			t.Errorf("after revert disk %s keeps bootOrder %d", name, n)
+		}
+	}
+	if first.Boot.Target != system.BootNone {
+		t.Errorf("reverted override target %s, want None", first.Boot.Target)
+	}
+	if err := e.s.Reset(ctx, key, system.ResetForceRestart); err != nil {
+		t.Fatal(err)
+	}
+	second := e.eventually(t, key, "second boot running", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+	})
+	for name, n := range ordersOf(second.VMI, "spec", "domain", "devices", "disks") {
+		if n != 0 {
+			t.Errorf("second boot still carries the override: disk %s bootOrder %d", name, n)
+		}
+	}
+}
+
+// testDeferred: power-on during an import is recorded, not executed; the
+// VM starts once the import is Ready, with the CD-ROM first.
+func testDeferred(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "deferred")
+	e.setSlot(t, key, system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaImporting, InsertID: "i1", ClaimName: "pvc-i1"})
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	vm := e.live(t, key)
+	if !vm.Power.OnDeferred || runStrategy(vm) != "Halted" || vm.VMI != nil {
+		t.Fatalf("power-on during import: deferred=%v runStrategy=%s vmi=%v", vm.Power.OnDeferred, runStrategy(vm), vm.VMI != nil)
+	}
+	time.Sleep(200 * time.Millisecond) // the reconciler must not start it either
+	if vm := e.live(t, key); vm.VMI != nil {
+		t.Fatalf("VM started while its import was in flight")
+	}
+	e.setSlot(t, key, ready)
+	vm = e.eventually(t, key, "started after import", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && !vm.Power.OnDeferred
+	})
+	if got := ordersOf(vm.VMI, "spec", "domain", "devices", "disks")[apply.DiskName("cd0")]; got != 1 {
+		t.Errorf("deferred start did not boot the CD-ROM first: bootOrder %d", got)
+	}
+}
+
+// testDropped: a deferred power-on is dropped, with a reason, when the
+// import fails.
+func testDropped(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "dropped")
+	e.setSlot(t, key, system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaPending, InsertID: "i1"})
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	e.setSlot(t, key, system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaFailed, InsertID: "i1", Reason: "404"})
+	vm := e.eventually(t, key, "deferred power-on dropped", func(vm *apply.VM) bool {
+		return !vm.Power.OnDeferred && vm.Power.DroppedReason != ""
+	})
+	if runStrategy(vm) != "Halted" || vm.VMI != nil {
+		t.Errorf("dropped power-on still started the VM: runStrategy %s", runStrategy(vm))
+	}
+}
+
+func testVerbs(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "verbs")
+	steps := []struct {
+		reset system.ResetType
+		want  system.PowerState
+	}{
+		{system.ResetPushPowerButton, system.PowerOn},
+		{system.ResetGracefulShutdown, system.PowerOff},
+		{system.ResetForceOn, system.PowerOn},
+		{system.ResetForceOff, system.PowerOff},
+		{system.ResetGracefulRestart, system.PowerOn}, // restart of an Off system powers it on
+		{system.ResetPushPowerButton, system.PowerOff},
+	}
+	for _, s := range steps {
+		if err := e.s.Reset(ctx, key, s.reset); err != nil {
+			t.Fatalf("%s: %v", s.reset, err)
+		}
+		e.eventually(t, key, fmt.Sprintf("%s -> %s", s.reset, s.want), func(vm *apply.VM) bool {
+			cached, err := e.w.Read(ctx, key) // PushPowerButton decides from the cache
+			return err == nil && State(vm) == s.want && State(cached) == s.want
+		})
+	}
+	if err := e.s.Reset(ctx, key, system.ResetNmi); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("Nmi: err %v, want ErrNotSupported", err)
+	}
+}

@@ -1,0 +1,63 @@
+package power
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+func vmi(phase string, deleting bool, conds ...map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+		"metadata": map[string]any{"name": "vm1", "namespace": "ns1", "uid": "u1"},
+		"status":   map[string]any{},
+	}}
+	if phase != "" {
+		u.Object["status"].(map[string]any)["phase"] = phase
+	}
+	if len(conds) > 0 {
+		var cs []any
+		for _, c := range conds {
+			cs = append(cs, c)
+		}
+		u.Object["status"].(map[string]any)["conditions"] = cs
+	}
+	if deleting {
+		now := metav1.Now()
+		u.SetDeletionTimestamp(&now)
+	}
+	return u
+}
+
+func TestState(t *testing.T) {
+	pausedTrue := map[string]any{"type": "Paused", "status": "True"}
+	pausedFalse := map[string]any{"type": "Paused", "status": "False"}
+	tests := []struct {
+		name string
+		vmi  *unstructured.Unstructured
+		want system.PowerState
+	}{
+		{"no VMI", nil, system.PowerOff},
+		{"no phase yet", vmi("", false), system.PowerPoweringOn},
+		{"pending", vmi(phasePending, false), system.PowerPoweringOn},
+		{"scheduling", vmi(phaseScheduling, false), system.PowerPoweringOn},
+		{"scheduled", vmi(phaseScheduled, false), system.PowerPoweringOn},
+		{"running", vmi(phaseRunning, false), system.PowerOn},
+		{"running, paused", vmi(phaseRunning, false, pausedTrue), system.PowerPaused},
+		{"running, paused condition false", vmi(phaseRunning, false, pausedFalse), system.PowerOn},
+		{"running, being deleted", vmi(phaseRunning, true), system.PowerPoweringOff},
+		{"succeeded", vmi(phaseSucceeded, false), system.PowerOff},
+		{"failed, being deleted", vmi(phaseFailed, true), system.PowerOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := State(&apply.VM{VMI: tt.vmi}); got != tt.want {
+				t.Errorf("State = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
