@@ -129,7 +129,10 @@ func (s *Simulator) patchStatus(ctx context.Context, ns, name string, body map[s
 	if err != nil {
 		return fmt.Errorf("marshal status: %w", err)
 	}
-	_, err = s.dyn.Resource(VMIResource).Namespace(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "virt-handler"}, "status")
+	// KubeVirt's VirtualMachineInstance CRD has no status subresource
+	// (virt-handler writes status through the main resource), so neither
+	// does the installed one: patch the object itself.
+	_, err = s.dyn.Resource(VMIResource).Namespace(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "virt-handler"})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
