@@ -100,7 +100,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	env.Sim, err = sim.New(cluster.Admin, sim.Options{
 		StartDelay: opts.StartDelay, StopDelay: opts.StopDelay,
-		DataDir: filepath.Join(cluster.Dir, "images"), Log: log.With("component", "sim"),
+		DataDir: filepath.Join(cluster.Dir, "images"), Log: log,
 	})
 	if err != nil {
 		return env, fmt.Errorf("simulator: %w", err)
