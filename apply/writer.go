@@ -124,10 +124,14 @@ func (c *Client) Read(ctx context.Context, key system.Key) (*VM, error) {
 func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, error) {
 	var obj *unstructured.Unstructured
 	var err error
+	if !live {
+		obj, err = c.cache.VM(key)
+		// A VM created a moment ago may not be in the cache yet: a
+		// NotFound from the cache is confirmed live.
+		live = apierrors.IsNotFound(err)
+	}
 	if live {
 		obj, err = c.dyn.Resource(vmResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-	} else {
-		obj, err = c.cache.VM(key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
