@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -13,11 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
+
+// logLevel of the simulator in tests; SIM_DEBUG=1 shows everything.
+var logLevel = func() slog.Level {
+	if os.Getenv("SIM_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}()
 
 // env is a test cluster with a running simulator.
 type env struct {
@@ -41,7 +51,7 @@ func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
 		opts.DataDir = t.TempDir()
 	}
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: logLevel}))
 	}
 	s, err := sim.New(c.Admin, opts)
 	if err != nil {
@@ -56,10 +66,12 @@ func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
 			t.Errorf("simulator: %v", err)
 		}
 	})
+	cfg := rest.CopyConfig(c.Admin)
+	cfg.QPS, cfg.Burst = 200, 400
 	return &env{
 		sim:  s,
-		dyn:  dynamic.NewForConfigOrDie(c.Admin),
-		kube: kubernetes.NewForConfigOrDie(c.Admin),
+		dyn:  dynamic.NewForConfigOrDie(cfg),
+		kube: kubernetes.NewForConfigOrDie(cfg),
 		ns:   ns,
 	}
 }

@@ -118,6 +118,8 @@ type phaseMark struct {
 // New returns a simulator for the cluster at cfg. Nothing runs before
 // [Simulator.Run].
 func New(cfg *rest.Config, opts Options) (*Simulator, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 500, 1000 // the simulator stands for a whole cluster's controllers
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sim: dynamic client: %w", err)
