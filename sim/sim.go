@@ -90,19 +90,19 @@ type Simulator struct {
 	queues  queues
 	started atomic.Bool
 
-	vmisCreated, vmisDeleted, vmisFailed         atomic.Int64
-	importsStarted, importsOK, importsFailed     atomic.Int64
-	multiAttachRefusals, pvcsBound               atomic.Int64
-	mu                                           sync.Mutex
-	corruptions                                  []Corruption
-	corruptSeen                                  map[corruptKey]bool
-	phaseSince                                   map[types.UID]phaseMark
-	stopSeen                                     map[types.UID]time.Time
-	downloads                                    map[types.UID]context.CancelFunc
-	finished                                     map[types.UID]bool // imports done, until the pod is gone
-	refused                                      map[types.UID]bool // import pods already told Multi-Attach
-	missingPVC                                   map[types.UID]bool // import pods already told the PVC is missing
-	downloadWG                                   sync.WaitGroup
+	vmisCreated, vmisDeleted, vmisFailed     atomic.Int64
+	importsStarted, importsOK, importsFailed atomic.Int64
+	multiAttachRefusals, pvcsBound           atomic.Int64
+	mu                                       sync.Mutex
+	corruptions                              []Corruption
+	corruptSeen                              map[corruptKey]bool
+	phaseSince                               map[types.UID]phaseMark
+	stopSeen                                 map[types.UID]time.Time
+	downloads                                map[types.UID]context.CancelFunc
+	finished                                 map[types.UID]bool // imports done, until the pod is gone
+	refused                                  map[types.UID]bool // import pods already told Multi-Attach
+	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
+	downloadWG                               sync.WaitGroup
 }
 
 type corruptKey struct {

@@ -15,7 +15,9 @@ import (
 func TestProblems(t *testing.T) {
 	disk := func(name string) any { return map[string]any{"name": name, "disk": map[string]any{"bus": "virtio"}} }
 	cdrom := func(name string) any { return map[string]any{"name": name, "cdrom": map[string]any{"bus": "sata"}} }
-	vol := func(name string) any { return map[string]any{"name": name, "persistentVolumeClaim": map[string]any{"claimName": name}} }
+	vol := func(name string) any {
+		return map[string]any{"name": name, "persistentVolumeClaim": map[string]any{"claimName": name}}
+	}
 	spec := func(disks, volumes []any) map[string]any {
 		return map[string]any{"domain": map[string]any{"devices": map[string]any{"disks": disks}}, "volumes": volumes}
 	}
