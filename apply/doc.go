@@ -15,16 +15,22 @@
 //	manager        map mode (disks/volumes/interfaces are list-type map)             atomic mode (stock KubeVirt CRD)
 //	-------------  ----------------------------------------------------------------  ----------------------------------------------
 //	redfish-media  metadata.annotations[redfish-bridge.io/media.<slot>]              same annotations
+//	                 (while the slot records anything)
 //	               T.domain.devices.disks[name=media-<slot>]: name, cdrom.bus,       T.domain.devices.disks (whole list) and
-//	                 cdrom.readonly (while the slot holds an image)                  T.volumes (whole list), when media wrote
-//	               T.volumes[name=media-<slot>]: name,                                 them last
+//	                 cdrom.readonly (only while the slot is Ready: a Pending or      T.volumes (whole list), when media wrote
+//	                 Importing PVC is never referenced, so no VMI can hold it)         them last; sent when media changes them
+//	               T.volumes[name=media-<slot>]: name,                                 or owns them (omission would delete)
 //	                 persistentVolumeClaim.claimName (same)
 //	redfish-boot   metadata.annotations[redfish-bridge.io/boot]                      same annotation
-//	               T.domain.devices.disks[name=*].bootOrder for every disk, while    T.domain.devices.disks (whole list) when boot
-//	                 an override target other than None is set                         wrote it last
-//	               T.domain.devices.interfaces[name=<first>].bootOrder (target Pxe)  T.domain.devices.interfaces (whole list), Pxe
-//	               T.domain.firmware.bootloader.{efi|bios} once a mode was set       same
+//	               T.domain.devices.disks[name=*]: name, bootOrder for every disk,   T.domain.devices.disks (whole list) when boot
+//	                 while an override (Once/Continuous, target Cd/Hdd/Pxe) is set     wrote it last; when the override stops,
+//	               T.domain.devices.interfaces[name=*]: name, bootOrder for the        every bootOrder is removed from the list
+//	                 first interface (target Pxe) and for any interface that         T.domain.devices.interfaces (whole list) when
+//	                 already carried one (renumbered after the disks: unique)          an interface is numbered
+//	               T.domain.firmware.bootloader.efi.secureBoot (false) or            same
+//	                 .bios, once a mode was set
 //	redfish-power  metadata.annotations[redfish-bridge.io/power]                     same
+//	                 (while a power-on is deferred or was dropped)
 //	               spec.runStrategy                                                  same
 //
 // Nothing else is ever written: not labels, not other disks' fields, not
@@ -36,12 +42,18 @@
 // An apply body that carries metadata.resourceVersion is a precondition: the
 // apiserver answers 409 if the VM changed since the read, even with force.
 //
-//   - Every apply whose content depends on what was read carries the
-//     precondition: all redfish-media and redfish-boot applies (state
-//     machine transitions, the boot-order rewrite that numbers every disk
-//     it saw) and power-on (it checked that no import is in flight and that
-//     the boot order is settled). On 409 the whole read-decide-apply step is
-//     retried from a live read with bounded, jittered backoff.
+//   - Every apply carries the precondition: all redfish-media and
+//     redfish-boot applies (state machine transitions, the boot-order
+//     rewrite that numbers every disk it saw) and all redfish-power applies
+//     (power-on checked that no import is in flight and that the boot order
+//     is settled; an empty RunStrategy re-sends the value read). On 409 the
+//     whole read-decide-apply step is retried from a live read with bounded,
+//     jittered exponential backoff (Options.Backoff, MaxAttempts). An SSA
+//     field-manager conflict (only possible for media in map mode, which
+//     does not force) is returned, not retried. Options.DisablePrecondition
+//     removes the precondition: a TEST-ONLY negative control.
+//   - Reads come from the informer cache; after a 409, and when the cache
+//     says NotFound (a VM created a moment ago), from a live GET.
 //   - Force: redfish-boot forces (bootOrder and bootloader usually belong to
 //     the VM's author, and the Redfish client has explicitly asked to change
 //     exactly those fields); redfish-power forces spec.runStrategy (the VM's
@@ -53,6 +65,18 @@
 //     entry of an atomic list is to take the whole list; the precondition
 //     guarantees the list written is the one just read plus this concern's
 //     change, so nobody's concurrent edit is lost.
+//
+// # Shared elements (map mode)
+//
+// redfish-boot owns bootOrder on media-<slot> disks. When a media change
+// detaches a slot whose disk carries a boot-owned bootOrder, [Client.Media]
+// first re-applies redfish-boot's layout without that disk (preconditioned),
+// then the media intent preconditioned on the result: no orphan
+// {name: media-<slot>, bootOrder: N} is left (KubeVirt would reject it as a
+// disk without a volume). [Client.Relayout] re-applies the layout when disks
+// changed under a pending override (a CD-ROM inserted after a Cd override).
+// An author's disk removed while redfish-boot owns its bootOrder has the
+// same problem and is NOT handled (the bridge cannot see the author's intent).
 //
 // # List mode
 //
