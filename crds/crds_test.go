@@ -1,0 +1,180 @@
+package crds_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+)
+
+func TestLoad(t *testing.T) {
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			list, err := crds.Load(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, crd := range list {
+				names = append(names, crd.Name)
+			}
+			want := []string{"virtualmachineinstances.kubevirt.io", "virtualmachines.kubevirt.io"}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("CRD names (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		if _, err := crds.Load("atomic"); err == nil {
+			t.Error("Load(\"atomic\") succeeded, want an error")
+		}
+	})
+}
+
+// TestStockMatchesOperator compares the stock variant with the CRDs
+// virt-operator v1.9.0 installs, kept in <module root>/../shared/kubevirt-crds.
+func TestStockMatchesOperator(t *testing.T) {
+	dir := filepath.Join(moduleRoot(t), "..", "shared", "kubevirt-crds")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("no operator-generated CRDs at %s (the ../shared checkout beside the repository); nothing to compare with", dir)
+	}
+	list, err := crds.Load(crds.Stock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range list {
+		t.Run(got.Name, func(t *testing.T) {
+			want := readCRD(t, filepath.Join(dir, got.Name+".crd.yaml"))
+			if diff := cmp.Diff(fieldPaths(want), fieldPaths(got)); diff != "" {
+				t.Errorf("field paths and list types (-operator +stock):\n%s", diff)
+			}
+			// Beyond paths: names, printer columns, subresources, versions,
+			// schemas down to descriptions.
+			if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+				t.Errorf("spec (-operator +stock):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.Labels, got.Labels); diff != "" {
+				t.Errorf("labels (-operator +stock):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMapListOnlyKeysLists checks that the maplist variant differs from the
+// stock one exactly in the four lists being list-type map keyed by name.
+func TestMapListOnlyKeysLists(t *testing.T) {
+	stock, err := crds.Load(crds.Stock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maplist, err := crds.Load(crds.MapList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := map[string]string{
+		"virtualmachines.kubevirt.io":         ".spec.template.spec",
+		"virtualmachineinstances.kubevirt.io": ".spec",
+	}
+	for i := range stock {
+		name := stock[i].Name
+		t.Run(name, func(t *testing.T) {
+			want := fieldPaths(stock[i])
+			for _, v := range []string{"v1", "v1alpha3"} {
+				for _, l := range []string{".domain.devices.disks", ".domain.devices.interfaces", ".volumes", ".networks"} {
+					p := v + " " + prefix[name] + l
+					if !strings.HasPrefix(want[p], "array list=- ") {
+						t.Fatalf("stock %s = %q, want an array without list type", p, want[p])
+					}
+					want[p] = "array list=map keys=[name]"
+					if want[p+"[].name"] != "string required" {
+						t.Errorf("stock %s[].name = %q, want a required string", p, want[p+"[].name"])
+					}
+				}
+			}
+			if diff := cmp.Diff(want, fieldPaths(maplist[i])); diff != "" {
+				t.Errorf("maplist vs stock with the four lists keyed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fieldPaths maps "<version> <path>" of every schema node to its type, list
+// type, map keys and whether the parent requires it.
+func fieldPaths(crd *apiextensionsv1.CustomResourceDefinition) map[string]string {
+	out := map[string]string{}
+	var walk func(path string, s *apiextensionsv1.JSONSchemaProps, required bool)
+	walk = func(path string, s *apiextensionsv1.JSONSchemaProps, required bool) {
+		desc := s.Type
+		if s.Type == "array" {
+			lt := "-"
+			if s.XListType != nil {
+				lt = *s.XListType
+			}
+			desc += " list=" + lt + " keys=" + "[" + strings.Join(s.XListMapKeys, ",") + "]"
+		}
+		if required {
+			desc += " required"
+		}
+		out[path] = desc
+		for name, p := range s.Properties {
+			walk(path+"."+name, &p, contains(s.Required, name))
+		}
+		if s.Items != nil && s.Items.Schema != nil {
+			walk(path+"[]", s.Items.Schema, false)
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			walk(path+"{}", s.AdditionalProperties.Schema, false)
+		}
+	}
+	for _, v := range crd.Spec.Versions {
+		walk(v.Name+" ", v.Schema.OpenAPIV3Schema, false)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+	return crd
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
