@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
@@ -47,6 +49,9 @@ type Options struct {
 	// ImageSize is the size of the sample ISOs in bytes.
 	ImageSize int
 	Log       *slog.Logger
+	// WrapKube, when set, wraps the bridge's transport to the apiserver
+	// (e.g. to count its requests); the cluster's own config is unchanged.
+	WrapKube func(http.RoundTripper) http.RoundTripper
 }
 
 // Env is a running demo.
@@ -120,8 +125,13 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if err != nil {
 		return env, err
 	}
+	bridgeKube := cluster.Bridge
+	if opts.WrapKube != nil {
+		bridgeKube = rest.CopyConfig(cluster.Bridge)
+		bridgeKube.Wrap(opts.WrapKube)
+	}
 	env.Bridge, err = service.Start(runCtx, service.Config{
-		Kube:                 cluster.Bridge,
+		Kube:                 bridgeKube,
 		Namespace:            cluster.BridgeNamespace,
 		UsersSecret:          UsersSecret,
 		SessionKeySecret:     SessionKeySecret,
