@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# redfish-bridge: one static binary on distroless, running as nonroot
+# (65532). The same image runs the bridge (`serve`, the default) and the ISO
+# import pods (`import`).
+
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+ARG VERSION=dev
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/redfish-bridge ./cmd/redfish-bridge
+
+FROM gcr.io/distroless/static:nonroot
+COPY --from=build /out/redfish-bridge /redfish-bridge
+USER 65532:65532
+EXPOSE 8443 9090
+ENTRYPOINT ["/redfish-bridge"]
+CMD ["serve"]

@@ -1,0 +1,23 @@
+{{/* The --config YAML: flag names as keys. */}}
+{{- define "redfish-bridge.config" -}}
+{{- $cfg := dict
+  "namespaces" (join "," .Values.watchNamespaces)
+  "users-secret" (include "redfish-bridge.usersSecret" .)
+  "session-key-secret" (include "redfish-bridge.sessionKeySecret" .)
+  "sessions-configmap" (include "redfish-bridge.sessionsConfigMap" .)
+  "listen" ":8443"
+  "metrics-listen" (printf ":%d" (int .Values.service.metricsPort))
+  "service-uuid" (include "redfish-bridge.serviceUUID" .)
+  "importer-image" (default (include "redfish-bridge.image" .) .Values.importerImage)
+  "storage-class" .Values.storageClass
+  "leader-elect" .Values.leaderElection.enabled
+  "lease-name" (include "redfish-bridge.leaseName" .)
+}}
+{{- if .Values.insecureHTTP }}
+{{- $_ := set $cfg "insecure-http" true }}
+{{- else }}
+{{- $_ := set $cfg "tls-cert" "/etc/redfish-bridge/tls/tls.crt" }}
+{{- $_ := set $cfg "tls-key" "/etc/redfish-bridge/tls/tls.key" }}
+{{- end }}
+{{- toYaml (mergeOverwrite $cfg .Values.extraConfig) }}
+{{- end }}

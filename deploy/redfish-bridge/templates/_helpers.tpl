@@ -1,0 +1,120 @@
+{{/* Chart name, truncated to the 63 characters a label value allows. */}}
+{{- define "redfish-bridge.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: the release name, suffixed with the chart name unless it already holds it. */}}
+{{- define "redfish-bridge.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "redfish-bridge.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "redfish-bridge.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "redfish-bridge.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "redfish-bridge.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: redfish-bridge
+{{- end }}
+
+{{- define "redfish-bridge.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "redfish-bridge.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "redfish-bridge.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "redfish-bridge.usersSecret" -}}
+{{- default (printf "%s-users" (include "redfish-bridge.fullname" .)) .Values.users.existingSecret }}
+{{- end }}
+
+{{- define "redfish-bridge.sessionKeySecret" -}}
+{{- default (printf "%s-session-key" (include "redfish-bridge.fullname" .)) .Values.sessionKey.existingSecret }}
+{{- end }}
+
+{{- define "redfish-bridge.sessionsConfigMap" -}}
+{{- printf "%s-sessions" (include "redfish-bridge.fullname" .) }}
+{{- end }}
+
+{{- define "redfish-bridge.leaseName" -}}
+{{- default (include "redfish-bridge.fullname" .) .Values.leaderElection.leaseName }}
+{{- end }}
+
+{{- define "redfish-bridge.tlsSecret" -}}
+{{- default (printf "%s-tls" (include "redfish-bridge.fullname" .)) .Values.tls.existingSecret }}
+{{- end }}
+
+{{/*
+Service root UUID: the value given, else a name-based UUID (version 5 and
+RFC 4122 variant bits) from the SHA-256 of "<namespace>/<release>", so every
+replica and every upgrade serves the same one.
+*/}}
+{{- define "redfish-bridge.serviceUUID" -}}
+{{- if .Values.serviceUUID }}
+{{- .Values.serviceUUID }}
+{{- else }}
+{{- $h := sha256sum (printf "redfish-bridge/%s/%s" .Release.Namespace .Release.Name) }}
+{{- printf "%s-%s-5%s-8%s-%s" (substr 0 8 $h) (substr 8 12 $h) (substr 13 16 $h) (substr 17 20 $h) (substr 20 32 $h) }}
+{{- end }}
+{{- end }}
+
+{{/* Fails the render on contradictory values. */}}
+{{- define "redfish-bridge.validate" -}}
+{{- if and .Values.tls.existingSecret .Values.tls.certManager.enabled }}
+{{- fail "set only one of tls.existingSecret and tls.certManager.enabled" }}
+{{- end }}
+{{- if and .Values.tls.certManager.enabled (not .Values.tls.certManager.issuerRef.name) }}
+{{- fail "tls.certManager.issuerRef.name is required with tls.certManager.enabled" }}
+{{- end }}
+{{- if and .Values.users.existingSecret .Values.users.list }}
+{{- fail "set only one of users.existingSecret and users.list" }}
+{{- end }}
+{{- end }}
+
+{{/* True (non-empty) when the chart generates a self-signed serving certificate. */}}
+{{- define "redfish-bridge.selfSigned" -}}
+{{- if not (or .Values.insecureHTTP .Values.tls.existingSecret .Values.tls.certManager.enabled) }}true{{ end }}
+{{- end }}
+
+{{/*
+VirtualMachine-side rules: what the bridge does in every namespace it
+serves. Server-Side Apply is a PATCH; VMs are never created or updated.
+*/}}
+{{- define "redfish-bridge.workloadRules" -}}
+# Inventory informers, precondition reads and Server-Side Apply of VMs.
+- apiGroups: ["kubevirt.io"]
+  resources: ["virtualmachines"]
+  verbs: ["get", "list", "watch", "patch"]
+# Power state; deleting the VMI resets a running VM.
+- apiGroups: ["kubevirt.io"]
+  resources: ["virtualmachineinstances"]
+  verbs: ["get", "list", "watch", "delete"]
+# ISO import: a PVC per medium and a helper pod that fills it.
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims", "pods"]
+  verbs: ["create", "list", "watch", "delete"]
+# Events on VMs the media reconciler healed.
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end }}
+
+{{/* The bridge ServiceAccount as an RBAC subject list. */}}
+{{- define "redfish-bridge.subjects" -}}
+- kind: ServiceAccount
+  name: {{ include "redfish-bridge.serviceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end }}
