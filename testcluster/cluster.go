@@ -128,6 +128,10 @@ func newCluster(opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
+	began := time.Now()
+	phase := func(name string) {
+		c.log.DebugContext(ctx, "test cluster phase done", "phase", name, "elapsed", time.Since(began).Round(time.Millisecond))
+	}
 	creds, err := writeCredentials(c.Dir)
 	if err != nil {
 		return err
@@ -136,6 +140,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	phase("etcd healthy")
 	host, err := c.startAPIServer(ctx, etcdURL, creds)
 	if err != nil {
 		return err
@@ -145,7 +150,8 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.waitReady(ctx); err != nil {
 		return err
 	}
-	if err := c.install(ctx); err != nil {
+	phase("kube-apiserver ready")
+	if err := c.install(ctx, phase); err != nil {
 		return err
 	}
 	c.Kubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
@@ -157,7 +163,7 @@ func (c *Cluster) start(ctx context.Context) error {
 }
 
 // install creates the bridge namespace and RBAC, the CRDs and the policy.
-func (c *Cluster) install(ctx context.Context) error {
+func (c *Cluster) install(ctx context.Context, phase func(string)) error {
 	cs, err := kubernetes.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
@@ -168,10 +174,14 @@ func (c *Cluster) install(ctx context.Context) error {
 	if err := installBridgeRBAC(ctx, cs, c.BridgeNamespace); err != nil {
 		return err
 	}
-	if err := c.installKubeVirt(ctx, cs); err != nil {
+	if err := c.installKubeVirt(ctx, cs, phase); err != nil {
 		return err
 	}
-	return c.waitBridgeAuthorized(ctx)
+	if err := c.waitBridgeAuthorized(ctx); err != nil {
+		return err
+	}
+	phase("bridge RBAC effective")
+	return nil
 }
 
 // CreateNamespace creates namespace name; an existing one is not an error.

@@ -23,7 +23,7 @@ var (
 
 // installKubeVirt installs the CRDs and the admission policy and waits until
 // the policy rejects a bad VirtualMachine.
-func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface) error {
+func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface, phase func(string)) error {
 	ext, err := apiextensionsclient.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("apiextensions client: %w", err)
@@ -31,6 +31,7 @@ func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface) 
 	if err := installCRDs(ctx, ext, cs.Discovery(), c.Variant); err != nil {
 		return err
 	}
+	phase("CRDs served")
 	if err := installPolicy(ctx, cs); err != nil {
 		return err
 	}
@@ -50,6 +51,7 @@ func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface) 
 		}}},
 	}}
 	vms := dyn.Resource(VirtualMachines).Namespace(c.BridgeNamespace)
+	defer phase("admission policy enforced")
 	return poll(ctx, "admission policy enforced", func(ctx context.Context) (bool, error) {
 		_, err := vms.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {

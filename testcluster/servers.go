@@ -137,6 +137,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string, creds *cre
 			"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection",
 			"--allow-privileged=true",
 			"--profiling=false",
+			"--enable-priority-and-fairness=false",
 			// The kubernetes Service endpoints may not point at loopback.
 			"--endpoint-reconciler-type=none",
 		}
