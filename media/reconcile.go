@@ -158,6 +158,7 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 			return 0, err
 		}
 		r.c.ready.Add(1)
+		r.observeImport("succeeded", pod)
 		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
 	case corev1.PodFailed:
 		reason := terminationMessage(pod)
@@ -168,6 +169,7 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 			return 0, err
 		}
 		r.c.failed.Add(1)
+		r.observeImport("failed", pod)
 		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
 	}
 	if slot.Phase == system.MediaPending {

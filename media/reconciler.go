@@ -54,6 +54,9 @@ type Options struct {
 	HTTPClient *http.Client
 	Workers    int // default 2
 	Log        *slog.Logger
+	// ObserveImport, if set, is called once per finished import pod with
+	// "succeeded" or "failed" and the pod's age (the import duration).
+	ObserveImport func(result string, d time.Duration)
 }
 
 // DefaultImporterImage is the bridge's own image.
@@ -187,6 +190,15 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	r.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// QueueLen is the number of VMs waiting to be reconciled.
+func (r *Reconciler) QueueLen() int { return r.queue.Len() }
+
+func (r *Reconciler) observeImport(result string, pod *corev1.Pod) {
+	if r.opts.ObserveImport != nil {
+		r.opts.ObserveImport(result, time.Since(pod.CreationTimestamp.Time))
+	}
 }
 
 // Enqueue asks for key to be reconciled (e.g. right after an insert).

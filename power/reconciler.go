@@ -39,6 +39,9 @@ func NewReconciler(s *Service, events Events) (*Reconciler, error) {
 	return r, nil
 }
 
+// QueueLen is the number of VMs waiting to be reconciled.
+func (r *Reconciler) QueueLen() int { return r.q.Len() }
+
 // Run works the queue with workers goroutines until ctx ends.
 func (r *Reconciler) Run(ctx context.Context, workers int) {
 	go func() {
