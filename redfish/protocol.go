@@ -63,10 +63,27 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		user, _ := c.Get(principalKey + ".user").(string)
+		took := time.Since(start)
 		log.Info("request", "status", c.Response().Status, "user", user,
-			"remote", req.RemoteAddr, "duration", time.Since(start).Round(time.Microsecond))
+			"remote", req.RemoteAddr, "duration", took.Round(time.Microsecond))
+		if s.cfg.Observe != nil {
+			s.cfg.Observe(req.Method, routeOf(c), c.Response().Status, took)
+		}
 		return nil
 	}
+}
+
+// routeOf is the matched route template without a trailing slash, or ""
+// when no route matched (404, 405), so that metrics stay bounded.
+func routeOf(c echo.Context) string {
+	p := c.Path()
+	if c.Response().Status == http.StatusNotFound && p == "/*" {
+		return ""
+	}
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	return p
 }
 
 func newRequestID() string {

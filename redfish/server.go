@@ -26,6 +26,10 @@ type Config struct {
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).
 	RequestTimeout time.Duration
+	// Observe, if set, is called once per request with the method, the
+	// matched route template (e.g. /redfish/v1/Systems/:id; "" when no route
+	// matched), the status code and the duration: the metrics hook.
+	Observe func(method, route string, status int, d time.Duration)
 }
 
 // Server holds the handlers.
