@@ -1,0 +1,121 @@
+package deploy
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from helm template")
+
+// testHash is a bcrypt hash (of "test"), shaped as the schema demands.
+const testHash = "$2a$10$9L492FSgxrXy6U/7KloSBOhwqRIPOAKg0MMrzYUd8xlFI93gUirxK"
+
+// variants are the value sets golden-tested and linted.
+var variants = []struct {
+	name string
+	args []string
+}{
+	{name: "default"},
+	{name: "namespaced-certmanager-servicemonitor", args: []string{
+		"--set", "watchNamespaces={vms-a,vms-b}",
+		"--set", "tls.certManager.enabled=true",
+		"--set", "tls.certManager.issuerRef.name=ca-issuer",
+		"--set", "tls.certManager.issuerRef.kind=ClusterIssuer",
+		"--set", "metrics.serviceMonitor.enabled=true",
+		"--set", "users.list[0].name=ironic",
+		"--set", "users.list[0].passwordHash=" + testHash,
+		"--set", "users.list[0].namespaces={vms-a}",
+		"--set", "users.list[0].selector=role=ironic",
+		"--set", "users.list[1].name=admin",
+		"--set", "users.list[1].passwordHash=" + testHash,
+		"--set", "users.list[1].namespaces={*}",
+		"--set", "ingress.enabled=true",
+		"--set", "ingress.hosts={redfish.example.com}",
+		"--set", "route.enabled=true",
+	}},
+}
+
+// generated matches values the chart makes up at render time (session key,
+// self-signed certificate); the goldens hold a placeholder.
+var generated = regexp.MustCompile(`(?m)^(  (?:session-key|tls\.crt|tls\.key): )"[A-Za-z0-9+/=]+"$`)
+
+func TestLint(t *testing.T) {
+	for _, v := range variants {
+		for _, strict := range []bool{false, true} {
+			name := v.name
+			args := append([]string{"lint", chartDir}, v.args...)
+			if strict {
+				name += "/strict"
+				args = append(args, "--strict")
+			}
+			t.Run(name, func(t *testing.T) {
+				out := mustHelm(t, args...)
+				if !strings.Contains(out, "1 chart(s) linted, 0 chart(s) failed") {
+					t.Errorf("helm lint output:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+func TestTemplateGolden(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			args := append([]string{"template", "rb", chartDir, "--namespace", "bm"}, v.args...)
+			got := generated.ReplaceAllString(mustHelm(t, args...), `$1"GENERATED"`)
+			golden := filepath.Join("testdata", v.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("helm template %s (-golden +got):\n%s", v.name, diff)
+			}
+		})
+	}
+}
+
+// TestValuesRejected checks that values.schema.json and the chart's own
+// checks refuse bad values, naming the offending one.
+func TestValuesRejected(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"replicas not a number", []string{"--set-string", "replicaCount=two"}, "replicaCount"},
+		{"pull policy enum", []string{"--set", "image.pullPolicy=Sometimes"}, "pullPolicy"},
+		{"unknown top-level key", []string{"--set", "replicas=2"}, "replicas"},
+		{"plain password", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=hunter2", "--set", "users.list[0].namespaces={vms}"}, "passwordHash"},
+		{"user without namespaces", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=" + testHash}, "namespaces"},
+		{"bad namespace name", []string{"--set", "watchNamespaces={Not_A_Namespace}"}, "watchNamespaces"},
+		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
+		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
+		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
+		{"two TLS sources", []string{"--set", "tls.existingSecret=x", "--set", "tls.certManager.enabled=true", "--set", "tls.certManager.issuerRef.name=ca"}, "only one of tls.existingSecret"},
+		{"two user sources", []string{"--set", "users.existingSecret=x", "--set", "users.list[0].name=a", "--set", "users.list[0].passwordHash=" + testHash, "--set", "users.list[0].namespaces={*}"}, "only one of users.existingSecret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"template", "rb", chartDir, "--namespace", "bm"}, tt.args...)
+			out, errOut, err := helm(t, args...)
+			if err == nil {
+				t.Fatalf("helm template accepted %v:\n%.400s", tt.args, out)
+			}
+			if !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("helm template error does not name %q:\n%s", tt.wantErr, errOut)
+			}
+		})
+	}
+}
