@@ -24,7 +24,7 @@ import (
 const DefaultBridgeNamespace = "redfish-bridge"
 
 // defaultStartTimeout bounds Start when ctx has no deadline.
-const defaultStartTimeout = 2 * time.Minute
+const defaultStartTimeout = 3 * time.Minute
 
 // Options configure [Start]. The zero value is usable.
 type Options struct {
