@@ -1,0 +1,123 @@
+package metrics
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/media"
+)
+
+func TestCollect(t *testing.T) {
+	m := New()
+	queues := map[string]int{"media": 2, "power": 0}
+	m.Watch(Sources{
+		Applies: func() map[string]apply.Counters {
+			return map[string]apply.Counters{apply.ManagerMedia: {Applies: 3, Conflicts: 1, Retries: 1}}
+		},
+		Media:  func() media.Stats { return media.Stats{PodsCreated: 2, ImportsReady: 1, ImportsFailed: 1} },
+		Queues: func() map[string]int { return queues },
+	})
+	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 3*time.Millisecond)
+	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 5*time.Millisecond)
+	m.ObserveRequest("GET", "", 404, time.Millisecond)
+	m.ObserveImport("succeeded", 3*time.Second)
+	m.SetLeader(true)
+
+	want := `
+# HELP redfish_bridge_applies_total Server-side applies of VirtualMachines by field manager and outcome: applied, conflict (409, retried), retry, failed.
+# TYPE redfish_bridge_applies_total counter
+redfish_bridge_applies_total{manager="redfish-media",outcome="applied"} 3
+redfish_bridge_applies_total{manager="redfish-media",outcome="conflict"} 1
+redfish_bridge_applies_total{manager="redfish-media",outcome="failed"} 0
+redfish_bridge_applies_total{manager="redfish-media",outcome="retry"} 1
+# HELP redfish_bridge_http_requests_total Redfish requests by method, route template and status code.
+# TYPE redfish_bridge_http_requests_total counter
+redfish_bridge_http_requests_total{code="200",method="GET",route="/redfish/v1/Systems/:id"} 2
+redfish_bridge_http_requests_total{code="404",method="GET",route="unmatched"} 1
+# HELP redfish_bridge_leader 1 while this replica holds the Lease and runs the reconcilers.
+# TYPE redfish_bridge_leader gauge
+redfish_bridge_leader 1
+# HELP redfish_bridge_media_imports_total ISO imports by event: started (pod created), succeeded, failed, timed_out.
+# TYPE redfish_bridge_media_imports_total counter
+redfish_bridge_media_imports_total{event="failed"} 1
+redfish_bridge_media_imports_total{event="started"} 2
+redfish_bridge_media_imports_total{event="succeeded"} 1
+redfish_bridge_media_imports_total{event="timed_out"} 0
+# HELP redfish_bridge_reconciler_queue_depth VMs waiting in a reconciler's queue.
+# TYPE redfish_bridge_reconciler_queue_depth gauge
+redfish_bridge_reconciler_queue_depth{reconciler="media"} 2
+redfish_bridge_reconciler_queue_depth{reconciler="power"} 0
+`
+	names := []string{"redfish_bridge_applies_total", "redfish_bridge_http_requests_total", "redfish_bridge_leader",
+		"redfish_bridge_media_imports_total", "redfish_bridge_reconciler_queue_depth"}
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(m.latency); n != 2 {
+		t.Errorf("latency series = %d, want 2 (one per method+route)", n)
+	}
+	if n := testutil.CollectAndCount(m.importDuration); n != 1 {
+		t.Errorf("import duration series = %d, want 1", n)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	var readyErr error
+	srv := httptest.NewServer(New().Handler(func() error { return readyErr }))
+	t.Cleanup(srv.Close)
+	get := func(path string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	type result struct {
+		Code int
+		Body string
+	}
+	for _, tc := range []struct {
+		name, path string
+		ready      error
+		want       result
+	}{
+		{"healthz", "/healthz", nil, result{200, "ok\n"}},
+		{"healthz while not ready", "/healthz", errors.New("caches not synced"), result{200, "ok\n"}},
+		{"readyz", "/readyz", nil, result{200, "ok\n"}},
+		{"readyz not ready", "/readyz", errors.New("caches not synced"), result{503, "not ready: caches not synced\n"}},
+		{"unknown", "/nope", nil, result{404, "404 page not found\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			readyErr = tc.ready
+			code, body := get(tc.path)
+			if diff := cmp.Diff(tc.want, result{code, body}); diff != "" {
+				t.Errorf("GET %s (-want +got):\n%s", tc.path, diff)
+			}
+		})
+	}
+	t.Run("metrics", func(t *testing.T) {
+		code, body := get("/metrics")
+		if code != 200 || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, "redfish_bridge_leader 0") {
+			t.Errorf("GET /metrics: %d\n%s", code, body)
+		}
+	})
+}
