@@ -1,0 +1,11 @@
+// Package e2e holds the end-to-end tests: the whole product (demo.Start: a
+// real etcd + kube-apiserver with the KubeVirt CRDs, the KubeVirt
+// simulator, the bridge with its RBAC-restricted identity, an ISO server)
+// driven by real Redfish clients (OpenStack's sushy library through
+// Ironic's virtual-media sequence, DMTF's redfishtool, the gofish Go
+// client), with the resulting Kubernetes objects checked through the
+// admin client. Every test runs on both CRD variants (stock KubeVirt,
+// atomic lists; and list-type map).
+//
+// The package has no non-test code; run it with `make e2e`.
+package e2e

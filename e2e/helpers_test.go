@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// waitTimeout bounds every wait for the cluster to settle.
+const waitTimeout = 60 * time.Second
+
+// admin holds the cluster-admin clients of one env.
+type admin struct {
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
+}
+
+func adminFor(t *testing.T, env *demo.Env) admin {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin dynamic client: %v", err)
+	}
+	kube, err := kubernetes.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin kubernetes client: %v", err)
+	}
+	return admin{dyn: dyn, kube: kube}
+}
+
+// vmName is the name of sample VM i; keyOf its key; sysID its Redfish id.
+func vmName(i int) string                        { return fmt.Sprintf("vm-%d", i) }
+func keyOf(i int) system.Key                     { return system.Key{Namespace: demo.VMNamespace, Name: vmName(i)} }
+func sysID(i int) string                         { return keyOf(i).ID() }
+func claimOf(i int) string                       { return media.ClaimName(keyOf(i), media.DefaultSlot) }
+func mediaAnnotation() string                    { return apply.AnnotationMediaPrefix + media.DefaultSlot }
+func jsonUnmarshal(raw string, v any) error      { return json.Unmarshal([]byte(raw), v) }
+func mediaDisk() string                          { return apply.DiskName(media.DefaultSlot) }
+func itoa(i int64) string                        { return strconv.FormatInt(i, 10) }
+func imageURL(env *demo.Env, name string) string { return env.Images.URL + "/images/" + name }
+
+func (a admin) vm(ctx context.Context, t *testing.T, i int) *unstructured.Unstructured {
+	t.Helper()
+	vm, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Get(ctx, vmName(i), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get VM %s: %v", vmName(i), err)
+	}
+	return vm
+}
+
+// vmi returns the VMI of VM i, nil if there is none.
+func (a admin) vmi(ctx context.Context, t *testing.T, i int) *unstructured.Unstructured {
+	t.Helper()
+	vmi, err := a.dyn.Resource(inventory.VMIResource).Namespace(demo.VMNamespace).Get(ctx, vmName(i), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get VMI %s: %v", vmName(i), err)
+	}
+	return vmi
+}
+
+// slot decodes the media annotation of the VM's cd0 slot (zero if none).
+func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
+	t.Helper()
+	var s system.MediaSlot
+	raw, ok := vm.GetAnnotations()[mediaAnnotation()]
+	if !ok {
+		return s
+	}
+	if err := jsonUnmarshal(raw, &s); err != nil {
+		t.Fatalf("VM %s: media annotation %q: %v", vm.GetName(), raw, err)
+	}
+	return s
+}
+
+func phase(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return ""
+	}
+	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return p
+}
+
+// waitFor polls cond every 200 ms until it returns true or waitTimeout
+// passes; then it fails with what cond last reported.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(waitTimeout)
+	for {
+		ok, last := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %s", waitTimeout, what, last)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitRunning waits until VM i has a Running VMI and returns it.
+func (a admin) waitRunning(t *testing.T, i int) *unstructured.Unstructured {
+	t.Helper()
+	var vmi *unstructured.Unstructured
+	waitFor(t, vmName(i)+" VMI Running", func() (bool, string) {
+		vmi = a.vmi(t.Context(), t, i)
+		return phase(vmi) == "Running" && vmi.GetDeletionTimestamp() == nil, "phase " + phase(vmi)
+	})
+	return vmi
+}
+
+// disksByBootOrder returns the disk names of a VM or VMI spec (spec.template.spec
+// or spec), those with a bootOrder first in ascending order, then the rest
+// in list order, with their bootOrders.
+type bootDisk struct {
+	Name      string
+	BootOrder int64
+	CDROM     bool
+}
+
+func disks(t *testing.T, spec map[string]any) []bootDisk {
+	t.Helper()
+	list, _, err := unstructured.NestedSlice(spec, "domain", "devices", "disks")
+	if err != nil {
+		t.Fatalf("disks: %v", err)
+	}
+	var out []bootDisk
+	for _, d := range list {
+		m, _ := d.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
+		_, cd := m["cdrom"]
+		out = append(out, bootDisk{Name: name, BootOrder: bo, CDROM: cd})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].BootOrder, out[j].BootOrder
+		if a == 0 || b == 0 {
+			return a != 0 && b == 0
+		}
+		return a < b
+	})
+	return out
+}
+
+// volumes maps volume name to its PVC claim name ("" for non-PVC volumes).
+func volumes(t *testing.T, spec map[string]any) map[string]string {
+	t.Helper()
+	list, _, err := unstructured.NestedSlice(spec, "volumes")
+	if err != nil {
+		t.Fatalf("volumes: %v", err)
+	}
+	out := map[string]string{}
+	for _, v := range list {
+		m, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
+		out[name] = claim
+	}
+	return out
+}
+
+func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	if err != nil {
+		t.Fatalf("VM %s template spec: %v", vm.GetName(), err)
+	}
+	return spec
+}
+
+func vmiSpec(t *testing.T, vmi *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	spec, _, err := unstructured.NestedMap(vmi.Object, "spec")
+	if err != nil {
+		t.Fatalf("VMI %s spec: %v", vmi.GetName(), err)
+	}
+	return spec
+}
+
+// fileSHA256 is the hex sha256 of a file.
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open imported image: %v", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatalf("read imported image %s: %v", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// mediaObjects lists the names of VM i's import pods and media PVCs.
+func (a admin) mediaObjects(ctx context.Context, t *testing.T, i int) []string {
+	t.Helper()
+	var out []string
+	pods, err := a.kube.CoreV1().Pods(demo.VMNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list pods: %v", err)
+	}
+	claim := claimOf(i)
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+				out = append(out, "pod/"+p.Name)
+			}
+		}
+	}
+	pvcs, err := a.kube.CoreV1().PersistentVolumeClaims(demo.VMNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list PVCs: %v", err)
+	}
+	for _, p := range pvcs.Items {
+		if p.Name == claim {
+			out = append(out, "pvc/"+p.Name)
+		}
+	}
+	return out
+}

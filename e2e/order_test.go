@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// orderRecorder watches VMs and VMIs and records, per VM name, the etcd
+// revision (resourceVersion) at which its media slot was first seen Ready
+// and at which its first VMI was created. One etcd serves every resource,
+// so the two revisions are comparable: it proves the import completed
+// before the VMI existed, without relying on clocks.
+type orderRecorder struct {
+	mu         sync.Mutex
+	readyRV    map[string]int64
+	vmiAddedRV map[string]int64
+	stop       func()
+}
+
+func recordOrder(t *testing.T, a admin) *orderRecorder {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &orderRecorder{readyRV: map[string]int64{}, vmiAddedRV: map[string]int64{}, stop: cancel}
+	t.Cleanup(cancel)
+	vms, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch VMs: %v", err)
+	}
+	vmis, err := a.dyn.Resource(inventory.VMIResource).Namespace(demo.VMNamespace).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch VMIs: %v", err)
+	}
+	go r.run(ctx, vms, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
+		if slotPhase(u) == system.MediaReady {
+			r.first(r.readyRV, u.GetName(), rv)
+		}
+	})
+	go r.run(ctx, vmis, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
+		if ev.Type == watch.Added {
+			r.first(r.vmiAddedRV, u.GetName(), rv)
+		}
+	})
+	return r
+}
+
+func (r *orderRecorder) run(ctx context.Context, w watch.Interface, on func(watch.Event, *unstructured.Unstructured, int64)) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			u, isU := ev.Object.(*unstructured.Unstructured)
+			if !isU {
+				continue
+			}
+			rv, err := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+			if err != nil {
+				continue
+			}
+			on(ev, u, rv)
+		}
+	}
+}
+
+func (r *orderRecorder) first(m map[string]int64, name string, rv int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := m[name]; !ok {
+		m[name] = rv
+	}
+}
+
+// revisions returns the recorded Ready and VMI-created revisions of name
+// (0 when not seen).
+func (r *orderRecorder) revisions(name string) (ready, vmiAdded int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.readyRV[name], r.vmiAddedRV[name]
+}
+
+// slotPhase is the cd0 slot phase in a VM's annotation, without failing.
+func slotPhase(vm *unstructured.Unstructured) system.MediaPhase {
+	var s system.MediaSlot
+	if raw, ok := vm.GetAnnotations()[mediaAnnotation()]; ok {
+		_ = jsonUnmarshal(raw, &s)
+	}
+	return s.Phase
+}
