@@ -16,55 +16,69 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
-// TestStartStop starts a cluster, checks what Start promises, stops it and
-// checks nothing is left behind.
-func TestStartStop(t *testing.T) {
-	ctx := t.Context()
-	c, err := testcluster.Start(ctx, testcluster.Options{Variant: crds.MapList})
+// TestStock runs the checks that need a cluster with the stock CRDs.
+func TestStock(t *testing.T) {
+	c := testcluster.ForTest(t, crds.Stock)
+	t.Run("bridge RBAC", func(t *testing.T) { testBridgeRBAC(t, c) })
+	vms := vmClient(t, c, "groundtruth")
+	t.Run("atomic lists", func(t *testing.T) { testAtomicLists(t, vms) })
+	testStaleResourceVersion(t, vms)
+	t.Run("policy", func(t *testing.T) { testPolicy(t, vmClient(t, c, "policy")) })
+}
+
+// TestMapList runs the checks that need the maplist CRDs, then stops the
+// cluster and checks nothing is left behind.
+func TestMapList(t *testing.T) {
+	c, err := testcluster.Start(t.Context(), testcluster.Options{Variant: crds.MapList})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Stop() })
-	rss, err := c.APIServerRSS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ready after %s, kube-apiserver RSS %d MiB", c.ReadyAfter, rss>>20)
-	if rss < 10<<20 {
-		t.Errorf("APIServerRSS = %d bytes, want a running kube-apiserver's (>10 MiB)", rss)
-	}
-
-	for _, kc := range []string{c.Kubeconfig, c.BridgeKubeconfig} {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	vms := vmClient(t, c, "groundtruth")
+	t.Run("map lists", func(t *testing.T) { testMapLists(t, vms) })
+	testStaleResourceVersion(t, vms)
+	t.Run("policy", func(t *testing.T) { testPolicy(t, vmClient(t, c, "policy")) })
+	t.Run("kubeconfigs", func(t *testing.T) {
+		for _, kc := range []string{c.Kubeconfig, c.BridgeKubeconfig} {
+			cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+			if err != nil {
+				t.Fatalf("load %s: %v", kc, err)
+			}
+			cs := kubernetes.NewForConfigOrDie(cfg)
+			if _, err := cs.Discovery().ServerResourcesForGroupVersion("kubevirt.io/v1"); err != nil {
+				t.Errorf("discovery through %s: %v", kc, err)
+			}
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		rss, err := c.APIServerRSS()
 		if err != nil {
-			t.Fatalf("load %s: %v", kc, err)
+			t.Fatal(err)
 		}
-		cs := kubernetes.NewForConfigOrDie(cfg)
-		if _, err := cs.Discovery().ServerResourcesForGroupVersion("kubevirt.io/v1"); err != nil {
-			t.Errorf("discovery through %s: %v", kc, err)
+		t.Logf("ready after %s, kube-apiserver RSS %d MiB", c.ReadyAfter, rss>>20)
+		if rss < 10<<20 {
+			t.Errorf("APIServerRSS = %d bytes, want a running kube-apiserver's (>10 MiB)", rss)
 		}
-	}
-
-	pids := c.PIDs()
-	if err := c.Stop(); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d still exists after Stop (kill 0: %v)", pid, err)
+		pids := c.PIDs()
+		if err := c.Stop(); err != nil {
+			t.Fatalf("Stop: %v", err)
 		}
-	}
-	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("dir %s still exists after Stop (stat: %v)", c.Dir, err)
-	}
-	if err := c.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
+		for _, pid := range pids {
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("process %d still exists after Stop (kill 0: %v)", pid, err)
+			}
+		}
+		if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("dir %s still exists after Stop (stat: %v)", c.Dir, err)
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("second Stop: %v", err)
+		}
+	})
 }
 
-// TestBridgeRBAC checks the bridge identity gets what it needs and no more.
-func TestBridgeRBAC(t *testing.T) {
-	c := testcluster.ForTest(t, crds.Stock)
+// testBridgeRBAC checks the bridge identity gets what it needs and no more.
+func testBridgeRBAC(t *testing.T, c *testcluster.Cluster) {
 	cs := kubernetes.NewForConfigOrDie(c.Bridge)
 	tests := []struct {
 		name string

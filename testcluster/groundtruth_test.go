@@ -13,8 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Ground truth: how the real kube-apiserver treats two field managers that
@@ -36,10 +34,8 @@ func mediaVM(name string) *unstructured.Unstructured {
 	return vmBody(name, []any{cdrom("cdrom0", "sata")}, nil, []any{pvcVolume("cdrom0")})
 }
 
-func TestGroundTruthAtomicLists(t *testing.T) {
-	c := testcluster.ForTest(t, crds.Stock)
-	vms := vmClient(t, c, "groundtruth")
-
+// testAtomicLists runs on the stock CRD.
+func testAtomicLists(t *testing.T, vms dynamic.ResourceInterface) {
 	t.Run("second manager conflicts on whole lists", func(t *testing.T) {
 		if _, err := apply(t, vms, authorVM("conflict"), author, false); err != nil {
 			t.Fatal(err)
@@ -82,13 +78,10 @@ func TestGroundTruthAtomicLists(t *testing.T) {
 		}
 	})
 
-	testStaleResourceVersion(t, vms)
 }
 
-func TestGroundTruthMapLists(t *testing.T) {
-	c := testcluster.ForTest(t, crds.MapList)
-	vms := vmClient(t, c, "groundtruth")
-
+// testMapLists runs on the maplist CRD.
+func testMapLists(t *testing.T, vms dynamic.ResourceInterface) {
 	t.Run("managers own their own entries", func(t *testing.T) {
 		if _, err := apply(t, vms, authorVM("shared"), author, false); err != nil {
 			t.Fatal(err)
@@ -124,7 +117,6 @@ func TestGroundTruthMapLists(t *testing.T) {
 		}
 	})
 
-	testStaleResourceVersion(t, vms)
 }
 
 // testStaleResourceVersion: metadata.resourceVersion in an apply body is a
