@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
 )
 
 // Ground truth: how the real kube-apiserver treats two field managers that
@@ -202,4 +201,3 @@ func sorted(s []string) []string {
 	sort.Strings(out)
 	return out
 }
-
