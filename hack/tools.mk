@@ -1,5 +1,6 @@
 # hack/tools.mk: pinned build and generation tools, built into $(BIN).
-# Included from the top-level Makefile. Each tool target is a stamp file
+# Included from the top-level Makefile. Binaries are built to a temporary
+# name and renamed, so running test clusters keep their (old) executable. Each tool target is a stamp file
 # named after the pinned version, so a tool is rebuilt only when its
 # version changes or the stamp is missing. Run from the repository root.
 
@@ -47,27 +48,32 @@ controller-gen: $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION)
 
 $(BIN)/.kube-apiserver-$(KUBE_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
+	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv -f $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
 	@touch $@
 
 $(BIN)/.kubectl-$(KUBE_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBECTL) k8s.io/kubernetes/cmd/kubectl
+	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBECTL).tmp k8s.io/kubernetes/cmd/kubectl
+	mv -f $(KUBECTL).tmp $(KUBECTL)
 	@touch $@
 
 $(BIN)/.etcd-$(ETCD_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/etcd && go build -trimpath -o $(ETCD) .
+	cd $(TOOLS_DIR)/etcd && go build -trimpath -o $(ETCD).tmp .
+	mv -f $(ETCD).tmp $(ETCD)
 	@touch $@
 
 $(BIN)/.helm-$(HELM_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM) helm.sh/helm/v3/cmd/helm
+	cd $(TOOLS_DIR)/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM).tmp helm.sh/helm/v3/cmd/helm
+	mv -f $(HELM).tmp $(HELM)
 	@touch $@
 
 $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/controller-gen && go build -trimpath -ldflags "-s -w" -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+	cd $(TOOLS_DIR)/controller-gen && go build -trimpath -ldflags "-s -w" -o $(CONTROLLER_GEN).tmp sigs.k8s.io/controller-tools/cmd/controller-gen
+	mv -f $(CONTROLLER_GEN).tmp $(CONTROLLER_GEN)
 	@touch $@
 
 # controller-gen runs inside hack/gencrd/source, a module pinning
