@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -76,7 +77,8 @@ func (im *images) serve(w http.ResponseWriter, r *http.Request) {
 
 // add serves a fresh random-ish image at path and returns its URL and sha256.
 func (im *images) add(path string, size int, gated bool) (string, [32]byte) {
-	data := bytes.Repeat([]byte(fmt.Sprintf("%s|%d|", path, time.Now().UnixNano())), size/32+1)[:size]
+	unit := []byte(fmt.Sprintf("%s|%d|", path, time.Now().UnixNano()))
+	data := bytes.Repeat(unit, size/len(unit)+1)[:size]
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	im.files[path] = data
@@ -118,7 +120,11 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 	if err := c.CreateNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	level := slog.LevelWarn
+	if os.Getenv("MEDIA_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
 	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log})
 	if err != nil {
 		t.Fatal(err)

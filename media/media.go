@@ -53,7 +53,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot, image string
 		Phase:     system.MediaPending,
 		Reason:    "import accepted",
 		InsertID:  NewInsertID(),
-		Since:     s.now().UTC().Truncate(time.Second),
+		Since:     s.now().UTC(),
 		ClaimName: ClaimName(key, slot),
 	}
 	var result system.MediaSlot

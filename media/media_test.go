@@ -53,7 +53,7 @@ func TestMedia(t *testing.T) {
 // vmName is a per-test VM name, DNS-safe.
 func vmName(t *testing.T) string {
 	parts := strings.Split(t.Name(), "/")
-	return strings.ToLower(parts[len(parts)-1])
+	return strings.ReplaceAll(strings.ToLower(parts[len(parts)-1]), "_", "-")
 }
 
 func testInsertImportsToReady(t *testing.T, e *env) {

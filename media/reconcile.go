@@ -56,6 +56,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		return 0, err
 	}
 	busy := slot.Phase.Busy()
+	r.log.DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "pods", len(pods))
 	var current *corev1.Pod
 	others := 0
 	for _, p := range pods {
@@ -104,6 +105,17 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		// (their deletion is an event).
 		return min(remaining, waitPoll), nil
 	}
+	podName := PodName(slot.ClaimName, slot.InsertID)
+	if slot.Phase == system.MediaImporting {
+		// Our pod cache may lag behind our own create: ask before re-creating.
+		_, err := r.opts.Kube.CoreV1().Pods(key.Namespace).Get(ctx, podName, metav1.GetOptions{})
+		if err == nil {
+			return remaining, nil // its events will follow
+		}
+		if !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("get import pod %s/%s: %w", key.Namespace, podName, err)
+		}
+	}
 	size := r.headSize(ctx, slot.Image)
 	exists, ready, err := r.checkClaim(ctx, o, slot, size)
 	if err != nil || !ready {
@@ -112,20 +124,23 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	// The slot as cached may be stale (ejected or re-inserted a moment
 	// ago): record the start first. The apply is preconditioned on what was
 	// read, so it only lands if the slot still holds this insert; only then
-	// are a PVC and a pod created.
+	// are a PVC and a pod created. The edit always changes the slot, so the
+	// apply (and its precondition) always happens.
 	started, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
-		now := time.Now().UTC().Truncate(time.Second)
+		now := time.Now().UTC()
 		if s.Phase == system.MediaPending {
 			s.Phase, s.Since = system.MediaImporting, now
 			s.Reason = "importing into PVC " + slot.ClaimName
 		} else {
-			s.Reason = "import pod re-created at " + now.Format(time.RFC3339)
+			// Always a new value: the apply must happen to prove the read fresh.
+			s.Reason = "import pod re-created at " + now.Format(time.RFC3339Nano)
 		}
 		if size > 0 {
 			s.SizeBytes = size
 		}
 	})
 	if err != nil || !started {
+		r.log.DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
 		return 0, err
 	}
 	if !exists {
@@ -140,6 +155,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		r.c.podsCreated.Add(1)
 		r.log.InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
+		r.log.DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
 	default:
 		return 0, fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
 	}
@@ -177,7 +193,7 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 		if _, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 			s.Phase = system.MediaImporting
 			s.Reason = "importing into PVC " + slot.ClaimName
-			s.Since = time.Now().UTC().Truncate(time.Second)
+			s.Since = time.Now().UTC()
 		}); err != nil {
 			return 0, err
 		}
@@ -190,7 +206,7 @@ func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.Med
 	ok, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 		s.Phase = phase
 		s.Reason = reason
-		s.Since = time.Now().UTC().Truncate(time.Second)
+		s.Since = time.Now().UTC()
 		if size > 0 {
 			s.SizeBytes = size
 		}

@@ -192,8 +192,8 @@ func testTimeout(t *testing.T, e *env) {
 		t.Errorf("slot %+v, want Failed import timed out", failed)
 	}
 	e.noImportPods(t, key)
-	if st := r.Stats(); st.ImportsTimedOut != 1 {
-		t.Errorf("ImportsTimedOut = %d, want 1", st.ImportsTimedOut)
+	if st := r.Stats(); st.ImportsTimedOut < 1 {
+		t.Errorf("ImportsTimedOut = %d, want >= 1", st.ImportsTimedOut)
 	}
 }
 
