@@ -34,7 +34,7 @@ e2e: tools ## Run only the end-to-end tests (real apiserver, simulator, real Red
 
 .PHONY: bench
 bench: tools ## Run the benchmarks and print the table.
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/...
 
 .PHONY: fuzz
 fuzz: ## Run the fuzz targets for longer.
