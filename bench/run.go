@@ -68,6 +68,7 @@ type Result struct {
 	Setup      time.Duration // cluster, VMs and bridge ready
 	Load       *Recorder     // K clients
 	Probe      *Recorder     // one call at a time
+	ReadOnly   *Recorder     // GET System only, K clients, after the load
 	ProbeKube  map[string]KubeCounts
 	FloorSeq   *Recorder // raw apply one at a time, cache vs live GETs
 	FloorLoad  *Recorder // raw apply with K workers
@@ -96,7 +97,7 @@ type ProcStats struct {
 // converge, floor, tear down.
 func Run(ctx context.Context, sc Scenario) (res *Result, err error) {
 	sc = sc.withDefaults()
-	res = &Result{Scenario: sc, Started: time.Now(), Load: NewRecorder(), Probe: NewRecorder(),
+	res = &Result{Scenario: sc, Started: time.Now(), Load: NewRecorder(), Probe: NewRecorder(), ReadOnly: NewRecorder(),
 		FloorSeq: NewRecorder(), FloorLoad: NewRecorder(), ProbeKube: map[string]KubeCounts{}}
 	counter := NewKubeCounter()
 	env, err := demo.Start(ctx, demo.Options{
@@ -135,6 +136,9 @@ func Run(ctx context.Context, sc Scenario) (res *Result, err error) {
 		return res, err
 	}
 	if err := load(ctx, sc, env, newClient(res.Load), counter, keys, cycle, res); err != nil {
+		return res, err
+	}
+	if err := readOnly(ctx, newClient(res.ReadOnly), keys, sc.Clients, 10*time.Second); err != nil {
 		return res, err
 	}
 	if err := Reads(ctx, env.Bridge.Writer, dynFor(env), keys, min(1000, 10*len(keys)), res.FloorSeq); err != nil {
@@ -437,4 +441,31 @@ func (s *sampler) stop() ProcStats {
 		}
 	}
 	return p
+}
+
+// OpGetSystemRO is GET System in the read-only phase.
+const OpGetSystemRO = "GET System (read-only phase)"
+
+// readOnly runs GET System with workers clients over keys for d.
+func readOnly(ctx context.Context, c *Client, keys []system.Key, workers int, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ctx.Err() == nil; i += workers {
+				err := c.Do(ctx, OpGetSystemRO, http.MethodGet, systemPath(keys[i%len(keys)].ID()), nil, nil)
+				if err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
