@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -48,17 +47,27 @@ type Config struct {
 	// ImporterImage runs import pods; StorageClass holds image PVCs.
 	ImporterImage string
 	StorageClass  string
-	Log           *slog.Logger
+	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
+	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
+	// collects).
+	MetricsListen string
+	// Leader configures leader election for the reconcilers; the zero value
+	// elects on the Lease "redfish-bridge" in Namespace.
+	Leader LeaderElection
+	Log    *slog.Logger
 }
 
 // Running is a started bridge.
 type Running struct {
 	// Addr is the address the server listens on (resolves ":0").
-	Addr   string
-	Writer *apply.Client
-	Media  *media.Reconciler
-	done   chan struct{}
-	err    error
+	Addr string
+	// MetricsAddr is the metrics server's address ("" without one).
+	MetricsAddr string
+	Writer      *apply.Client
+	Metrics     *metrics.Metrics
+	recs        *reconcilers
+	done        chan struct{}
+	err         error
 }
 
 // Wait blocks until the bridge stopped (its ctx ended or the server failed)
@@ -68,11 +77,47 @@ func (r *Running) Wait() error {
 	return r.err
 }
 
-// Start starts the bridge; it stops when ctx ends.
-func Start(ctx context.Context, cfg Config) (*Running, error) {
+// Leading reports whether this replica holds the Lease and runs the
+// reconcilers now.
+func (r *Running) Leading() bool { return r.recs.Leading() }
+
+// MediaStats are the media reconcilers' counters summed over every
+// leadership term of this replica.
+func (r *Running) MediaStats() media.Stats { return r.recs.mediaStats() }
+
+// Start starts the bridge; it stops when ctx ends, or when a part fails
+// (Wait returns the error).
+func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+	}()
+	m := metrics.New()
+	var ready atomic.Bool
+	r := &Running{Metrics: m, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	var once sync.Once
+	fail := func(err error) {
+		once.Do(func() { r.err = err })
+		cancel()
+	}
+	if cfg.MetricsListen != "" {
+		// Up before the caches sync: /healthz answers, /readyz says why not.
+		h := m.Handler(func() error {
+			if !ready.Load() {
+				return errors.New("caches not synced yet")
+			}
+			return nil
+		})
+		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, log, fail); err != nil {
+			return nil, err
+		}
 	}
 	dyn, err := dynamic.NewForConfig(cfg.Kube)
 	if err != nil {
@@ -91,78 +136,57 @@ func Start(ctx context.Context, cfg Config) (*Running, error) {
 		return nil, fmt.Errorf("start inventory: %w", err)
 	}
 	writer := apply.New(dyn, inv, mode, apply.Options{Log: log})
+	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube, log)
-	mediaRec, err := media.NewReconciler(media.Options{
+	mediaOpts := media.Options{
 		Writer: writer, Kube: kube, Events: inv, Namespaces: cfg.Namespaces,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,
-	})
-	if err != nil {
+		ObserveImport: m.ObserveImport,
+	}
+	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)
 	}
 	powerSvc := power.New(writer, dyn, log)
-	powerRec, err := power.NewReconciler(powerSvc, inv)
-	if err != nil {
-		return nil, fmt.Errorf("power reconciler: %w", err)
+	r.recs = &reconcilers{
+		newMedia: func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
+		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },
+		workers:  2,
 	}
+	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues})
 	authn, err := authenticator(ctx, kube, cfg)
 	if err != nil {
 		return nil, err
 	}
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
-	handler, err := redfish.New(redfish.Config{ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log}, be.Backends(authn))
+	handler, err := redfish.New(redfish.Config{
+		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
+	}, be.Backends(authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, log, fail); err != nil {
+		return nil, err
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		TLSConfig:         cfg.TLS,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
-		IdleTimeout:       60 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	r := &Running{Addr: ln.Addr().String(), Writer: writer, Media: mediaRec, done: make(chan struct{})}
-	log.InfoContext(ctx, "redfish-bridge started", "addr", r.Addr, "tls", cfg.TLS != nil, "listMode", mode, "namespaces", cfg.Namespaces)
+	ready.Store(true)
+	log.InfoContext(ctx, "redfish-bridge started", "addr", r.Addr, "metrics", r.MetricsAddr, "tls", cfg.TLS != nil,
+		"listMode", mode, "namespaces", cfg.Namespaces)
 
-	var wg sync.WaitGroup
-	var once sync.Once
-	fail := func(err error) { once.Do(func() { r.err = err }) }
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		if err := mediaRec.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			fail(fmt.Errorf("media reconciler: %w", err))
+	leader := cfg.Leader.withDefaults()
+	wg.Go(func() {
+		err := campaign(ctx, kube, cfg.Namespace, leader, log,
+			func(v bool) { r.recs.setLeading(v); m.SetLeader(v) },
+			func(ctx context.Context) {
+				if err := r.recs.run(ctx); err != nil {
+					fail(err)
+				}
+			})
+		if err != nil {
+			fail(err)
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		powerRec.Run(ctx, 2)
-	}()
-	go func() {
-		defer wg.Done()
-		var err error
-		if cfg.TLS != nil {
-			err = srv.ServeTLS(ln, "", "")
-		} else {
-			err = srv.Serve(ln)
-		}
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fail(fmt.Errorf("serve: %w", err))
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-	}()
+	})
 	go func() {
 		wg.Wait()
+		cancel()
 		close(r.done)
 	}()
 	return r, nil

@@ -1,0 +1,198 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/service"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// waitTimeout bounds every wait in these tests.
+const waitTimeout = 30 * time.Second
+
+// env is a test cluster with the simulator, one sample VM, the bridge's
+// accounts and a gated image server.
+type env struct {
+	c        *testcluster.Cluster
+	ns       string
+	admin    dynamic.Interface
+	sim      *sim.Simulator
+	password string
+	log      *slog.Logger
+	image    *gatedImage
+}
+
+func newEnv(t *testing.T, v crds.Variant) *env {
+	t.Helper()
+	c := testcluster.ForTest(t, v)
+	ctx := t.Context()
+	e := &env{c: c, ns: "vms", admin: dynamic.NewForConfigOrDie(c.Admin)}
+	level := slog.LevelWarn
+	if os.Getenv("SERVICE_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	e.log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
+	if err := c.CreateNamespace(ctx, e.ns); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e.password, err = demo.CreateAccounts(ctx, kubernetes.NewForConfigOrDie(c.Admin), c.BridgeNamespace); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.CreateSampleVMs(ctx, e.admin, e.ns, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.sim, err = sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, DataDir: t.TempDir(), Log: e.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.sim.Run(simCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	e.image = newGatedImage(t, 256<<10)
+	return e
+}
+
+// bridge is one started replica.
+type bridge struct {
+	*service.Running
+	stop func()
+}
+
+// start starts a replica with identity id and short lease timings; it
+// stops at the end of the test at the latest.
+func (e *env) start(t *testing.T, id string) *bridge {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	r, err := service.Start(ctx, service.Config{
+		Kube: e.c.Bridge, Namespaces: []string{e.ns}, Namespace: e.c.BridgeNamespace,
+		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
+		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
+		ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3d", Version: "test",
+		Leader: service.LeaderElection{
+			Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
+		},
+		Log: e.log.With("replica", id),
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("start bridge %s: %v", id, err)
+	}
+	var once sync.Once
+	b := &bridge{Running: r}
+	b.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := r.Wait(); err != nil {
+				t.Errorf("bridge %s: %v", id, err)
+			}
+		})
+	}
+	t.Cleanup(b.stop)
+	return b
+}
+
+// call sends a Redfish request as the admin and returns the status and the
+// decoded JSON body (nil when empty).
+func (e *env) call(t *testing.T, b *bridge, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, "http://"+b.Addr+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.SetBasicAuth(demo.AdminUser, e.password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: %d %q: %v", method, path, resp.StatusCode, raw, err)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// eventually polls cond every 100 ms until it holds or waitTimeout passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// gatedImage serves one image whose GET bodies wait until open is called
+// (HEAD answers at once, so the PVC can be sized).
+type gatedImage struct {
+	*httptest.Server
+	data     []byte
+	gate     chan struct{}
+	openOnce sync.Once
+}
+
+func newGatedImage(t *testing.T, size int) *gatedImage {
+	t.Helper()
+	g := &gatedImage{data: bytes.Repeat([]byte("redfish-bridge "), size/15+1)[:size], gate: make(chan struct{})}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select {
+			case <-g.gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		http.ServeContent(w, r, "boot.iso", time.Time{}, bytes.NewReader(g.data))
+	}))
+	t.Cleanup(func() {
+		g.open()
+		g.Close()
+	})
+	return g
+}
+
+func (g *gatedImage) open() { g.openOnce.Do(func() { close(g.gate) }) }
+
+func (g *gatedImage) url() string { return g.URL + "/boot.iso" }

@@ -1,0 +1,178 @@
+package service_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+)
+
+// TestLeaderFailover runs two replicas against one cluster: both serve
+// Redfish, exactly one runs the reconcilers. The leader is stopped while
+// the ISO import it started is in flight; the other replica takes the
+// Lease, follows the same import pod to completion and performs the
+// deferred power-on. A metrics scrape then shows the cycle.
+func TestLeaderFailover(t *testing.T) {
+	for _, v := range []crds.Variant{crds.Stock, crds.MapList} {
+		t.Run(string(v), func(t *testing.T) { testLeaderFailover(t, v) })
+	}
+}
+
+func testLeaderFailover(t *testing.T, v crds.Variant) {
+	e := newEnv(t, v)
+	a := e.start(t, "replica-a")
+	eventually(t, "replica-a to lead", a.Leading)
+	b := e.start(t, "replica-b")
+	// b keeps campaigning (every 200 ms) while a renews: it must never lead.
+	for range 10 {
+		if !a.Leading() || b.Leading() {
+			t.Fatalf("leading: a=%v b=%v, want a only", a.Leading(), b.Leading())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Ironic's sequence, sent to the replica that does NOT lead.
+	sys := e.ns + ".vm-0"
+	statuses := map[string][]int{}
+	send := func(method, route, path string, body any) {
+		t.Helper()
+		code, resp := e.call(t, b, method, path, body)
+		if code >= 300 {
+			t.Fatalf("%s %s: %d %v", method, path, code, resp)
+		}
+		statuses[method+" "+route] = append(statuses[method+" "+route], code)
+	}
+	send(http.MethodPost, "/redfish/v1/Managers/:id/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia",
+		"/redfish/v1/Managers/"+sys+"/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": e.image.url()})
+	send(http.MethodPatch, "/redfish/v1/Systems/:id", "/redfish/v1/Systems/"+sys,
+		map[string]any{"Boot": map[string]any{"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once"}})
+	send(http.MethodPost, "/redfish/v1/Systems/:id/Actions/ComputerSystem.Reset",
+		"/redfish/v1/Systems/"+sys+"/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "On"})
+
+	eventually(t, "the leader's import pod to start", func() bool { return e.sim.Counters().ImportsStarted == 1 })
+	if got := a.MediaStats().PodsCreated; got != 1 {
+		t.Fatalf("leader created %d import pods, want 1", got)
+	}
+	if c := e.sim.Counters(); c.VMIsCreated != 0 {
+		t.Fatalf("VM started before its import finished: %+v", c)
+	}
+
+	a.stop() // mid-import
+	if a.Leading() {
+		t.Fatal("stopped replica still leads")
+	}
+	eventually(t, "replica-b to take the lease", b.Leading)
+	e.image.open()
+
+	eventually(t, "the import to finish and the VM to power on", func() bool {
+		_, vm := e.call(t, b, http.MethodGet, "/redfish/v1/Systems/"+sys, nil)
+		_, cd := e.call(t, b, http.MethodGet, "/redfish/v1/Managers/"+sys+"/VirtualMedia/cd0", nil)
+		return vm["PowerState"] == "On" && cd["Inserted"] == true
+	})
+	c := e.sim.Counters()
+	type outcome struct {
+		SimImportsStarted, PodsCreatedA, PodsCreatedB, ImportsReadyB int64
+		VMIsCreated                                                  int64
+		Corruptions                                                  int
+	}
+	got := outcome{c.ImportsStarted, a.MediaStats().PodsCreated, b.MediaStats().PodsCreated, b.MediaStats().ImportsReady,
+		c.VMIsCreated, len(e.sim.Corruptions())}
+	want := outcome{SimImportsStarted: 1, PodsCreatedA: 1, PodsCreatedB: 0, ImportsReadyB: 1, VMIsCreated: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after failover (-want +got):\n%s", diff)
+	}
+
+	// The new leader's scrape.
+	fams := scrape(t, b.MetricsAddr)
+	for key, codes := range statuses {
+		var method, route string
+		if _, err := fmt.Sscanf(key, "%s %s", &method, &route); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{"method": method, "route": route, "code": fmt.Sprint(codes[0])}
+		if got := value(fams, "redfish_bridge_http_requests_total", labels); got != float64(len(codes)) {
+			t.Errorf("requests %v = %v, want %d", labels, got, len(codes))
+		}
+	}
+	for _, m := range []string{apply.ManagerMedia, apply.ManagerBoot, apply.ManagerPower} {
+		if got := value(fams, "redfish_bridge_applies_total", map[string]string{"manager": m, "outcome": "applied"}); got < 1 {
+			t.Errorf("applies by %s = %v, want >= 1", m, got)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"redfish_bridge_media_imports_total", map[string]string{"event": "succeeded"}, 1},
+		{"redfish_bridge_media_imports_total", map[string]string{"event": "started"}, 0}, // a created the pod
+		{"redfish_bridge_leader", nil, 1},
+	} {
+		if got := value(fams, tc.name, tc.labels); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	if h := find(fams, "redfish_bridge_media_import_duration_seconds", map[string]string{"result": "succeeded"}); h == nil || h.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("import duration histogram: %v", h)
+	}
+}
+
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// find returns the series of family name carrying all labels.
+func find(fams map[string]*dto.MetricFamily, name string, labels map[string]string) *dto.Metric {
+	f := fams[name]
+	if f == nil {
+		return nil
+	}
+	for _, m := range f.GetMetric() {
+		match := 0
+		for _, l := range m.GetLabel() {
+			if want, ok := labels[l.GetName()]; ok && want == l.GetValue() {
+				match++
+			}
+		}
+		if match == len(labels) {
+			return m
+		}
+	}
+	return nil
+}
+
+// value is a counter's or gauge's value; -1 when the series is missing.
+func value(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	m := find(fams, name, labels)
+	switch {
+	case m == nil:
+		return -1
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	default:
+		return m.GetGauge().GetValue()
+	}
+}
