@@ -35,7 +35,8 @@ type Options struct {
 	// working directory).
 	BinDir string
 	// Dir holds data, credentials, kubeconfigs and logs. Default: a new
-	// temporary directory, removed by Stop. A Dir given here is kept.
+	// temporary directory, removed by Stop. A Dir given here must be empty
+	// (etcd keeps its data there) and is kept.
 	Dir string
 	// BridgeNamespace is created and holds the bridge's namespaced
 	// permissions (leases, secrets, configmaps). Default
