@@ -89,6 +89,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if err := c.start(ctx); err != nil {
+		if c.apiserver != nil && !c.apiserver.exited() {
+			err = fmt.Errorf("%w\nkube-apiserver log tail:\n%s", err, c.apiserver.logTail(20))
+		}
 		if stopErr := c.Stop(); stopErr != nil {
 			err = errors.Join(err, stopErr)
 		}
