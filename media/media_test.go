@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -297,6 +298,27 @@ func testEject(t *testing.T, e *env) {
 	if s, ok := vm.Slots[slot]; ok {
 		t.Errorf("slot came back after Eject: %+v", s)
 	}
+
+	// An eject interrupted between its apply and its deletes (the bridge
+	// died): the reconciler frees the PVC of the empty slot.
+	url3, _ := e.img.add("/eject-crash.iso", 1<<20, false)
+	if _, err := e.svc.Insert(t.Context(), key, slot, url3); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+	if _, err := e.w.Media(t.Context(), key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		delete(slots, slot)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "PVC of the empty slot freed", func(ctx context.Context) error {
+		_, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, ins.ClaimName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("PVC still there (err %v)", err)
+	})
 }
 
 func isInvalidURL(err error) bool {
