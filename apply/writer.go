@@ -181,6 +181,17 @@ func (c *Client) run(ctx context.Context, key system.Key, manager string, decide
 			return nil, err
 		}
 		body, err := decide(ctx, vm)
+		if errors.Is(err, ErrNoChange) && !live {
+			// "Nothing to do" decided on a cached read may be stale (a
+			// write of a moment ago not seen yet): confirm on a live read.
+			live = true
+			vm, err = c.read(ctx, key, true)
+			if err != nil {
+				st.failures.Add(1)
+				return nil, err
+			}
+			body, err = decide(ctx, vm)
+		}
 		if errors.Is(err, ErrNoChange) {
 			return vm, nil
 		}

@@ -30,6 +30,7 @@ type env struct {
 	admin dynamic.Interface
 	w     *apply.Client
 	s     *Service
+	sim   *sim.Simulator
 	ns    string
 }
 
@@ -47,6 +48,17 @@ const vmJSON = `{
     "volumes": [{"name": "rootdisk", "containerDisk": {"image": "fedora"}}]}}}}`
 
 func startEnv(t *testing.T, c *testcluster.Cluster) *env {
+	t.Helper()
+	return startEnvWith(t, c, envOptions{})
+}
+
+// envOptions vary startEnvWith for the race suite's negative control.
+type envOptions struct {
+	disablePrecondition bool // apply.Options.DisablePrecondition (TEST-ONLY)
+	allowCorruption     bool // the control expects corrupted VMs
+}
+
+func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	t.Helper()
 	ctx := t.Context()
 	e := &env{ns: fmt.Sprintf("p%d", nsSeq.Add(1))}
@@ -70,13 +82,14 @@ func startEnv(t *testing.T, c *testcluster.Cluster) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.sim = simulator
 	simCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = simulator.Run(simCtx) }()
 	t.Cleanup(func() {
 		stop()
 		<-done
-		if cs := simulator.Corruptions(); len(cs) > 0 {
+		if cs := simulator.Corruptions(); len(cs) > 0 && !o.allowCorruption {
 			t.Errorf("simulator saw corrupted VMs: %+v", cs)
 		}
 	})
@@ -88,7 +101,7 @@ func startEnv(t *testing.T, c *testcluster.Cluster) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log})
+	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log, DisablePrecondition: o.disablePrecondition})
 	e.s = New(e.w, bridge, log)
 	r, err := NewReconciler(e.s, inv)
 	if err != nil {

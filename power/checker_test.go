@@ -1,0 +1,151 @@
+package power
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// checker watches every version of every VM in the namespace and records
+// invariant violations:
+//
+//  1. pairing: every media-* volume has a CD-ROM disk of the same name and
+//     every media-* disk is a CD-ROM with a volume (bug 1: lost CD-ROM disk);
+//  2. record and spec agree: a slot is Ready with a claim iff its disk and
+//     volume exist, with that claim;
+//  3. power-on only after import: in the version where runStrategy becomes
+//     RerunOnFailure no slot is Pending or Importing (bug 2), and the boot
+//     order is what the recorded override lays out (CD-ROM first for Cd);
+//  4. no lost update: once the outside writer's data disk appeared, every
+//     later version keeps it.
+type checker struct {
+	w    watch.Interface
+	done chan struct{}
+
+	mu       sync.Mutex
+	bad      []string
+	versions int
+	starts   int
+	withData int // VMs on which the outside writer's data disk appeared
+}
+
+func startChecker(t *testing.T, e *env) *checker {
+	t.Helper()
+	w, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &checker{w: w, done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *checker) run() {
+	defer close(c.done)
+	prevRun := map[string]string{}
+	hadData := map[string]bool{}
+	for ev := range c.w.ResultChan() {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+			continue
+		}
+		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
+		vm := apply.Decode(key, u, nil)
+		where := fmt.Sprintf("%s@%s", key.Name, u.GetResourceVersion())
+		var bad []string
+		bad = append(bad, pairing(u)...)
+		bad = append(bad, recordMatches(vm)...)
+		rs := runStrategy(vm)
+		if rs == runOn && prevRun[key.Name] != runOn {
+			c.mu.Lock()
+			c.starts++
+			c.mu.Unlock()
+			if s, busy := busySlot(vm); busy {
+				bad = append(bad, fmt.Sprintf("started while slot %s is %s", s.Slot, s.Phase))
+			}
+			if !apply.Settled(vm) {
+				bad = append(bad, fmt.Sprintf("started with boot orders %v not laid out for %+v", bootOrders(vm), vm.Boot))
+			}
+		}
+		prevRun[key.Name] = rs
+		if hasDisk(u, "data") {
+			if !hadData[key.Name] {
+				c.mu.Lock()
+				c.withData++
+				c.mu.Unlock()
+			}
+			hadData[key.Name] = true
+		} else if hadData[key.Name] {
+			bad = append(bad, "the outside writer's data disk or volume was lost")
+		}
+		c.mu.Lock()
+		c.versions++
+		for _, b := range bad {
+			c.bad = append(c.bad, where+": "+b)
+		}
+		c.mu.Unlock()
+	}
+}
+
+func pairing(u *unstructured.Unstructured) []string {
+	var bad []string
+	disks, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "domain", "devices", "disks")
+	vols, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+	cdrom := map[string]bool{}
+	for _, d := range disks {
+		m, _ := d.(map[string]any)
+		name, _ := m["name"].(string)
+		_, cd := m["cdrom"]
+		cdrom[name] = cd
+		if strings.HasPrefix(name, apply.DiskPrefix) && (!cd || !namedIn(vols, name)) {
+			bad = append(bad, fmt.Sprintf("disk %s: cdrom=%v, volume=%v", name, cd, namedIn(vols, name)))
+		}
+	}
+	for _, v := range vols {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if strings.HasPrefix(name, apply.DiskPrefix) && !cdrom[name] {
+			bad = append(bad, fmt.Sprintf("volume %s has no CD-ROM disk", name))
+		}
+	}
+	return bad
+}
+
+func recordMatches(vm *apply.VM) []string {
+	var bad []string
+	for slot, s := range vm.Slots {
+		name := apply.DiskName(slot)
+		want := s.Phase == system.MediaReady && s.ClaimName != ""
+		if got := hasDisk(vm.Object, name); got != want {
+			bad = append(bad, fmt.Sprintf("slot %s is %s but disk+volume present=%v", slot, s.Phase, got))
+		}
+	}
+	for name := range bootOrders(vm) {
+		if slot, ok := strings.CutPrefix(name, apply.DiskPrefix); ok {
+			if s, has := vm.Slots[slot]; !has || s.Phase != system.MediaReady {
+				bad = append(bad, fmt.Sprintf("disk %s present without a Ready slot", name))
+			}
+		}
+	}
+	return bad
+}
+
+func (c *checker) stop() {
+	c.w.Stop()
+	<-c.done
+}
+
+func (c *checker) violations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.bad...)
+}

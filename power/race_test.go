@@ -1,0 +1,251 @@
+package power
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// TestRace replays Ironic's timing: on many VMs at once, insert (with an
+// import that goes Pending -> Importing -> Ready), boot Cd Once, power On,
+// eject and boot Hdd Continuous, each started 0-150 ms after the previous
+// one without waiting for it, while an outside writer edits the VMs. An
+// invariant checker watches every VM version. The negative control runs the
+// same load with the precondition disabled on stock CRDs and must see
+// violations, proving the checker can fail.
+func TestRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			c := testcluster.ForTest(t, v)
+			t.Run("invariants hold", func(t *testing.T) {
+				e := startEnv(t, c)
+				chk := runRace(t, e, *raceVMs, *raceCycles, true)
+				if v := chk.violations(); len(v) > 0 {
+					t.Errorf("%d invariant violations, first ones:\n%s", len(v), strings.Join(v[:min(len(v), 15)], "\n"))
+				}
+				t.Logf("versions checked %d, starts %d, VMs with the outside disk %d, counters %+v", chk.versions, chk.starts, chk.withData, e.w.Stats())
+			})
+			if v != crds.Stock {
+				return
+			}
+			t.Run("control: no precondition, violations detected", func(t *testing.T) {
+				e := startEnvWith(t, c, envOptions{disablePrecondition: true, allowCorruption: true})
+				chk := runRace(t, e, max(*raceVMs/2, 1), max(*raceCycles/2, 1), false)
+				v := chk.violations()
+				t.Logf("control: %d violations, %d simulator corruptions; first ones:\n%s", len(v), len(e.sim.Corruptions()), strings.Join(v[:min(len(v), 5)], "\n"))
+				if len(v) == 0 {
+					t.Errorf("negative control saw no violation: the invariant checker cannot fail")
+				}
+			})
+		})
+	}
+}
+
+// Race size: 24 VMs x 21 cycles = 504 cycles by default; -race.vms and
+// -race.cycles shrink it for a quick run.
+var (
+	raceVMs    = flag.Int("race.vms", 24, "VMs in TestRace")
+	raceCycles = flag.Int("race.cycles", 21, "cycles per VM in TestRace")
+)
+
+// runRace runs cycles cycles on each of vms VMs and returns the checker,
+// stopped after the VMs settled.
+func runRace(t *testing.T, e *env, vms, cycles int, strict bool) *checker {
+	t.Helper()
+	ctx := t.Context()
+	keys := make([]system.Key, vms)
+	for i := range keys {
+		keys[i] = e.createVM(t, fmt.Sprintf("race%d", i))
+	}
+	chk := startChecker(t, e)
+	outsideCtx, stopOutside := context.WithCancel(ctx)
+	outsideDone := make(chan struct{})
+	go func() { defer close(outsideDone); e.outsideWriter(outsideCtx, t, keys) }()
+
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			for n := range cycles {
+				e.cycle(ctx, t, rng, key, n, strict)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d cycles on %d VMs done in %s", vms*cycles, vms, time.Since(began).Round(time.Millisecond))
+	stopOutside()
+	<-outsideDone
+	// Nothing stuck: every import finished, every deferred power-on ran or
+	// was dropped. (The control, with lost updates, may well be stuck.)
+	if strict {
+		for _, key := range keys {
+			e.eventually(t, key, "no import or deferred power-on left", func(vm *apply.VM) bool {
+				_, busy := busySlot(vm)
+				return !vm.Power.OnDeferred && !busy
+			})
+		}
+	}
+	chk.stop()
+	if strict && chk.withData == 0 {
+		t.Errorf("the outside writer never added its data disk: invariant 4 was not exercised")
+	}
+	return chk
+}
+
+// cycle issues the five operations in random order, each 0-150 ms after
+// the previous one started, waits for all (and the import), then powers off.
+func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key system.Key, n int, strict bool) {
+	report := t.Errorf // an operation failing is a failure, except in the control
+	if !strict {
+		report = t.Logf
+	}
+	insertID := fmt.Sprintf("c%d", n)
+	var imports sync.WaitGroup
+	ops := []func() error{
+		func() error { return e.insert(ctx, rng.Int64N(150), key, insertID, &imports) },
+		func() error {
+			_, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
+			return err
+		},
+		func() error { return e.s.Reset(ctx, key, system.ResetOn) },
+		func() error {
+			_, err := e.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+				delete(slots, "cd0")
+				return nil
+			})
+			return err
+		},
+		func() error {
+			_, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootHdd), Enabled: ptrTo(system.BootContinuous)})
+			return err
+		},
+	}
+	rng.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
+	var wg sync.WaitGroup
+	for _, op := range ops {
+		wg.Go(func() {
+			if err := op(); err != nil && ctx.Err() == nil {
+				report("%s cycle %d: %v", key, n, err)
+			}
+		})
+		time.Sleep(time.Duration(rng.Int64N(150)) * time.Millisecond)
+	}
+	wg.Wait()
+	imports.Wait()
+	if err := e.s.Reset(ctx, key, system.ResetForceOff); err != nil && ctx.Err() == nil {
+		report("%s cycle %d: force off: %v", key, n, err)
+	}
+}
+
+// insert plays media/: record Pending, then (in the background, like the
+// import job) Importing and Ready, each step only if the insert is still
+// the current one.
+func (e *env) insert(ctx context.Context, delayMs int64, key system.Key, id string, imports *sync.WaitGroup) error {
+	_, err := e.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		slots["cd0"] = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaPending, InsertID: id}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	advance := func(from, to system.MediaPhase) error {
+		for ctx.Err() == nil { // the import job retries until it recorded its step
+			_, err := e.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+				s, ok := slots["cd0"]
+				if !ok || s.InsertID != id || s.Phase != from {
+					return apply.ErrNoChange // ejected or replaced meanwhile
+				}
+				s.Phase, s.ClaimName = to, "pvc-"+id
+				slots["cd0"] = s
+				return nil
+			})
+			if err == nil {
+				return nil
+			}
+		}
+		return ctx.Err()
+	}
+	imports.Go(func() {
+		time.Sleep(time.Duration(delayMs) * time.Millisecond)
+		if err := advance(system.MediaPending, system.MediaImporting); err != nil {
+			return
+		}
+		time.Sleep(time.Duration(delayMs) * time.Millisecond)
+		_ = advance(system.MediaImporting, system.MediaReady)
+	})
+	return nil
+}
+
+// outsideWriter is kubectl edit: GET, change, Update (optimistic), on random
+// VMs; the first edit of each VM adds a data disk and its volume.
+func (e *env) outsideWriter(ctx context.Context, t *testing.T, keys []system.Key) {
+	rng := rand.New(rand.NewPCG(99, 1))
+	res := e.admin.Resource(inventory.VMResource).Namespace(e.ns)
+	var key system.Key
+	conflicted := false
+	for n := 0; ctx.Err() == nil; n++ {
+		if !conflicted { // after a conflict, edit the same VM again at once
+			key = keys[rng.IntN(len(keys))]
+		}
+		u, err := res.Get(ctx, key.Name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if !hasDisk(u, "data") {
+			disks, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "domain", "devices", "disks")
+			vols, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+			disks = append(disks, map[string]any{"name": "data", "disk": map[string]any{"bus": "virtio"}})
+			vols = append(vols, map[string]any{"name": "data", "emptyDisk": map[string]any{"capacity": "1Gi"}})
+			_ = unstructured.SetNestedSlice(u.Object, disks, "spec", "template", "spec", "domain", "devices", "disks")
+			_ = unstructured.SetNestedSlice(u.Object, vols, "spec", "template", "spec", "volumes")
+		}
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["edited"] = fmt.Sprint(n)
+		u.SetLabels(labels)
+		_, err = res.Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		if conflicted = apierrors.IsConflict(err); conflicted {
+			continue
+		}
+		if err != nil && ctx.Err() == nil {
+			t.Logf("outside writer: %v", err)
+		}
+		time.Sleep(time.Duration(rng.Int64N(50)) * time.Millisecond)
+	}
+}
+
+func hasDisk(u *unstructured.Unstructured, name string) bool {
+	disks, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "domain", "devices", "disks")
+	vols, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+	return namedIn(disks, name) && namedIn(vols, name)
+}
+
+func namedIn(l []any, name string) bool {
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok && m["name"] == name {
+			return true
+		}
+	}
+	return false
+}
