@@ -84,7 +84,7 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 
 // opOrder is the order of the cycle, for printing.
 var opOrder = []string{
-	OpGetSystem, OpForceOff, OpInsert, OpBootCd, OpResetOn, OpEject, OpBootHdd,
+	OpGetSystem, OpForceOff, OpInsert, OpBootCd, OpResetOn, OpEject, OpBootHdd, OpGetSystemRO1, OpGetSystemRO,
 }
 
 func compareOps(a, b string) int {

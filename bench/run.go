@@ -138,7 +138,10 @@ func Run(ctx context.Context, sc Scenario) (res *Result, err error) {
 	if err := load(ctx, sc, env, newClient(res.Load), counter, keys, cycle, res); err != nil {
 		return res, err
 	}
-	if err := readOnly(ctx, newClient(res.ReadOnly), keys, sc.Clients, 10*time.Second); err != nil {
+	if err := readOnly(ctx, newClient(res.ReadOnly), OpGetSystemRO1, keys, 1, 5*time.Second); err != nil {
+		return res, err
+	}
+	if err := readOnly(ctx, newClient(res.ReadOnly), OpGetSystemRO, keys, sc.Clients, 10*time.Second); err != nil {
 		return res, err
 	}
 	if err := Reads(ctx, env.Bridge.Writer, dynFor(env), keys, min(1000, 10*len(keys)), res.FloorSeq); err != nil {
@@ -443,11 +446,15 @@ func (s *sampler) stop() ProcStats {
 	return p
 }
 
-// OpGetSystemRO is GET System in the read-only phase.
-const OpGetSystemRO = "GET System (read-only phase)"
+// GET System in the read-only phase after the load, with one client and
+// with K clients.
+const (
+	OpGetSystemRO1 = "GET System (read-only, 1 client)"
+	OpGetSystemRO  = "GET System (read-only, K clients)"
+)
 
-// readOnly runs GET System with workers clients over keys for d.
-func readOnly(ctx context.Context, c *Client, keys []system.Key, workers int, d time.Duration) error {
+// readOnly runs GET System as op with workers clients over keys for d.
+func readOnly(ctx context.Context, c *Client, op string, keys []system.Key, workers int, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -457,7 +464,7 @@ func readOnly(ctx context.Context, c *Client, keys []system.Key, workers int, d 
 		go func() {
 			defer wg.Done()
 			for i := w; ctx.Err() == nil; i += workers {
-				err := c.Do(ctx, OpGetSystemRO, http.MethodGet, systemPath(keys[i%len(keys)].ID()), nil, nil)
+				err := c.Do(ctx, op, http.MethodGet, systemPath(keys[i%len(keys)].ID()), nil, nil)
 				if err != nil && ctx.Err() == nil {
 					errs <- err
 					return
