@@ -102,10 +102,14 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachineinstances"]
   verbs: ["get", "list", "watch", "delete"]
-# ISO import: a PVC per medium and a helper pod that fills it.
+# ISO import: a PVC per medium ...
 - apiGroups: [""]
-  resources: ["persistentvolumeclaims", "pods"]
+  resources: ["persistentvolumeclaims"]
   verbs: ["create", "list", "watch", "delete"]
+# ... and a helper pod that fills it (looked up before a re-create).
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["create", "get", "list", "watch", "delete"]
 # Events on VMs the media reconciler healed.
 - apiGroups: [""]
   resources: ["events"]

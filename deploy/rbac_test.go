@@ -1,0 +1,341 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+)
+
+// grant is one verb on one resource, as an RBAC rule grants it.
+type grant struct{ group, resource, verb string }
+
+func (g grant) String() string { return fmt.Sprintf("%s/%s %s", g.group, g.resource, g.verb) }
+
+// probe is the API call the bridge makes with a grant, made as the
+// chart's ServiceAccount (writes are dry-run).
+type probe func(ctx context.Context) error
+
+// probes maps every grant the chart may give to the call that needs it;
+// the comment names the code making that call. A grant the chart gives
+// that is missing here fails the test: nothing would need it.
+func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t *testing.T) map[grant]probe {
+	usersSecret := env.configString(t, "users-secret")
+	keySecret := env.configString(t, "session-key-secret")
+	sessions := env.configString(t, "sessions-configmap")
+	lease := env.configString(t, "lease-name")
+	dryRun := []string{metav1.DryRunAll}
+	byName := func(name string) metav1.ListOptions {
+		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+	}
+	vms := dyn.Resource(inventory.VMResource).Namespace(vmNS)
+	vmis := dyn.Resource(inventory.VMIResource).Namespace(vmNS)
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
+	secrets, cms := kube.CoreV1().Secrets(releaseNS), kube.CoreV1().ConfigMaps(releaseNS)
+	leases := kube.CoordinationV1().Leases(releaseNS)
+	return map[grant]probe{
+		// apply.DetectMode.
+		{"apiextensions.k8s.io", "customresourcedefinitions", "get"}: func(ctx context.Context) error {
+			_, err := crds.Get(ctx, apply.CRDName, metav1.GetOptions{})
+			return err
+		},
+		// apply.Client reads (precondition), inventory informers, SSA.
+		{"kubevirt.io", "virtualmachines", "get"}: func(ctx context.Context) error {
+			_, err := vms.Get(ctx, vmName, metav1.GetOptions{})
+			return err
+		},
+		{"kubevirt.io", "virtualmachines", "list"}:  func(ctx context.Context) error { _, err := vms.List(ctx, metav1.ListOptions{}); return err },
+		{"kubevirt.io", "virtualmachines", "watch"}: func(ctx context.Context) error { return stopWatch(vms.Watch(ctx, metav1.ListOptions{})) },
+		{"kubevirt.io", "virtualmachines", "patch"}: func(ctx context.Context) error {
+			body := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+				"metadata": map[string]any{"name": vmName, "namespace": vmNS},
+			}}
+			_, err := vms.Apply(ctx, vmName, body, metav1.ApplyOptions{FieldManager: "rbac-probe", DryRun: dryRun})
+			return err
+		},
+		// apply.Client reads the VMI, inventory watches it, power.Reset deletes it.
+		{"kubevirt.io", "virtualmachineinstances", "get"}: func(ctx context.Context) error {
+			_, err := vmis.Get(ctx, vmName, metav1.GetOptions{})
+			return err
+		},
+		{"kubevirt.io", "virtualmachineinstances", "list"}:  func(ctx context.Context) error { _, err := vmis.List(ctx, metav1.ListOptions{}); return err },
+		{"kubevirt.io", "virtualmachineinstances", "watch"}: func(ctx context.Context) error { return stopWatch(vmis.Watch(ctx, metav1.ListOptions{})) },
+		{"kubevirt.io", "virtualmachineinstances", "delete"}: func(ctx context.Context) error {
+			return vmis.Delete(ctx, vmName, metav1.DeleteOptions{DryRun: dryRun})
+		},
+		// media: import pods and image PVCs (create, informers, cleanup; the
+		// pod is looked up before a re-create, media/reconcile.go).
+		{"", "pods", "create"}: func(ctx context.Context) error {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "probe"}}},
+			}
+			_, err := pods.Create(ctx, pod, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "pods", "get"}: func(ctx context.Context) error {
+			_, err := pods.Get(ctx, "absent", metav1.GetOptions{})
+			return err
+		},
+		{"", "pods", "list"}:  func(ctx context.Context) error { _, err := pods.List(ctx, metav1.ListOptions{}); return err },
+		{"", "pods", "watch"}: func(ctx context.Context) error { return stopWatch(pods.Watch(ctx, metav1.ListOptions{})) },
+		{"", "pods", "delete"}: func(ctx context.Context) error {
+			return pods.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
+		},
+		{"", "persistentvolumeclaims", "create"}: func(ctx context.Context) error {
+			pvc := &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}
+			_, err := pvcs.Create(ctx, pvc, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "persistentvolumeclaims", "list"}:  func(ctx context.Context) error { _, err := pvcs.List(ctx, metav1.ListOptions{}); return err },
+		{"", "persistentvolumeclaims", "watch"}: func(ctx context.Context) error { return stopWatch(pvcs.Watch(ctx, metav1.ListOptions{})) },
+		{"", "persistentvolumeclaims", "delete"}: func(ctx context.Context) error {
+			return pvcs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
+		},
+		// media heal events.
+		{"", "events", "create"}: func(ctx context.Context) error {
+			ev := &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
+				InvolvedObject: corev1.ObjectReference{Kind: "VirtualMachine", APIVersion: "kubevirt.io/v1", Namespace: vmNS, Name: vmName},
+				Reason:         "Probe", Message: "rbac probe", Type: corev1.EventTypeNormal,
+			}
+			_, err := kube.CoreV1().Events(vmNS).Create(ctx, ev, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		// kubeauth.SessionKey reads the key; kubeauth.WatchSecretUsers watches the users.
+		{"", "secrets", "get"}: func(ctx context.Context) error {
+			_, err := secrets.Get(ctx, keySecret, metav1.GetOptions{})
+			return err
+		},
+		{"", "secrets", "list"}:  func(ctx context.Context) error { _, err := secrets.List(ctx, byName(usersSecret)); return err },
+		{"", "secrets", "watch"}: func(ctx context.Context) error { return stopWatch(secrets.Watch(ctx, byName(usersSecret))) },
+		// kubeauth.ConfigMapRevocations: informer, Revoke's patch, first create.
+		{"", "configmaps", "list"}:  func(ctx context.Context) error { _, err := cms.List(ctx, byName(sessions)); return err },
+		{"", "configmaps", "watch"}: func(ctx context.Context) error { return stopWatch(cms.Watch(ctx, byName(sessions))) },
+		{"", "configmaps", "patch"}: func(ctx context.Context) error {
+			_, err := cms.Patch(ctx, sessions, types.MergePatchType, []byte(`{"data":{"probe":"x"}}`), metav1.PatchOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "configmaps", "create"}: func(ctx context.Context) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sessions, Namespace: releaseNS}}
+			_, err := cms.Create(ctx, cm, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		// Leader election (client-go resourcelock.LeaseLock: get, create, update).
+		{"coordination.k8s.io", "leases", "get"}: func(ctx context.Context) error { _, err := leases.Get(ctx, lease, metav1.GetOptions{}); return err },
+		{"coordination.k8s.io", "leases", "create"}: func(ctx context.Context) error {
+			_, err := leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: lease}}, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"coordination.k8s.io", "leases", "update"}: func(ctx context.Context) error {
+			_, err := leases.Update(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: lease, Namespace: releaseNS}}, metav1.UpdateOptions{DryRun: dryRun})
+			return err
+		},
+	}
+}
+
+func stopWatch(w watch.Interface, err error) error {
+	if err == nil {
+		w.Stop()
+	}
+	return err
+}
+
+// role is one of the chart's live (Cluster)Roles, read and written by the
+// admin.
+type role struct {
+	kind, namespace, name string
+}
+
+func (r role) String() string { return r.kind + " " + r.namespace + "/" + r.name }
+
+func (r role) rules(ctx context.Context, admin kubernetes.Interface) ([]rbacv1.PolicyRule, error) {
+	if r.kind == "ClusterRole" {
+		cr, err := admin.RbacV1().ClusterRoles().Get(ctx, r.name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return cr.Rules, nil
+	}
+	ro, err := admin.RbacV1().Roles(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return ro.Rules, nil
+}
+
+func (r role) setRules(ctx context.Context, admin kubernetes.Interface, rules []rbacv1.PolicyRule) error {
+	if r.kind == "ClusterRole" {
+		cr, err := admin.RbacV1().ClusterRoles().Get(ctx, r.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cr.Rules = rules
+		_, err = admin.RbacV1().ClusterRoles().Update(ctx, cr, metav1.UpdateOptions{})
+		return err
+	}
+	ro, err := admin.RbacV1().Roles(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	ro.Rules = rules
+	_, err = admin.RbacV1().Roles(r.namespace).Update(ctx, ro, metav1.UpdateOptions{})
+	return err
+}
+
+// withoutVerb returns rules with verb removed from rules[i] (and the rule
+// dropped when it has no verb left).
+func withoutVerb(rules []rbacv1.PolicyRule, i int, verb string) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, 0, len(rules))
+	for j, r := range rules {
+		if j == i {
+			r = *r.DeepCopy()
+			r.Verbs = slices.DeleteFunc(r.Verbs, func(v string) bool { return v == verb })
+			if len(r.Verbs) == 0 {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// everyVerbNeeded removes, one at a time, each verb of each rule of the
+// chart's (Cluster)Roles and asserts that the call needing it becomes
+// Forbidden; it then restores the rule and asserts the call is allowed
+// again. It also checks that name-restricted rules refuse other names.
+func everyVerbNeeded(t *testing.T, env *installed) {
+	ctx := t.Context()
+	kube, err := kubernetes.NewForConfig(env.sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(env.sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := probes(env, kube, dyn, t)
+	used := map[grant]bool{}
+	roles := []role{
+		{"ClusterRole", "", fullname + "-crd"},
+		{"Role", vmNS, fullname},
+		{"Role", releaseNS, fullname + "-self"},
+	}
+	for _, r := range roles {
+		orig, err := r.rules(ctx, env.admin)
+		if err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		for i, rule := range orig {
+			for _, verb := range rule.Verbs {
+				var checks []grant
+				for _, g := range rule.APIGroups {
+					for _, res := range rule.Resources {
+						checks = append(checks, grant{g, res, verb})
+					}
+				}
+				t.Run(fmt.Sprintf("%s/rule%d/%s", r.name, i, verb), func(t *testing.T) {
+					for _, g := range checks {
+						if table[g] == nil {
+							t.Fatalf("%s grants %s, which no operation of the bridge needs", r, g)
+						}
+						used[g] = true
+					}
+					if err := r.setRules(ctx, env.admin, withoutVerb(orig, i, verb)); err != nil {
+						t.Fatalf("remove %s from %s: %v", verb, r, err)
+					}
+					for _, g := range checks {
+						waitAuthz(t, g, table[g], true)
+					}
+					if err := r.setRules(ctx, env.admin, orig); err != nil {
+						t.Fatalf("restore %s: %v", r, err)
+					}
+					for _, g := range checks {
+						waitAuthz(t, g, table[g], false)
+					}
+				})
+			}
+		}
+	}
+	for g := range table {
+		if !used[g] {
+			t.Errorf("the bridge needs %s but the chart does not grant it", g)
+		}
+	}
+	t.Run("names outside resourceNames are refused", func(t *testing.T) {
+		for what, call := range map[string]probe{
+			"get the TLS Secret": func(ctx context.Context) error {
+				_, err := kube.CoreV1().Secrets(releaseNS).Get(ctx, fullname+"-tls", metav1.GetOptions{})
+				return err
+			},
+			"list all Secrets": func(ctx context.Context) error {
+				_, err := kube.CoreV1().Secrets(releaseNS).List(ctx, metav1.ListOptions{})
+				return err
+			},
+			"patch the chart's ConfigMap": func(ctx context.Context) error {
+				_, err := kube.CoreV1().ConfigMaps(releaseNS).Patch(ctx, fullname, types.MergePatchType, []byte(`{"data":{"x":"y"}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			},
+			"get another CRD": func(ctx context.Context) error {
+				_, err := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Get(ctx, "virtualmachineinstances.kubevirt.io", metav1.GetOptions{})
+				return err
+			},
+			"list pods outside the watched namespaces": func(ctx context.Context) error {
+				_, err := kube.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+				return err
+			},
+		} {
+			if err := call(ctx); !apierrors.IsForbidden(err) {
+				t.Errorf("%s: got %v, want Forbidden", what, err)
+			}
+		}
+	})
+}
+
+// waitAuthz polls call until it is Forbidden (forbidden) or anything but
+// Forbidden (!forbidden); RBAC changes reach the authorizer within moments.
+func waitAuthz(t *testing.T, g grant, call probe, forbidden bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := call(t.Context())
+		if apierrors.IsForbidden(err) == forbidden {
+			return
+		}
+		if time.Now().After(deadline) {
+			if forbidden {
+				t.Errorf("%s still allowed without its grant (err %v): the grant is not what allows it", g, err)
+			} else {
+				t.Errorf("%s forbidden with the chart's rules: %v", g, err)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
