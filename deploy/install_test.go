@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/bcrypt"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -66,6 +67,50 @@ func TestInstall(t *testing.T) {
 		everyVerbNeeded(t, env)
 		t.Logf("rule removals took %s", time.Since(start).Round(time.Millisecond))
 	})
+	t.Run("upgrade to all namespaces keeps the generated secrets", func(t *testing.T) {
+		start := time.Now()
+		upgradeClusterWide(t, env)
+		t.Logf("upgrade took %s", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// upgradeClusterWide upgrades the release to serve every namespace: the
+// workload rules move from Roles to a ClusterRole, and the session key and
+// self-signed certificate the chart generated stay as they were.
+func upgradeClusterWide(t *testing.T, env *installed) {
+	ctx := t.Context()
+	secrets := env.admin.CoreV1().Secrets(releaseNS)
+	generated := func() map[string][]byte {
+		out := map[string][]byte{}
+		for _, name := range []string{fullname + "-session-key", fullname + "-tls"} {
+			s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range s.Data {
+				out[name+"/"+k] = v
+			}
+		}
+		return out
+	}
+	before := generated()
+	mustHelm(t, "upgrade", release, chartDir, "--namespace", releaseNS, "--kubeconfig", env.cluster.Kubeconfig,
+		"--reuse-values", "--set-json", "watchNamespaces=[]")
+	if diff := cmp.Diff(before, generated()); diff != "" {
+		t.Errorf("generated secrets changed on upgrade (-before +after):\n%s", diff)
+	}
+	if _, err := env.admin.RbacV1().Roles(vmNS).Get(ctx, fullname, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Role %s/%s after upgrade to all namespaces: %v, want NotFound", vmNS, fullname, err)
+	}
+	kube, err := kubernetes.NewForConfig(env.sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listDefault := func(ctx context.Context) error {
+		_, err := kube.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+		return err
+	}
+	waitAuthz(t, grant{"", "pods", "list"}, listDefault, false)
 }
 
 // install starts a test cluster, helm-installs the chart and returns a
