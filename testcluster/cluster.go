@@ -120,10 +120,15 @@ func newCluster(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "testcluster-"); err != nil {
+		sweepStaleDirs()
+		if c.Dir, err = os.MkdirTemp("", tempDirPattern); err != nil {
 			return nil, fmt.Errorf("create test cluster dir: %w", err)
 		}
 		c.ownDir = true
+		if err := claimDir(c.Dir); err != nil {
+			_ = os.RemoveAll(c.Dir)
+			return nil, fmt.Errorf("claim test cluster dir: %w", err)
+		}
 	} else if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create test cluster dir: %w", err)
 	}

@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -16,24 +17,35 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
+func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m)) }
+
 // TestStock runs the checks that need a cluster with the stock CRDs.
 func TestStock(t *testing.T) {
-	c := testcluster.ForTest(t, crds.Stock)
+	c := testcluster.Shared(t, crds.Stock)
 	t.Run("bridge RBAC", func(t *testing.T) { testBridgeRBAC(t, c) })
-	vms := vmClient(t, c, "groundtruth")
+	vms := vmClient(t, c, c.TestNamespace(t))
 	t.Run("atomic lists", func(t *testing.T) { testAtomicLists(t, vms) })
 	testStaleResourceVersion(t, vms)
-	t.Run("policy", func(t *testing.T) { testPolicy(t, vmClient(t, c, "policy")) })
+	t.Run("policy", func(t *testing.T) { testPolicy(t, vmClient(t, c, c.TestNamespace(t))) })
+}
+
+// TestShared checks a second Shared call reuses the cluster and test
+// namespaces do not collide.
+func TestShared(t *testing.T) {
+	a, b := testcluster.Shared(t, crds.Stock), testcluster.Shared(t, crds.Stock)
+	if a != b {
+		t.Errorf("Shared returned two clusters: %s and %s", a.Admin.Host, b.Admin.Host)
+	}
+	n1, n2 := a.TestNamespace(t), a.TestNamespace(t)
+	if n1 == n2 || !strings.HasPrefix(n1, "testshared-") {
+		t.Errorf("TestNamespace = %q, %q; want two distinct names starting testshared-", n1, n2)
+	}
 }
 
 // TestMapList runs the checks that need the maplist CRDs, then stops the
 // cluster and checks nothing is left behind.
 func TestMapList(t *testing.T) {
-	c, err := testcluster.Start(t.Context(), testcluster.Options{Variant: crds.MapList})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop() })
+	c := testcluster.ForTest(t, crds.MapList)
 	vms := vmClient(t, c, "groundtruth")
 	t.Run("map lists", func(t *testing.T) { testMapLists(t, vms) })
 	testStaleResourceVersion(t, vms)

@@ -29,5 +29,12 @@
 //
 // [Cluster.Stop] kills both processes (each runs in its own process group,
 // and on Linux dies with its parent through Pdeathsig) and removes the
-// temporary directory. [ForTest] wraps Start and Stop for tests.
+// temporary directory. If the parent was SIGKILLed, the next Start removes
+// the directory it left (owner.pid names a dead process).
+//
+// For tests: [ForTest] starts a cluster for one test and stops it in
+// t.Cleanup. [Shared] starts one cluster per variant for the whole test
+// binary (TestMain must call [RunMain], which stops them); tests sharing it
+// work in their own [Cluster.TestNamespace]. Namespaces are never deleted:
+// without a namespace controller a deleted namespace stays Terminating.
 package testcluster

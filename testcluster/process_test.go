@@ -94,3 +94,34 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+func TestSweepStaleDirs(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	mk := func(owner string) string {
+		dir, err := os.MkdirTemp("", tempDirPattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := os.WriteFile(dir+"/"+ownerFile, []byte(owner), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	// A process that has exited: its pid is free (until reused).
+	done := exec.Command("/bin/true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := mk(strconv.Itoa(done.Process.Pid))
+	live := mk(strconv.Itoa(os.Getpid()))
+	unowned := mk("")
+	sweepStaleDirs()
+	for dir, wantKept := range map[string]bool{dead: false, live: true, unowned: true} {
+		_, err := os.Stat(dir)
+		if kept := err == nil; kept != wantKept {
+			t.Errorf("%s kept = %v, want %v (stat: %v)", dir, kept, wantKept, err)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package testcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+)
+
+// shared holds the clusters [Shared] started in this test binary.
+var shared struct {
+	mu       sync.Mutex
+	main     bool // RunMain is running
+	clusters map[crds.Variant]*sharedCluster
+}
+
+type sharedCluster struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// RunMain runs the tests and then stops the clusters [Shared] started. Use
+// it from TestMain: func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m)) }.
+func RunMain(m *testing.M) int {
+	shared.mu.Lock()
+	shared.main = true
+	shared.mu.Unlock()
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	for v, sc := range shared.clusters {
+		if sc.c == nil {
+			continue
+		}
+		if err := sc.c.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stop shared %s test cluster: %v\n", v, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// Shared returns one cluster with CRD variant v for the whole test binary,
+// started by the first caller (~2-30 s depending on load) and stopped by
+// [RunMain], which the package's TestMain must call. Tests sharing it must
+// keep to their own namespaces ([Cluster.TestNamespace]).
+func Shared(t testing.TB, v crds.Variant) *Cluster {
+	t.Helper()
+	shared.mu.Lock()
+	if !shared.main {
+		shared.mu.Unlock()
+		t.Fatal("testcluster.Shared needs TestMain to call testcluster.RunMain")
+	}
+	if shared.clusters == nil {
+		shared.clusters = map[crds.Variant]*sharedCluster{}
+	}
+	sc := shared.clusters[v]
+	if sc == nil {
+		sc = &sharedCluster{}
+		shared.clusters[v] = sc
+	}
+	shared.mu.Unlock()
+	sc.once.Do(func() {
+		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		sc.c, sc.err = Start(context.Background(), Options{Variant: v, Log: log})
+	})
+	if sc.err != nil {
+		t.Fatal(sc.err)
+	}
+	return sc.c
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// TestNamespace creates a namespace named after the test plus a random
+// suffix and returns its name. It is not deleted: without a namespace
+// controller a deleted namespace stays Terminating with its objects.
+func (c *Cluster) TestNamespace(t testing.TB) string {
+	t.Helper()
+	base := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(base) > 50 {
+		base = strings.TrimRight(base[:50], "-")
+	}
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	name := base + "-" + hex.EncodeToString(suffix)
+	if err := c.CreateNamespace(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
