@@ -257,6 +257,7 @@ func settle(ctx context.Context, counter *KubeCounter) {
 // load runs one cycle per VM with sc.Clients clients, then waits until every
 // VM is in its final state.
 func load(ctx context.Context, sc Scenario, env *demo.Env, c *Client, counter *KubeCounter, keys []system.Key, cycle CycleOptions, res *Result) error {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, sc.Timeout)
 	defer cancel()
 	kubeBefore, failedBefore := counter.Snapshot(), counter.Failed()
@@ -286,17 +287,26 @@ func load(ctx context.Context, sc Scenario, env *demo.Env, c *Client, counter *K
 			}
 		}()
 	}
+	fed := 0
 feed:
 	for _, k := range keys {
 		select {
 		case work <- k:
+			fed++
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(work)
 	wg.Wait()
-	res.Converged, err = converge(ctx, c, keys, sc.Clients)
+	if fed < len(keys) {
+		sc.Log.WarnContext(ctx, "load phase timed out", "cyclesStarted", fed, "of", len(keys), "timeout", sc.Timeout)
+	}
+	// Converge the VMs whose cycle started, within 3 more minutes even when
+	// the load phase timed out.
+	cctx, ccancel := context.WithTimeout(parent, 3*time.Minute)
+	res.Converged, err = converge(cctx, c, keys[:fed], sc.Clients)
+	ccancel()
 	res.ConvergeIn = time.Since(start)
 	if err != nil {
 		sc.Log.WarnContext(ctx, "not every VM converged", "converged", res.Converged, "of", len(keys), "err", err)
@@ -305,7 +315,7 @@ feed:
 	res.Kube = counter.Snapshot().Sub(kubeBefore)
 	res.KubeFailed = subCodes(counter.Failed(), failedBefore)
 	res.Writer = subWriter(env.Bridge.Writer.Stats(), writerBefore)
-	apiAfter, err := ScrapeRequests(context.WithoutCancel(ctx), env.Cluster.Admin)
+	apiAfter, err := ScrapeRequests(parent, env.Cluster.Admin)
 	if err != nil {
 		return err
 	}
