@@ -3,6 +3,9 @@
 //	redfish-bridge serve   the Redfish service against a cluster
 //	redfish-bridge demo    a local apiserver, simulated VMs and the service
 //	redfish-bridge import  the ISO importer (entrypoint of import pods)
+//	redfish-bridge fields  who owns what on a VM, checked against the
+//	                       ownership table (also the kubectl plugin
+//	                       kubectl-redfish_fields: symlink it on $PATH)
 package main
 
 import (
@@ -11,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"k8s.io/klog/v2"
@@ -25,7 +29,11 @@ func main() {
 	}
 	slog.SetDefault(log)
 	klog.SetSlogLogger(log.With("source", "client-go"))
-	if err := run(ctx, os.Args[1:]); err != nil {
+	args := os.Args[1:]
+	if filepath.Base(os.Args[0]) == pluginName {
+		args = append([]string{"fields"}, args...)
+	}
+	if err := run(ctx, args); err != nil {
 		log.Error("redfish-bridge failed", "err", err)
 		os.Exit(1)
 	}
@@ -33,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: redfish-bridge serve|demo|import [flags]")
+		return fmt.Errorf("usage: redfish-bridge serve|demo|import|fields [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -42,7 +50,9 @@ func run(ctx context.Context, args []string) error {
 		return runDemo(ctx, args[1:])
 	case "import":
 		return runImport(ctx, args[1:])
+	case "fields":
+		return runFields(ctx, args[1:])
 	default:
-		return fmt.Errorf("unknown subcommand %q: want serve, demo or import", args[0])
+		return fmt.Errorf("unknown subcommand %q: want serve, demo, import or fields", args[0])
 	}
 }

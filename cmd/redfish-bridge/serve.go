@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -19,56 +20,96 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// runServe runs the bridge against a cluster. Every flag can also be set
+// serveOptions are the serve flags.
+type serveOptions struct {
+	kubeconfig, namespaces, namespace   string
+	users, sessionKey, revocations      string
+	listen, certFile, keyFile           string
+	insecure                            bool
+	serviceUUID, importer, storageClass string
+	metricsListen                       string
+	leaderElect                         bool
+	leaseName, podName                  string
+	configFile                          string
+}
+
+// parseServe parses the serve command line. Every flag can also be set
 // with an environment variable REDFISH_BRIDGE_<FLAG> (dashes as
-// underscores), which the chart uses.
-func runServe(ctx context.Context, args []string) error {
+// underscores), which the chart uses, or in the YAML file --config (keys
+// are flag names); precedence flag > env > file > default.
+func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (*serveOptions, error) {
+	env := func(name string) string { v, _ := lookupEnv(name); return v }
+	podName := env("POD_NAME")
+	if podName == "" {
+		podName, _ = os.Hostname()
+	}
+	o := &serveOptions{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
-	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
-	namespace := fs.String("namespace", os.Getenv("POD_NAMESPACE"), "namespace of the bridge's own Secrets and ConfigMap")
-	users := fs.String("users-secret", "redfish-bridge-users", "Secret with users (bcrypt hashes) and their scopes")
-	sessionKey := fs.String("session-key-secret", "redfish-bridge-session-key", "Secret with the session signing key (created when missing)")
-	revocations := fs.String("sessions-configmap", "redfish-bridge-sessions", "ConfigMap recording ended sessions")
-	listen := fs.String("listen", ":8443", "HTTPS listen address")
-	certFile := fs.String("tls-cert", "", "TLS certificate file (PEM)")
-	keyFile := fs.String("tls-key", "", "TLS private key file (PEM)")
-	insecure := fs.Bool("insecure-http", false, "serve plain HTTP (only behind a TLS-terminating proxy)")
-	serviceUUID := fs.String("service-uuid", "", "Redfish service root UUID, the same on every replica (required)")
-	importer := fs.String("importer-image", "", "image of the ISO import pods (default: the bridge's own)")
-	storageClass := fs.String("storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
+	fs.SetOutput(usage)
+	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
+	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
+	fs.StringVar(&o.namespace, "namespace", env("POD_NAMESPACE"), "namespace of the bridge's own Secrets, ConfigMap and Lease")
+	fs.StringVar(&o.users, "users-secret", "redfish-bridge-users", "Secret with users (bcrypt hashes) and their scopes")
+	fs.StringVar(&o.sessionKey, "session-key-secret", "redfish-bridge-session-key", "Secret with the session signing key (created when missing)")
+	fs.StringVar(&o.revocations, "sessions-configmap", "redfish-bridge-sessions", "ConfigMap recording ended sessions")
+	fs.StringVar(&o.listen, "listen", ":8443", "HTTPS listen address")
+	fs.StringVar(&o.certFile, "tls-cert", "", "TLS certificate file (PEM)")
+	fs.StringVar(&o.keyFile, "tls-key", "", "TLS private key file (PEM)")
+	fs.BoolVar(&o.insecure, "insecure-http", false, "serve plain HTTP (only behind a TLS-terminating proxy)")
+	fs.StringVar(&o.serviceUUID, "service-uuid", "", "Redfish service root UUID, the same on every replica (required)")
+	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
+	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", ":9090", "plain-HTTP address of /metrics, /healthz and /readyz; empty disables")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the reconcilers only on the replica holding the Lease (every replica serves Redfish)")
+	fs.StringVar(&o.leaseName, "lease-name", service.DefaultLeaseName, "name of the Lease in --namespace")
+	fs.StringVar(&o.podName, "pod-name", podName, "leader identity (default $POD_NAME, else the hostname)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if err := envOverrides(fs); err != nil {
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	if err := settle(fs, "config", lookupEnv); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if o.serviceUUID == "" {
+		return nil, errors.New("serve: --service-uuid (REDFISH_BRIDGE_SERVICE_UUID) is required")
+	}
+	if o.namespace == "" {
+		return nil, errors.New("serve: --namespace (or POD_NAMESPACE) is required")
+	}
+	return o, nil
+}
+
+// runServe runs the bridge against a cluster.
+func runServe(ctx context.Context, args []string) error {
+	o, err := parseServe(args, os.LookupEnv, os.Stderr)
+	if err != nil {
 		return err
-	}
-	if *serviceUUID == "" {
-		return errors.New("serve: --service-uuid (REDFISH_BRIDGE_SERVICE_UUID) is required")
-	}
-	if *namespace == "" {
-		return errors.New("serve: --namespace (or POD_NAMESPACE) is required")
 	}
 	var tlsCfg *tls.Config
 	switch {
-	case *certFile != "" && *keyFile != "":
-		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	case o.certFile != "" && o.keyFile != "":
+		cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
 		if err != nil {
 			return fmt.Errorf("serve: --tls-cert/--tls-key: %w", err)
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	case !*insecure:
+	case !o.insecure:
 		return errors.New("serve: TLS is the default: give --tls-cert and --tls-key, or --insecure-http explicitly")
 	}
-	kube, err := kubeConfig(*kubeconfig)
+	kube, err := kubeConfig(o.kubeconfig)
 	if err != nil {
 		return err
 	}
 	run, err := service.Start(ctx, service.Config{
-		Kube: kube, Namespaces: splitList(*namespaces), Namespace: *namespace,
-		UsersSecret: *users, SessionKeySecret: *sessionKey, RevocationsConfigMap: *revocations,
-		Listen: *listen, TLS: tlsCfg, ServiceUUID: *serviceUUID, Version: version,
-		ImporterImage: *importer, StorageClass: *storageClass, Log: slog.Default(),
+		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,
+		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,
+		Listen: o.listen, TLS: tlsCfg, ServiceUUID: o.serviceUUID, Version: version,
+		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
+		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
+		Log:    slog.Default(),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -92,23 +133,6 @@ func kubeConfig(path string) (*rest.Config, error) {
 	}
 	cfg.UserAgent = "redfish-bridge/" + version
 	return cfg, nil
-}
-
-// envOverrides sets every flag not given on the command line from
-// REDFISH_BRIDGE_<NAME>.
-func envOverrides(fs *flag.FlagSet) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "REDFISH_BRIDGE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && !given[f.Name] && err == nil {
-			if serr := f.Value.Set(v); serr != nil {
-				err = fmt.Errorf("serve: %s=%q: %w", env, v, serr)
-			}
-		}
-	})
-	return err
 }
 
 func splitList(s string) []string {

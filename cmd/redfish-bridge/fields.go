@@ -1,0 +1,17 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/redfish-bridge/redfish-bridge/fields"
+)
+
+// pluginName is the kubectl plugin name: a symlink kubectl-redfish_fields
+// -> redfish-bridge on $PATH makes `kubectl redfish-fields NS/VM` work.
+const pluginName = "kubectl-redfish_fields"
+
+// runFields prints who owns what on a VM (see package fields).
+func runFields(ctx context.Context, args []string) error {
+	return fields.Run(ctx, args, os.Stdout)
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseServe(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := file("full.yaml", `
+namespaces: [team-a, team-b]
+listen: ":9443"
+metrics-listen: ":9191"
+leader-elect: false
+lease-name: from-file
+insecure-http: true
+service-uuid: file-uuid
+`)
+	commaList := file("comma.yaml", "namespaces: \"a,b\"\n")
+	unknown := file("unknown.yaml", "listen: \":1\"\nlisten-address: \":2\"\n")
+	badBool := file("badbool.yaml", "leader-elect: maybe\n")
+	listForScalar := file("list.yaml", "listen: [a, b]\n")
+	base := []string{"--service-uuid", "u", "--namespace", "bridge"}
+
+	// got is the part of the options these cases look at.
+	type got struct {
+		Namespaces, Listen, MetricsListen, LeaseName, PodName, ServiceUUID string
+		LeaderElect, Insecure                                              bool
+	}
+	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true}
+	with := func(edit func(*got)) got { g := defaults; edit(&g); return g }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    got
+		wantErr string
+	}{
+		{name: "defaults", args: base, want: defaults},
+		{name: "file", args: append([]string{"--config", full}, base...), want: with(func(g *got) {
+			g.Namespaces, g.Listen, g.MetricsListen, g.LeaseName, g.LeaderElect, g.Insecure = "team-a,team-b", ":9443", ":9191", "from-file", false, true
+		})},
+		{name: "config from env", args: base, env: map[string]string{"REDFISH_BRIDGE_CONFIG": commaList},
+			want: with(func(g *got) { g.Namespaces = "a,b" })},
+		{name: "flag beats env beats file", args: append([]string{"--config", full, "--listen", ":1"}, base...),
+			env: map[string]string{"REDFISH_BRIDGE_LISTEN": ":2", "REDFISH_BRIDGE_LEASE_NAME": "from-env"},
+			want: with(func(g *got) {
+				g.Namespaces, g.Listen, g.MetricsListen, g.LeaseName, g.LeaderElect, g.Insecure = "team-a,team-b", ":1", ":9191", "from-env", false, true
+			})},
+		{name: "pod name from env", args: base, env: map[string]string{"REDFISH_BRIDGE_POD_NAME": "other"},
+			want: with(func(g *got) { g.PodName = "other" })},
+		{name: "unknown key", args: append([]string{"--config", unknown}, base...), wantErr: `unknown key "listen-address"`},
+		{name: "bad bool", args: append([]string{"--config", badBool}, base...), wantErr: `key "leader-elect": value "maybe"`},
+		{name: "list for a scalar", args: append([]string{"--config", listForScalar}, base...), wantErr: `key "listen": a list is not valid here`},
+		{name: "missing file", args: append([]string{"--config", filepath.Join(dir, "nope.yaml")}, base...), wantErr: "config file: open"},
+		{name: "bad env", args: base, env: map[string]string{"REDFISH_BRIDGE_LEADER_ELECT": "sometimes"}, wantErr: "REDFISH_BRIDGE_LEADER_ELECT="},
+		{name: "uuid required", args: []string{"--namespace", "x"}, wantErr: "--service-uuid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"POD_NAME": "pod-0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			o, err := parseServe(tc.args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.leaderElect, o.insecure}
+			if diff := cmp.Diff(tc.want, g); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,34 @@
+// Package fields explains who owns what on a VirtualMachine: it parses the
+// VM's managedFields per field manager, marks the bridge's managers, and
+// checks the ownership against the table of apply/doc.go, which [Table]
+// encodes as data (the one place outside that comment).
+//
+// # Deviations
+//
+// A deviation is one of:
+//
+//   - outside: a bridge manager (redfish-media, redfish-boot, redfish-power)
+//     owns a path outside its allowed set in the VM's list mode.
+//   - taken: another manager owns a path the bridge has claimed:
+//     (a) any metadata.annotations[redfish-bridge.io/*] (the bridge's own
+//     annotation prefix; nobody else writes it);
+//     (b) map mode: any field of the disk or volume media-<slot> while the
+//     VM carries the annotation redfish-bridge.io/media.<slot> (the media
+//     manager's CD-ROM);
+//     (c) map mode: a bootOrder of any disk or interface while redfish-boot
+//     owns at least one bootOrder (a boot override is being applied).
+//
+// spec.runStrategy is not in the "taken" list although redfish-power forces
+// it: when another writer (kubectl edit, virt-api's start/stop) changes it
+// later, the apiserver moves the field to that writer and drops
+// redfish-power's managedFields entry if runStrategy was its only field, so
+// managedFields keep no trace that the bridge ever claimed it, and the
+// result is indistinguishable from the VM author's ownership before the
+// bridge wrote. The report adds a note instead when a bridge manager has
+// written the VM and runStrategy belongs to someone else.
+//
+// Before the bridge ever wrote a VM nothing is claimed: the VM's author
+// owning runStrategy, bootOrder or the disk lists is normal, not a
+// deviation. In atomic mode whole lists change hands by design (whoever
+// wrote the list last owns it), so list ownership is never a deviation.
+package fields

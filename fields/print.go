@@ -1,0 +1,44 @@
+package fields
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the report for people.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "VirtualMachine %s  (list mode: %s, from %s)\n", r.VM, r.Mode, r.ModeSource)
+	for _, m := range r.Managers {
+		tag := ""
+		if m.Bridge {
+			tag = "  [bridge]"
+		}
+		fmt.Fprintf(&b, "\n%s%s  (%s)\n", m.Name, tag, strings.Join(m.Operations, ", "))
+		for _, p := range m.Paths {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\nnote: %s\n", n)
+	}
+	if len(r.Deviations) == 0 {
+		b.WriteString("\nno deviations from the ownership table (apply/doc.go)\n")
+	} else {
+		fmt.Fprintf(&b, "\nDEVIATIONS (%d):\n", len(r.Deviations))
+		for _, d := range r.Deviations {
+			fmt.Fprintf(&b, "  %-7s  %s owns %s: %s\n", d.Kind, d.Manager, d.Path, d.Detail)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON prints the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
