@@ -100,6 +100,7 @@ func TestValuesRejected(t *testing.T) {
 		{"plain password", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=hunter2", "--set", "users.list[0].namespaces={vms}"}, "passwordHash"},
 		{"user without namespaces", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=" + testHash}, "namespaces"},
 		{"bad namespace name", []string{"--set", "watchNamespaces={Not_A_Namespace}"}, "watchNamespaces"},
+		{"root pod", []string{"--set", "podSecurityContext.runAsNonRoot=false"}, "runAsNonRoot"},
 		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},

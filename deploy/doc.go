@@ -6,10 +6,13 @@
 //   - chart_test.go: `helm lint` (and --strict), `helm template` golden
 //     files under testdata/ (go test ./deploy -run Golden -update rewrites
 //     them), values.schema.json rejecting bad values;
-//   - install_test.go: a real `helm install` into a test apiserver, then
-//     the bridge, run in-process with a token of the chart's
-//     ServiceAccount, drives a full virtual-media provisioning cycle over
-//     HTTP with exactly the chart's RBAC;
+//   - install_test.go: a real `helm install` into a test apiserver (and an
+//     upgrade to all namespaces that keeps the generated secrets);
+//   - cycle_test.go: the bridge, run in-process with a TokenRequest token of
+//     the chart's ServiceAccount and the chart's --config values, drives a
+//     full virtual-media provisioning cycle over HTTP with exactly the
+//     chart's RBAC, and must log no Forbidden error (logwatch_test.go);
 //   - rbac_test.go: every verb of every rule the chart grants is needed:
-//     without it the operation the bridge performs with it is Forbidden.
+//     without it the call the bridge makes with it is Forbidden, and every
+//     call in its table is granted.
 package deploy
