@@ -53,19 +53,21 @@ func names(obj map[string]any, path ...string) map[string]map[string]any {
 	return out
 }
 
-// checkCorruption records a corrupt VM template once per generation and
-// tells the VM with a Warning event.
+// checkCorruption records a VM the moment its template turns corrupt (or
+// its problems change), once per episode, and tells the VM with a Warning
+// event. A repaired template ends the episode.
 func (s *Simulator) checkCorruption(ctx context.Context, vm *unstructured.Unstructured) {
 	spec, _, _ := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
 	problems := Problems(spec)
-	if len(problems) == 0 {
-		return
-	}
-	k := corruptKey{uid: vm.GetUID(), generation: vm.GetGeneration()}
+	msg := strings.Join(problems, "; ")
 	s.mu.Lock()
-	seen := s.corruptSeen[k]
-	if !seen {
-		s.corruptSeen[k] = true
+	fresh := msg != "" && s.corruptSeen[vm.GetUID()] != msg
+	if msg == "" {
+		delete(s.corruptSeen, vm.GetUID())
+	} else {
+		s.corruptSeen[vm.GetUID()] = msg
+	}
+	if fresh {
 		s.corruptions = append(s.corruptions, Corruption{
 			Time:       time.Now(),
 			VM:         vm.GetNamespace() + "/" + vm.GetName(),
@@ -75,10 +77,9 @@ func (s *Simulator) checkCorruption(ctx context.Context, vm *unstructured.Unstru
 		})
 	}
 	s.mu.Unlock()
-	if seen {
+	if !fresh {
 		return
 	}
-	msg := strings.Join(problems, "; ")
 	s.log.WarnContext(ctx, "corrupt VM template", "vm", vm.GetNamespace()+"/"+vm.GetName(), "generation", vm.GetGeneration(), "problems", msg)
 	s.event(ctx, ref(vm), eventWarning, ReasonCorrupted, msg, "virt-controller")
 }

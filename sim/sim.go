@@ -69,6 +69,9 @@ type Counters struct {
 
 // Corruption is one observation of a VM whose template pairs a volume with
 // no disk (or a non-CD-ROM disk with no volume): the production crash loop.
+// It is recorded when the VM turns corrupt (or its problems change), with
+// the generation first seen so; later writes that keep the same problems
+// do not add another.
 type Corruption struct {
 	Time       time.Time
 	VM         string // namespace/name
@@ -95,7 +98,7 @@ type Simulator struct {
 	multiAttachRefusals, pvcsBound           atomic.Int64
 	mu                                       sync.Mutex
 	corruptions                              []Corruption
-	corruptSeen                              map[corruptKey]bool
+	corruptSeen                              map[types.UID]string // VM -> problems last recorded
 	phaseSince                               map[types.UID]phaseMark
 	stopSeen                                 map[types.UID]time.Time
 	downloads                                map[types.UID]context.CancelFunc
@@ -103,11 +106,6 @@ type Simulator struct {
 	refused                                  map[types.UID]bool // import pods already told Multi-Attach
 	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
 	downloadWG                               sync.WaitGroup
-}
-
-type corruptKey struct {
-	uid        types.UID
-	generation int64
 }
 
 type phaseMark struct {
@@ -144,7 +142,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		dyn:         dyn,
 		kube:        kube,
 		http:        opts.HTTPClient,
-		corruptSeen: map[corruptKey]bool{},
+		corruptSeen: map[types.UID]string{},
 		phaseSince:  map[types.UID]phaseMark{},
 		stopSeen:    map[types.UID]time.Time{},
 		downloads:   map[types.UID]context.CancelFunc{},
@@ -172,6 +170,9 @@ func (s *Simulator) Run(ctx context.Context) error {
 	}
 	if err := s.startCaches(ctx); err != nil {
 		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil // stopped before it started: not a failure
+		}
 		return err
 	}
 	var wg sync.WaitGroup

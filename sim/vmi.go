@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -169,15 +170,17 @@ func (s *Simulator) forgetVMI(obj any) {
 // Succeeded. What follows depends on the VM's run strategy (Always
 // restarts it, RerunOnFailure/Manual/Once leave the VM Stopped).
 func (s *Simulator) GuestShutdown(ctx context.Context, key system.Key) error {
-	vmi, err := s.dyn.Resource(VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("guest shutdown of %s: %w", key, err)
-	}
-	if p := vmiPhase(vmi); final(p) {
-		return fmt.Errorf("guest shutdown of %s: VMI already %s", key, p)
-	}
-	return s.setVMIPhase(ctx, vmi, kubevirtv1.Succeeded, map[string]any{
-		"conditions": []any{condition(string(kubevirtv1.VirtualMachineInstanceReady), false, "GuestShutdown", "the guest powered itself off")},
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vmi, err := s.dyn.Resource(VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("guest shutdown of %s: %w", key, err)
+		}
+		if p := vmiPhase(vmi); final(p) {
+			return fmt.Errorf("guest shutdown of %s: VMI already %s", key, p)
+		}
+		return s.setVMIPhase(ctx, vmi, kubevirtv1.Succeeded, map[string]any{
+			"conditions": []any{condition(string(kubevirtv1.VirtualMachineInstanceReady), false, "GuestShutdown", "the guest powered itself off")},
+		})
 	})
 }
 
