@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -56,7 +55,6 @@ func claimOf(i int) string                       { return media.ClaimName(keyOf(
 func mediaAnnotation() string                    { return apply.AnnotationMediaPrefix + media.DefaultSlot }
 func jsonUnmarshal(raw string, v any) error      { return json.Unmarshal([]byte(raw), v) }
 func mediaDisk() string                          { return apply.DiskName(media.DefaultSlot) }
-func itoa(i int64) string                        { return strconv.FormatInt(i, 10) }
 func imageURL(env *demo.Env, name string) string { return env.Images.URL + "/images/" + name }
 
 func (a admin) vm(ctx context.Context, t *testing.T, i int) *unstructured.Unstructured {
@@ -136,15 +134,16 @@ func (a admin) waitRunning(t *testing.T, i int) *unstructured.Unstructured {
 	return vmi
 }
 
-// disksByBootOrder returns the disk names of a VM or VMI spec (spec.template.spec
-// or spec), those with a bootOrder first in ascending order, then the rest
-// in list order, with their bootOrders.
+// bootDisk is one disk of a VM or VMI spec as the firmware sees it.
 type bootDisk struct {
 	Name      string
 	BootOrder int64
 	CDROM     bool
 }
 
+// disks returns the disks of a VM template spec or a VMI spec: those with a
+// bootOrder first, ascending (the firmware tries them in that order), then
+// the rest in list order.
 func disks(t *testing.T, spec map[string]any) []bootDisk {
 	t.Helper()
 	list, _, err := unstructured.NestedSlice(spec, "domain", "devices", "disks")
