@@ -1,7 +1,10 @@
 package service_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"strings"
 	"net/http"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/fields"
 )
 
 // TestLeaderFailover runs two replicas against one cluster: both serve
@@ -88,6 +92,24 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	want := outcome{SimImportsStarted: 1, PodsCreatedA: 1, PodsCreatedB: 0, ImportsReadyB: 1, VMIsCreated: 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after failover (-want +got):\n%s", diff)
+	}
+
+	// The real cycle left ownership exactly as the table says.
+	report, err := fields.Load(t.Context(), e.admin, e.ns, "vm-0", "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Deviations) != 0 {
+		t.Errorf("ownership deviations after the cycle: %+v", report.Deviations)
+	}
+	if path := os.Getenv("FIELDS_EXAMPLE"); path != "" { // regenerates docs/fields-example*.txt
+		var b bytes.Buffer
+		if err := fields.WriteText(&b, report); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.ReplaceAll(path, "VARIANT", string(v)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	// The new leader's scrape.
