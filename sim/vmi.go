@@ -60,6 +60,12 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 
 // stopVMI models a graceful stop: the deleted VMI keeps running for
 // StopDelay, then turns Succeeded and the finalizer is removed.
+//
+// A forced delete (DeleteOptions.GracePeriodSeconds 0) cannot be told
+// apart: measured on kube-apiserver v1.37.2, a custom resource with a
+// finalizer records deletionGracePeriodSeconds 0 whatever the request
+// said (nil, 0 or 30). Like virt-handler, the simulator goes by the VMI's
+// spec.terminationGracePeriodSeconds instead: 0 stops it at once.
 func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured) (time.Duration, error) {
 	if !slices.Contains(vmi.GetFinalizers(), kubevirtv1.VirtualMachineInstanceFinalizer) {
 		return 0, nil
