@@ -154,6 +154,7 @@ func (k *kubeletTest) testPVCBinding(t *testing.T) {
 
 func (k *kubeletTest) testImport(t *testing.T) {
 	k.createPVC(t, "iso-ok", corev1.ReadWriteOnce)
+	before := k.sim.Counters()
 	k.createImportPod(t, "import-ok", "iso-ok", k.url+"/image.iso", nil)
 	end := k.podEnds(t, "import-ok")
 	if end.Phase != corev1.PodSucceeded || end.ExitCode != 0 || !strings.Contains(end.Message, k.sha256) {
@@ -167,10 +168,15 @@ func (k *kubeletTest) testImport(t *testing.T) {
 	if hex.EncodeToString(got[:]) != k.sha256 {
 		t.Errorf("imported file: %d bytes, sha256 %x; want sha256 %s", len(data), got, k.sha256)
 	}
+	after := k.sim.Counters()
+	if diff := cmp.Diff([2]int64{1, 1}, [2]int64{after.ImportsStarted - before.ImportsStarted, after.ImportsSucceeded - before.ImportsSucceeded}); diff != "" {
+		t.Errorf("imports started, succeeded (-want +got):\n%s", diff)
+	}
 }
 
 func (k *kubeletTest) testNotFound(t *testing.T) {
 	k.createPVC(t, "iso-404", corev1.ReadWriteOnce)
+	before := k.sim.Counters().ImportsFailed
 	k.createImportPod(t, "import-404", "iso-404", k.url+"/missing.iso", nil)
 	end := k.podEnds(t, "import-404")
 	if end.Phase != corev1.PodFailed || end.ExitCode != 1 || !strings.Contains(end.Message, "404 Not Found") {
@@ -178,6 +184,9 @@ func (k *kubeletTest) testNotFound(t *testing.T) {
 	}
 	if _, err := os.Stat(k.sim.ImagePath(k.ns, "iso-404")); !os.IsNotExist(err) {
 		t.Errorf("image file after a failed import: %v, want none", err)
+	}
+	if n := k.sim.Counters().ImportsFailed - before; n != 1 {
+		t.Errorf("%d failed imports counted, want 1", n)
 	}
 }
 

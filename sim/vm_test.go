@@ -177,8 +177,12 @@ func (e *env) testRestart(t *testing.T) {
 	const name = "restart"
 	e.createVM(t, newVM(e.ns, name, "Always"))
 	first := e.vmiIs(t, name, "Running", "")
+	created := e.sim.Counters().VMIsCreated
 	e.deleteVMI(t, name)
 	second := e.vmiIs(t, name, "Running", first.GetUID())
+	if n := e.sim.Counters().VMIsCreated - created; n != 1 {
+		t.Errorf("%d VMIs created for one restart, want 1", n)
+	}
 	e.vmIs(t, name, "Running")
 	if diff := cmp.Diff(identityOf(first), identityOf(second)); diff != "" {
 		t.Errorf("identity changed across the restart (-first +second):\n%s", diff)
