@@ -1,14 +1,17 @@
 package power
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
@@ -28,36 +31,75 @@ import (
 //  4. no lost update: once the outside writer's data disk appeared, every
 //     later version keeps it.
 type checker struct {
-	w    watch.Interface
-	done chan struct{}
+	res    dynamic.ResourceInterface
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu       sync.Mutex
 	bad      []string
 	versions int
 	starts   int
 	withData int // VMs on which the outside writer's data disk appeared
+	rewatch  int // watches re-opened after the server closed one
 }
 
 func startChecker(t *testing.T, e *env) *checker {
 	t.Helper()
-	w, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Watch(t.Context(), metav1.ListOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	c := &checker{res: e.admin.Resource(inventory.VMResource).Namespace(e.ns), cancel: cancel, done: make(chan struct{})}
+	list, err := c.res.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &checker{w: w, done: make(chan struct{})}
-	go c.run()
+	go c.run(ctx, list.GetResourceVersion())
 	return c
 }
 
-func (c *checker) run() {
+// events re-opens the watch from the last version seen whenever the server
+// closes it, so no version is skipped; a watch that cannot resume (410
+// Gone) is itself a violation: the check would have a gap.
+func (c *checker) events(ctx context.Context, rv string, each func(*unstructured.Unstructured)) {
+	for ctx.Err() == nil {
+		w, err := c.res.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err != nil {
+			if ctx.Err() == nil {
+				c.violate("watch: " + err.Error())
+			}
+			return
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				c.violate(fmt.Sprintf("watch error: %v", apierrors.FromObject(ev.Object)))
+				w.Stop()
+				return
+			}
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			rv = u.GetResourceVersion()
+			if ev.Type == watch.Added || ev.Type == watch.Modified {
+				each(u)
+			}
+		}
+		w.Stop()
+		c.mu.Lock()
+		c.rewatch++
+		c.mu.Unlock()
+	}
+}
+
+func (c *checker) violate(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bad = append(c.bad, msg)
+}
+
+func (c *checker) run(ctx context.Context, rv string) {
 	defer close(c.done)
 	prevRun := map[string]string{}
 	hadData := map[string]bool{}
-	for ev := range c.w.ResultChan() {
-		u, ok := ev.Object.(*unstructured.Unstructured)
-		if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-			continue
-		}
+	c.events(ctx, rv, func(u *unstructured.Unstructured) {
 		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
 		vm := apply.Decode(key, u, nil)
 		where := fmt.Sprintf("%s@%s", key.Name, u.GetResourceVersion())
@@ -93,7 +135,7 @@ func (c *checker) run() {
 			c.bad = append(c.bad, where+": "+b)
 		}
 		c.mu.Unlock()
-	}
+	})
 }
 
 func pairing(u *unstructured.Unstructured) []string {
@@ -140,7 +182,7 @@ func recordMatches(vm *apply.VM) []string {
 }
 
 func (c *checker) stop() {
-	c.w.Stop()
+	c.cancel()
 	<-c.done
 }
 

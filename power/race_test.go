@@ -41,7 +41,7 @@ func TestRace(t *testing.T) {
 				if v := chk.violations(); len(v) > 0 {
 					t.Errorf("%d invariant violations, first ones:\n%s", len(v), strings.Join(v[:min(len(v), 15)], "\n"))
 				}
-				t.Logf("versions checked %d, starts %d, VMs with the outside disk %d, counters %+v", chk.versions, chk.starts, chk.withData, e.w.Stats())
+				t.Logf("versions checked %d (watch re-opened %d times), starts %d, VMs with the outside disk %d, counters %+v", chk.versions, chk.rewatch, chk.starts, chk.withData, e.w.Stats())
 			})
 			if v != crds.Stock {
 				return
