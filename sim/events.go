@@ -10,10 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-const (
-	eventWarning = corev1.EventTypeWarning
-	eventNormal  = corev1.EventTypeNormal
-)
+const eventWarning = corev1.EventTypeWarning
 
 func ref(u *unstructured.Unstructured) corev1.ObjectReference {
 	return corev1.ObjectReference{
