@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -24,13 +25,14 @@ type orderRecorder struct {
 	mu         sync.Mutex
 	readyRV    map[string]int64
 	vmiAddedRV map[string]int64
+	deferred   map[string]bool // a power-on was seen deferred behind an import
 	stop       func()
 }
 
 func recordOrder(t *testing.T, a admin) *orderRecorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	r := &orderRecorder{readyRV: map[string]int64{}, vmiAddedRV: map[string]int64{}, stop: cancel}
+	r := &orderRecorder{readyRV: map[string]int64{}, vmiAddedRV: map[string]int64{}, deferred: map[string]bool{}, stop: cancel}
 	t.Cleanup(cancel)
 	vms, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -43,6 +45,12 @@ func recordOrder(t *testing.T, a admin) *orderRecorder {
 	go r.run(ctx, vms, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
 		if slotPhase(u) == system.MediaReady {
 			r.first(r.readyRV, u.GetName(), rv)
+		}
+		var p system.PowerIntent
+		if raw, ok := u.GetAnnotations()[apply.AnnotationPower]; ok && jsonUnmarshal(raw, &p) == nil && p.OnDeferred {
+			r.mu.Lock()
+			r.deferred[u.GetName()] = true
+			r.mu.Unlock()
 		}
 	})
 	go r.run(ctx, vmis, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
@@ -82,6 +90,13 @@ func (r *orderRecorder) first(m map[string]int64, name string, rv int64) {
 	if _, ok := m[name]; !ok {
 		m[name] = rv
 	}
+}
+
+// wasDeferred reports whether a power-on of name was seen deferred.
+func (r *orderRecorder) wasDeferred(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.deferred[name]
 }
 
 // revisions returns the recorded Ready and VMI-created revisions of name

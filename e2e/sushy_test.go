@@ -89,6 +89,8 @@ func sushyProvision(t *testing.T, env *demo.Env, mode string, vms []int) {
 		if readyRV == 0 || vmiRV == 0 || vmiRV < readyRV {
 			t.Errorf("%s: slot Ready at revision %d, VMI created at revision %d: want Ready first", vmName(i), readyRV, vmiRV)
 		}
+		t.Logf("%s: slot Ready at revision %d, VMI created at revision %d, power-on deferred behind the import: %v",
+			vmName(i), readyRV, vmiRV, order.wasDeferred(vmName(i)))
 		if got, want := fileSHA256(t, env.Sim.ImagePath(demo.VMNamespace, s.ClaimName)), env.Images.SHA256["boot.iso"]; got != want {
 			t.Errorf("%s: imported image sha256 %s, want %s (boot.iso)", vmName(i), got, want)
 		}
