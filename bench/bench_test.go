@@ -23,6 +23,7 @@ import (
 //	BENCH_VARIANTS  CRD variants (default "maplist,stock")
 //	BENCH_CLOSE     1: Connection: close on every request, as sushy does
 //	BENCH_BUDGET    skip scenarios that would start after this (default 25m)
+//	BENCH_LOAD_TIMEOUT bound of one load phase (default 12m)
 //	BENCH_OUT       CSV path (default <module>/_out/bench.csv)
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -101,10 +102,14 @@ func runOne(b *testing.B, v crds.Variant, vms, clients int, logPath string) (*be
 	}
 	defer lf.Close() //nolint:errcheck // log file
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	loadTimeout, err := time.ParseDuration(env("BENCH_LOAD_TIMEOUT", "12m"))
+	if err != nil {
+		return nil, fmt.Errorf("BENCH_LOAD_TIMEOUT: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout+10*time.Minute)
 	defer cancel()
 	return bench.Run(ctx, bench.Scenario{
 		Variant: v, VMs: vms, Clients: clients, Close: env("BENCH_CLOSE", "") == "1",
-		Timeout: 12 * time.Minute, Log: log,
+		Timeout: loadTimeout, Log: log,
 	})
 }
