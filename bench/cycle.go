@@ -95,8 +95,8 @@ func Cycle(ctx context.Context, c *Client, id string, o CycleOptions) error {
 	return nil
 }
 
-func waitPowerOn(ctx context.Context, c *Client, id string, o CycleOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, o.PowerOnTimeout)
+func waitPowerOn(parent context.Context, c *Client, id string, o CycleOptions) error {
+	ctx, cancel := context.WithTimeout(parent, o.PowerOnTimeout)
 	defer cancel()
 	t := time.NewTicker(o.Poll)
 	defer t.Stop()
@@ -110,6 +110,9 @@ func waitPowerOn(ctx context.Context, c *Client, id string, o CycleOptions) erro
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("cycle %s: PowerState %q when the load phase ended: %w", id, s.PowerState, parent.Err())
+			}
 			return fmt.Errorf("cycle %s: PowerState %q, not On within %s: %w", id, s.PowerState, o.PowerOnTimeout, ctx.Err())
 		case <-t.C:
 		}
