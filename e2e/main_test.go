@@ -43,32 +43,48 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// envFor returns the running demo for variant v, starting it on first use.
+// envFor returns the running demo for variant v. The first call starts the
+// demos of every variant at once (every test runs on all of them).
 func envFor(t *testing.T, v crds.Variant) *demo.Env {
 	t.Helper()
 	envs.mu.Lock()
 	defer envs.mu.Unlock()
-	if e, ok := envs.m[v]; ok {
-		return e
+	if _, tried := envs.errs[v]; !tried {
+		if _, ok := envs.m[v]; !ok {
+			startAll(t)
+		}
 	}
-	if err, ok := envs.errs[v]; ok {
-		t.Fatalf("demo env (%s) failed to start earlier: %v", v, err)
-	}
-	start := time.Now()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// The env outlives the test that starts it: not t.Context().
-	e, err := demo.Start(context.Background(), demo.Options{
-		Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
-		StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
-		ImageSize: 4 << 20, Log: log,
-	})
-	if err != nil {
-		envs.errs[v] = err
+	if err := envs.errs[v]; err != nil {
 		t.Fatalf("start demo env (%s): %v", v, err)
 	}
-	envs.m[v] = e
-	t.Logf("demo env (%s CRDs) ready in %s at %s", v, time.Since(start).Round(time.Millisecond), e.URL)
-	return e
+	return envs.m[v]
+}
+
+// startAll starts a demo per variant concurrently; envs.mu is held.
+func startAll(t *testing.T) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	for _, v := range crds.Variants {
+		wg.Go(func() {
+			start := time.Now()
+			// The env outlives the test that starts it: not t.Context().
+			e, err := demo.Start(context.Background(), demo.Options{
+				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
+				StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
+				ImageSize: 4 << 20, Log: log,
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			envs.errs[v] = err
+			if err == nil {
+				envs.m[v] = e
+				t.Logf("TIMING demo env (%s CRDs) ready in %s at %s", v, time.Since(start).Round(time.Millisecond), e.URL)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // forEachVariant runs f as a subtest per CRD variant, logging its duration.
