@@ -69,6 +69,9 @@ func (c *checker) events(ctx context.Context, rv string, each func(*unstructured
 		}
 		for ev := range w.ResultChan() {
 			if ev.Type == watch.Error {
+				if ctx.Err() != nil {
+					break // stopped: the stream ends with a cancellation
+				}
 				c.violate(fmt.Sprintf("watch error: %v", apierrors.FromObject(ev.Object)))
 				w.Stop()
 				return

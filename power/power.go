@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -70,9 +71,21 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if _, err := s.w.Relayout(ctx, key); err != nil {
 			return false, fmt.Errorf("power on %s: settle boot order: %w", key, err)
 		}
+		running := false
 		vm, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
-			deferred = false
-			if slot, busy := busySlot(vm); busy && !live(vm) {
+			deferred, running = false, false
+			if slot, busy := busySlot(vm); busy {
+				// Decide from the VM's own runStrategy (covered by the
+				// precondition), never from the VMI in the cache: a VMI
+				// still shown after a power-off must not let a start
+				// through while an import is in flight.
+				// (A guest that shut itself down leaves a final VMI under
+				// RerunOnFailure: that VM is off, so the start is deferred.)
+				rs := runStrategyOf(vm)
+				if (rs == runOn || rs == "Always") && (vm.VMI == nil || !final(vm.VMI)) {
+					running = true
+					return apply.ErrNoChange
+				}
 				deferred = true
 				if !p.Intent.OnDeferred {
 					p.Intent = system.PowerIntent{OnDeferred: true, DeferredAt: s.now().UTC().Truncate(time.Second),
@@ -96,6 +109,9 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		}
 		if deferred {
 			return true, nil
+		}
+		if running {
+			return false, nil // already on; an import is in flight: touch nothing
 		}
 		// A final VMI (guest shut down, or failed) keeps the VM Off under
 		// RerunOnFailure: delete it so a fresh one starts.
@@ -162,3 +178,9 @@ func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) err
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// runStrategyOf returns the VM's spec.runStrategy ("" when unset).
+func runStrategyOf(vm *apply.VM) string {
+	rs, _, _ := unstructured.NestedString(vm.Object.Object, "spec", "runStrategy")
+	return rs
+}
