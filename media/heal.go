@@ -63,18 +63,20 @@ func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 		msg := fmt.Sprintf("media volume(s) %s have no disk entry; re-applying the media intent", strings.Join(volumesOnly, ", "))
 		r.log.WarnContext(ctx, "media volume without disk", "vm", vm.Key.String(), "volumes", volumesOnly)
 		r.event(ctx, vm.Object, ReasonVolumeWithoutDisk, msg)
+		reapplied := false
 		_, err := r.opts.Writer.Media(ctx, vm.Key, func(fresh *apply.VM, _ map[string]system.MediaSlot) error {
-			if v, _ := pairing(fresh.Object); len(v) == 0 {
+			v, _ := pairing(fresh.Object)
+			reapplied = len(v) > 0
+			if !reapplied {
 				return apply.ErrNoChange
 			}
 			return nil // unchanged intent: the apply restores what media owns
 		})
 		switch {
-		case err == nil:
-			r.c.healed.Add(1)
-		case errors.Is(err, apply.ErrNoChange):
-		default:
+		case err != nil && !errors.Is(err, apply.ErrNoChange):
 			errs = append(errs, fmt.Errorf("heal media volumes of %s: %w", vm.Key, err))
+		case err == nil && reapplied:
+			r.c.healed.Add(1)
 		}
 	}
 	r.mu.Lock()

@@ -101,7 +101,8 @@ const DefaultTerminationLog = "/dev/termination-log"
 const maxTerminationMessage = 4096
 
 // RunImport is the `redfish-bridge import` subcommand: flags --url, --dest,
-// --timeout (default 1h) and --termination-log (default
+// --timeout (default 1h), --addr-policy (an [AddrPolicy], checked on every
+// connection) and --termination-log (default
 // /dev/termination-log when it exists). It writes the [ImportResult] JSON or
 // the error into the termination log and returns the error.
 func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
@@ -110,6 +111,7 @@ func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 	url := fs.String("url", "", "image URL (http or https)")
 	dest := fs.String("dest", "", "destination file")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
+	policy := fs.String("addr-policy", "", "address policy for the download (see media.ParseAddrPolicy)")
 	termLog := fs.String("termination-log", "", "file for the termination message (default "+DefaultTerminationLog+" when present)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -119,7 +121,11 @@ func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 			*termLog = DefaultTerminationLog
 		}
 	}
-	res, err := runImport(ctx, *url, *dest, *timeout)
+	pol, err := ParseAddrPolicy(*policy)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	res, err := runImport(ctx, pol, *url, *dest, *timeout)
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -139,7 +145,7 @@ func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 	return err
 }
 
-func runImport(ctx context.Context, url, dest string, timeout time.Duration) (ImportResult, error) {
+func runImport(ctx context.Context, pol AddrPolicy, url, dest string, timeout time.Duration) (ImportResult, error) {
 	if url == "" || dest == "" {
 		return ImportResult{}, errors.New("import: --url and --dest are required")
 	}
@@ -148,7 +154,10 @@ func runImport(ctx context.Context, url, dest string, timeout time.Duration) (Im
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	res, err := Import(ctx, &http.Client{}, url, dest)
+	if err := pol.ValidateURL(url); err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	res, err := Import(ctx, PolicyClient(pol, 0), url, dest)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return ImportResult{}, fmt.Errorf("import timed out after %s: %w", timeout, err)

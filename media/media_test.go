@@ -58,8 +58,6 @@ func vmName(t *testing.T) string {
 }
 
 func testInsertImportsToReady(t *testing.T, e *env) {
-	_, stop := e.startReconciler(t, nil)
-	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, sum := e.img.add("/ready.iso", 3<<20+17, true)
 
@@ -79,6 +77,10 @@ func testInsertImportsToReady(t *testing.T, e *env) {
 	if recorded.ClaimName != media.ClaimName(key, slot) || recorded.Image != url {
 		t.Fatalf("recorded slot %+v: wrong claim or image", recorded)
 	}
+	// The reconciler starts only now, so the Pending record above can only
+	// have come from Insert itself.
+	_, stop := e.startReconciler(t, nil)
+	defer stop()
 
 	importing := e.waitSlot(t, key, slot, "Importing", phaseIs(system.MediaImporting))
 	if importing.InsertID != got.InsertID {

@@ -112,6 +112,9 @@ func podFor(o owner, slot system.MediaSlot, image string, timeoutSeconds int64) 
 		"--url=" + slot.Image,
 		"--dest=" + ImageDest,
 	}
+	if pol := CurrentAddrPolicy().String(); pol != "" {
+		args = append(args, "--addr-policy="+pol)
+	}
 	if timeoutSeconds > 0 {
 		args = append(args, "--timeout="+strconv.FormatInt(timeoutSeconds, 10)+"s")
 	}

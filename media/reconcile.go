@@ -90,6 +90,9 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		ok, err := r.finish(ctx, key, slot, system.MediaFailed, "import timed out", 0)
 		if ok {
 			r.c.timedOut.Add(1)
+			if r.opts.ObserveImport != nil {
+				r.opts.ObserveImport("timed_out", time.Since(slot.Since))
+			}
 		}
 		if current != nil && err == nil {
 			err = deletePod(ctx, r.opts.Kube, current.Namespace, current.Name)
@@ -170,22 +173,28 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 		if res, ok := ParseImportResult(terminationMessage(pod)); ok {
 			size = res.Bytes
 		}
-		if _, err := r.finish(ctx, key, slot, system.MediaReady, "imported", size); err != nil {
+		ok, err := r.finish(ctx, key, slot, system.MediaReady, "imported", size)
+		if err != nil {
 			return 0, err
 		}
-		r.c.ready.Add(1)
-		r.observeImport("succeeded", pod)
+		if ok { // not when another replica recorded it first
+			r.c.ready.Add(1)
+			r.observeImport("succeeded", pod)
+		}
 		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
 	case corev1.PodFailed:
 		reason := terminationMessage(pod)
 		if reason == "" {
 			reason = "import pod failed"
 		}
-		if _, err := r.finish(ctx, key, slot, system.MediaFailed, reason, 0); err != nil {
+		ok, err := r.finish(ctx, key, slot, system.MediaFailed, reason, 0)
+		if err != nil {
 			return 0, err
 		}
-		r.c.failed.Add(1)
-		r.observeImport("failed", pod)
+		if ok {
+			r.c.failed.Add(1)
+			r.observeImport("failed", pod)
+		}
 		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
 	}
 	if slot.Phase == system.MediaPending {

@@ -50,12 +50,13 @@ type Options struct {
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
 	// HTTPClient sends the HEAD request that sizes the PVC; default a client
-	// with a 10s timeout.
+	// with a 10s timeout under the process's [AddrPolicy].
 	HTTPClient *http.Client
 	Workers    int // default 2
 	Log        *slog.Logger
-	// ObserveImport, if set, is called once per finished import pod with
-	// "succeeded" or "failed" and the pod's age (the import duration).
+	// ObserveImport, if set, is called once per finished import with
+	// "succeeded" or "failed" and the pod's age (the import duration), or
+	// "timed_out" and the time since the slot entered its phase.
 	ObserveImport func(result string, d time.Duration)
 }
 
@@ -114,7 +115,7 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		opts.OrphanGrace = 30 * time.Second
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+		opts.HTTPClient = PolicyClient(CurrentAddrPolicy(), 10*time.Second)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 2

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,7 +180,16 @@ func testStaleImport(t *testing.T, e *env) {
 }
 
 func testTimeout(t *testing.T, e *env) {
-	r, stop := e.startReconciler(t, func(o *media.Options) { o.ImportTimeout = 3 * time.Second })
+	var mu sync.Mutex
+	var observed []string
+	r, stop := e.startReconciler(t, func(o *media.Options) {
+		o.ImportTimeout = 3 * time.Second
+		o.ObserveImport = func(result string, d time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			observed = append(observed, fmt.Sprintf("%s>=2s:%v", result, d >= 2*time.Second))
+		}
+	})
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/timeout.iso", 1<<20, true) // never opened
@@ -192,6 +203,11 @@ func testTimeout(t *testing.T, e *env) {
 		t.Errorf("slot %+v, want Failed import timed out", failed)
 	}
 	e.noImportPods(t, key)
+	mu.Lock()
+	if !slices.Contains(observed, "timed_out>=2s:true") {
+		t.Errorf("ObserveImport saw %v, want a timed_out of about 3s", observed)
+	}
+	mu.Unlock()
 	if st := r.Stats(); st.ImportsTimedOut < 1 {
 		t.Errorf("ImportsTimedOut = %d, want >= 1", st.ImportsTimedOut)
 	}
@@ -221,9 +237,12 @@ func testHealVolumeWithoutDisk(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	if st := r.Stats(); st.VolumesHealed < 1 {
-		t.Errorf("VolumesHealed = %d", st.VolumesHealed)
-	}
+	e.eventually(t, "heal counted", func(context.Context) error {
+		if n := r.Stats().VolumesHealed; n < 1 {
+			return fmt.Errorf("VolumesHealed = %d", n)
+		}
+		return nil
+	})
 	e.waitEvent(t, key, media.ReasonVolumeWithoutDisk)
 
 	e.removeEntry(t, key, "/spec/template/spec/volumes")

@@ -11,8 +11,14 @@ const maxURLLength = 4096
 
 // ValidateURL checks an image URL: absolute http or https with a host, no
 // userinfo (credentials would land in a VM annotation and a pod spec), no
-// control characters. It returns an [*InvalidURLError].
+// control characters, and no literal IP the process's [AddrPolicy] refuses.
+// It returns an [*InvalidURLError].
 func ValidateURL(raw string) error {
+	return CurrentAddrPolicy().ValidateURL(raw)
+}
+
+// ValidateURL is [ValidateURL] under policy p.
+func (p AddrPolicy) ValidateURL(raw string) error {
 	bad := func(reason string) error { return &InvalidURLError{URL: raw, Reason: reason} }
 	if raw == "" {
 		return bad("empty")
@@ -38,6 +44,9 @@ func ValidateURL(raw string) error {
 	}
 	if u.User != nil {
 		return bad("credentials in the URL are not accepted")
+	}
+	if why := p.checkHost(u.Hostname()); why != "" {
+		return bad(why)
 	}
 	return nil
 }
