@@ -3,9 +3,9 @@ package service_test
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
-	"net/http"
 	"testing"
 	"time"
 
