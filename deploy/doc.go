@@ -12,6 +12,10 @@
 //     the chart's ServiceAccount and the chart's --config values, drives a
 //     full virtual-media provisioning cycle over HTTP with exactly the
 //     chart's RBAC, and must log no Forbidden error (logwatch_test.go);
+//   - binary_test.go: `redfish-bridge serve` built from cmd/ runs with the
+//     chart's ConfigMap, TLS Secret and ServiceAccount token, turns ready
+//     on the probe port and serves Redfish with a certificate valid for
+//     the Service name;
 //   - rbac_test.go: every verb of every rule the chart grants is needed:
 //     without it the call the bridge makes with it is Forbidden, and every
 //     call in its table is granted.

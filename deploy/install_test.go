@@ -58,6 +58,11 @@ func TestInstall(t *testing.T) {
 		upgradeClusterWide(t, env)
 		t.Logf("upgrade took %s", time.Since(start).Round(time.Millisecond))
 	})
+	t.Run("the binary serves with the chart's config", func(t *testing.T) {
+		start := time.Now()
+		serveBinary(t, env)
+		t.Logf("build and serve took %s", time.Since(start).Round(time.Millisecond))
+	})
 }
 
 // upgradeClusterWide upgrades the release to serve every namespace: the
