@@ -47,9 +47,21 @@ func (s *Server) getBios(c echo.Context) error {
 			"@odata.type":         "#Settings.v1_4_0.Settings",
 			"SettingsObject":      link(uri + "/Settings"),
 			"SupportedApplyTimes": []string{"OnReset"},
-			"ETag":                etag(v.Version),
+			"ETag":                etag(bodyVersion(renderBiosSettings(v))),
 		},
 	}, v.Version)
+}
+
+// renderBiosSettings is the Settings object of the Bios (pending values;
+// they are the current ones, applied at the next boot).
+func renderBiosSettings(v SystemView) obj {
+	return obj{
+		"@odata.id":   systemURI(v) + "/Bios/Settings",
+		"@odata.type": "#Bios.v1_2_3.Bios",
+		"Id":          "Settings",
+		"Name":        "BIOS Pending Settings",
+		"Attributes":  biosAttributes(v),
+	}
 }
 
 func (s *Server) getBiosSettings(c echo.Context) error {
@@ -57,13 +69,7 @@ func (s *Server) getBiosSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, obj{
-		"@odata.id":   systemURI(v) + "/Bios/Settings",
-		"@odata.type": "#Bios.v1_2_3.Bios",
-		"Id":          "Settings",
-		"Name":        "BIOS Pending Settings",
-		"Attributes":  biosAttributes(v),
-	}, v.Version)
+	return send(c, http.StatusOK, renderBiosSettings(v), v.Version)
 }
 
 func (s *Server) patchBiosSettings(c echo.Context) error {
@@ -75,7 +81,7 @@ func (s *Server) patchBiosSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkIfMatch(c, v.Version); err != nil {
+	if err := checkIfMatch(c, bodyVersion(renderBiosSettings(v))); err != nil {
 		return err
 	}
 	p := newProps(body)
@@ -141,7 +147,7 @@ func (s *Server) patchSecureBoot(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkIfMatch(c, v.Version); err != nil {
+	if err := checkIfMatch(c, bodyVersion(s.renderSecureBoot(v))); err != nil {
 		return err
 	}
 	p := newProps(body)

@@ -43,7 +43,7 @@ func TestBiosSettings(t *testing.T) {
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Disabled"},
 		},
 		{
-			name: "secure boot resource", path: "/SecureBoot", body: `{"SecureBootEnable":true}`, ifMatch: `W/"3"`,
+			name: "secure boot resource", path: "/SecureBoot", body: `{"SecureBootEnable":true}`, ifMatch: "{weak}",
 			wantCalls: []string{"secureboot team-b.vm3 true"},
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
 		},
@@ -64,7 +64,7 @@ func TestBiosSettings(t *testing.T) {
 			const sys = "/redfish/v1/Systems/team-b.vm3"
 			r := req{method: http.MethodPatch, path: sys + tt.path, user: "bob", body: tt.body}
 			if tt.ifMatch != "" {
-				r.header = map[string]string{"If-Match": tt.ifMatch}
+				r.header = map[string]string{"If-Match": currentETag(t, e, "bob", r.path, tt.ifMatch)}
 			}
 			rec := e.do(t, r)
 			if tt.wantErr != nil {

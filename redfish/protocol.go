@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -149,6 +150,26 @@ func requireBody(c echo.Context) (map[string]json.RawMessage, error) {
 // etag is the weak ETag of a resource at version.
 func etag(version string) string { return `W/"` + version + `"` }
 
+// bodyVersion is the version of one rendered resource: a digest of its
+// JSON (without @odata.etag), so a resource's ETag changes exactly when
+// that resource changes, not when an unrelated part of the same VM does
+// (an import finishing must not invalidate the ComputerSystem's ETag).
+// encoding/json sorts map keys, so equal bodies digest equally.
+func bodyVersion(body obj) string {
+	clean := make(obj, len(body))
+	for k, v := range body {
+		if k != "@odata.etag" {
+			clean[k] = v
+		}
+	}
+	b, err := json.Marshal(clean)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
 // checkIfMatch enforces If-Match against version. Weak and strong forms of
 // the same tag match (sushy retries weak, then strong, then none) and so
 // does "*". No header passes.
@@ -175,11 +196,14 @@ func ifMatchVersion(c echo.Context, version string) string {
 	return ""
 }
 
-// send writes a resource with its ETag (if version is set).
-func send(c echo.Context, status int, body obj, version string) error {
-	if version != "" {
-		c.Response().Header().Set("ETag", etag(version))
-		body["@odata.etag"] = etag(version)
+// send writes a resource with its ETag when versioned is non-empty (the
+// resource belongs to a system); the ETag is [bodyVersion] of the body.
+func send(c echo.Context, status int, body obj, versioned string) error {
+	if versioned != "" {
+		if version := bodyVersion(body); version != "" {
+			c.Response().Header().Set("ETag", etag(version))
+			body["@odata.etag"] = etag(version)
+		}
 	}
 	if c.Request().Method == http.MethodHead {
 		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)

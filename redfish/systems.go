@@ -144,7 +144,7 @@ func (s *Server) patchSystem(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkIfMatch(c, v.Version); err != nil {
+	if err := checkIfMatch(c, bodyVersion(s.renderSystem(v))); err != nil {
 		return err
 	}
 	patch := BootPatch{IfVersion: ifMatchVersion(c, v.Version)}

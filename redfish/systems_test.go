@@ -1,8 +1,11 @@
 package redfish
 
 import (
+	"github.com/redfish-bridge/redfish-bridge/system"
 	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,8 +110,8 @@ func TestGetSystem(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 	body := decode(t, rec)
-	if got, want := rec.Header().Get("ETag"), `W/"1"`; got != want {
-		t.Errorf("ETag %q, want %q", got, want)
+	if got, want := rec.Header().Get("ETag"), body["@odata.etag"]; got != want || !etagRE.MatchString(got) {
+		t.Errorf("ETag header %q, body %q: want equal weak digests", got, want)
 	}
 	got := map[string]any{
 		"Id": body["Id"], "UUID": body["UUID"], "PowerState": body["PowerState"],
@@ -166,11 +169,11 @@ func TestPatchBoot(t *testing.T) {
 			wantCode: 204, wantCalls: []string{"boot team-a.vm1 Pxe Once UEFI"}, wantBoot: []string{"Pxe", "Once", "UEFI"},
 		},
 		{
-			name: "weak etag", body: `{"Boot":{"BootSourceOverrideEnabled":"Continuous"}}`, ifMatch: `W/"1"`,
+			name: "weak etag", body: `{"Boot":{"BootSourceOverrideEnabled":"Continuous"}}`, ifMatch: "{weak}",
 			wantCode: 204, wantCalls: []string{"boot team-a.vm1 - Continuous -"}, wantBoot: []string{"None", "Continuous", "UEFI"},
 		},
 		{
-			name: "strong form of the etag", body: `{"Boot":{"BootSourceOverrideEnabled":"Once"}}`, ifMatch: `"1"`,
+			name: "strong form of the etag", body: `{"Boot":{"BootSourceOverrideEnabled":"Once"}}`, ifMatch: "{strong}",
 			wantCode: 204, wantCalls: []string{"boot team-a.vm1 - Once -"}, wantBoot: []string{"None", "Once", "UEFI"},
 		},
 		{
@@ -212,7 +215,7 @@ func TestPatchBoot(t *testing.T) {
 			e := newEnv(t)
 			r := req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", user: "alice", body: tt.body}
 			if tt.ifMatch != "" {
-				r.header = map[string]string{"If-Match": tt.ifMatch}
+				r.header = map[string]string{"If-Match": currentETag(t, e, "alice", r.path, tt.ifMatch)}
 			}
 			rec := e.do(t, r)
 			if tt.wantErr != nil {
@@ -266,5 +269,62 @@ func TestReset(t *testing.T) {
 				t.Errorf("backend calls (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// etagRE is the form of the service's ETags: weak, a 16-digit hex digest.
+var etagRE = regexp.MustCompile(`^W/"[0-9a-f]{16}"$`)
+
+// currentETag resolves the placeholders "{weak}" and "{strong}" in ifMatch
+// to the ETag a GET of path returns now (weak as served, or its strong
+// form); any other value is returned as it is.
+func currentETag(t *testing.T, e *env, user, path, ifMatch string) string {
+	t.Helper()
+	if ifMatch != "{weak}" && ifMatch != "{strong}" {
+		return ifMatch
+	}
+	rec := e.do(t, req{path: path, user: user})
+	tag := rec.Header().Get("ETag")
+	if !etagRE.MatchString(tag) {
+		t.Fatalf("GET %s: ETag %q", path, tag)
+	}
+	e.fake.takeCalls()
+	if ifMatch == "{strong}" {
+		return strings.TrimPrefix(tag, "W/")
+	}
+	return tag
+}
+
+// TestSystemETagFollowsItsBody: a media import finishing changes the VM
+// (and its VirtualMedia resource) but not the ComputerSystem body, so the
+// System's ETag must stay (gofish PATCHes with the ETag of the system it
+// read before inserting media); a boot change must move it.
+func TestSystemETagFollowsItsBody(t *testing.T) {
+	e := newEnv(t)
+	const sysURI, mediaURI = "/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Managers/team-a.vm1/VirtualMedia/cd0"
+	tags := func() (sys, media string) {
+		t.Helper()
+		return e.do(t, req{path: sysURI, user: "alice"}).Header().Get("ETag"),
+			e.do(t, req{path: mediaURI, user: "alice"}).Header().Get("ETag")
+	}
+	sys0, media0 := tags()
+	e.fake.mu.Lock()
+	v := e.fake.systems["team-a.vm1"]
+	v.Slots = []system.MediaSlot{{Slot: "cd0", Image: "http://img/boot.iso", Phase: system.MediaReady, InsertID: "i1"}}
+	e.fake.bump(v)
+	e.fake.mu.Unlock()
+	sys1, media1 := tags()
+	if sys1 != sys0 {
+		t.Errorf("System ETag moved with a media change: %s -> %s", sys0, sys1)
+	}
+	if media1 == media0 {
+		t.Errorf("VirtualMedia ETag %s did not move when the image was inserted", media1)
+	}
+	e.fake.mu.Lock()
+	v.Boot.Target, v.Boot.Enabled = system.BootCd, system.BootOnce
+	e.fake.bump(v)
+	e.fake.mu.Unlock()
+	if sys2, _ := tags(); sys2 == sys1 {
+		t.Errorf("System ETag %s did not move with a boot override change", sys2)
 	}
 }
