@@ -1,0 +1,118 @@
+package reliability
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+)
+
+// startDemo runs a demo with n VMs for the test.
+func startDemo(t *testing.T, n int) *demo.Env {
+	t.Helper()
+	env, err := demo.Start(t.Context(), demo.Options{
+		Variant: crds.Stock, VMs: n, Listen: "127.0.0.1:0",
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatalf("start demo: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop demo: %v", err)
+		}
+	})
+	return env
+}
+
+// client talks to the bridge from a given local address ("" for any).
+type client struct {
+	base string
+	hc   *http.Client
+	sent int
+}
+
+func newClient(t *testing.T, base, localIP string) *client {
+	t.Helper()
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if localIP != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(localIP)}
+	}
+	tr := &http.Transport{
+		DialContext: d.DialContext,
+		// The demo's certificate is self-signed; TLS is not what is tested.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // test against a self-signed demo
+	}
+	return &client{base: base, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// auth is how a request authenticates: basic user/password or a token.
+type auth struct{ user, password, token string }
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *client) do(ctx context.Context, t *testing.T, method, path string, a auth, body string) response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.user != "" {
+		req.SetBasicAuth(a.user, a.password)
+	}
+	if a.token != "" {
+		req.Header.Set("X-Auth-Token", a.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	c.sent++
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// redfishError checks that r is a Redfish error document and returns its
+// first MessageId.
+func redfishError(t *testing.T, what string, r response) string {
+	t.Helper()
+	var doc struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Infos   []struct {
+				MessageID string `json:"MessageId"`
+			} `json:"@Message.ExtendedInfo"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil || doc.Error == nil || doc.Error.Code == "" || len(doc.Error.Infos) == 0 {
+		t.Errorf("%s: status %d, not a Redfish error body: %q", what, r.status, r.body)
+		return ""
+	}
+	return doc.Error.Infos[0].MessageID
+}
