@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"sync"
 	"time"
 
@@ -221,39 +220,6 @@ func waitListed(ctx context.Context, c *Client, n int) error {
 	}
 }
 
-// probe runs the cycles one at a time; after every step it waits until the
-// bridge sent no apiserver request for 500ms (at most 10s) and charges the
-// requests since the previous step to the step.
-func probe(ctx context.Context, c *Client, counter *KubeCounter, keys []system.Key, cycle CycleOptions, out map[string]KubeCounts) error {
-	settle(ctx, counter)
-	last := counter.Snapshot()
-	cycle.Between = func(ctx context.Context, op string) {
-		settle(ctx, counter)
-		now := counter.Snapshot()
-		d := now.Sub(last)
-		if out[op] == nil {
-			out[op] = KubeCounts{}
-		}
-		for k, v := range d {
-			out[op][k] += v
-		}
-		last = now
-	}
-	for _, k := range keys {
-		if err := Cycle(ctx, c, k.ID(), cycle); err != nil {
-			return fmt.Errorf("probe: %w", err)
-		}
-	}
-	return nil
-}
-
-func settle(ctx context.Context, counter *KubeCounter) {
-	deadline := time.Now().Add(10 * time.Second)
-	for counter.IdleFor() < 500*time.Millisecond && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // load runs one cycle per VM with sc.Clients clients, then waits until every
 // VM is in its final state.
 func load(ctx context.Context, sc Scenario, env *demo.Env, c *Client, counter *KubeCounter, keys []system.Key, cycle CycleOptions, res *Result) error {
@@ -383,106 +349,4 @@ func subWriter(a, b map[string]apply.Counters) map[string]apply.Counters {
 			Retries: c.Retries - p.Retries, Failures: c.Failures - p.Failures}
 	}
 	return out
-}
-
-type sampler struct {
-	env           *demo.Env
-	start         time.Time
-	cpu0, apiCPU0 time.Duration
-	rss0, apiRSS0 int64
-	mu            sync.Mutex
-	peak, apiPeak int64
-	done          chan struct{}
-	finished      chan struct{}
-	maxGoroutines int
-}
-
-// startSampler records RSS peaks every 500ms until stop.
-func startSampler(ctx context.Context, env *demo.Env) *sampler {
-	s := &sampler{env: env, start: time.Now(), done: make(chan struct{}), finished: make(chan struct{})}
-	s.cpu0, _ = SelfCPU()
-	s.rss0, _ = SelfRSS()
-	s.apiRSS0, _ = env.Cluster.APIServerRSS()
-	if pids := env.Cluster.PIDs(); len(pids) > 0 {
-		s.apiCPU0, _ = ProcCPU(pids[0])
-	}
-	s.peak, s.apiPeak = s.rss0, s.apiRSS0
-	go func() {
-		defer close(s.finished)
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			s.sample()
-			select {
-			case <-s.done:
-				return
-			case <-ctx.Done():
-				<-s.done
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *sampler) sample() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, err := SelfRSS(); err == nil {
-		s.peak = max(s.peak, r)
-	}
-	if r, err := s.env.Cluster.APIServerRSS(); err == nil {
-		s.apiPeak = max(s.apiPeak, r)
-	}
-	s.maxGoroutines = max(s.maxGoroutines, runtime.NumGoroutine())
-}
-
-func (s *sampler) stop() ProcStats {
-	close(s.done)
-	<-s.finished
-	s.sample()
-	p := ProcStats{SelfRSSBefore: s.rss0, SelfRSSPeak: s.peak, APIRSSBefore: s.apiRSS0, APIRSSPeak: s.apiPeak,
-		Wall: time.Since(s.start), Goroutines: s.maxGoroutines}
-	p.SelfRSSAfter, _ = SelfRSS()
-	if cpu, err := SelfCPU(); err == nil {
-		p.SelfCPU = cpu - s.cpu0
-	}
-	if pids := s.env.Cluster.PIDs(); len(pids) > 0 {
-		if cpu, err := ProcCPU(pids[0]); err == nil {
-			p.APICPU = cpu - s.apiCPU0
-		}
-	}
-	return p
-}
-
-// GET System in the read-only phase after the load, with one client and
-// with K clients.
-const (
-	OpGetSystemRO1 = "GET System (read-only, 1 client)"
-	OpGetSystemRO  = "GET System (read-only, K clients)"
-)
-
-// readOnly runs GET System as op with workers clients over keys for d.
-func readOnly(ctx context.Context, c *Client, op string, keys []system.Key, workers int, d time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; ctx.Err() == nil; i += workers {
-				err := c.Do(ctx, op, http.MethodGet, systemPath(keys[i%len(keys)].ID()), nil, nil)
-				if err != nil && ctx.Err() == nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
