@@ -146,6 +146,29 @@ func TestSecurity(t *testing.T) {
 		redfishError(t, "logged-out token", r)
 	})
 
+	t.Run("image URLs pointing inside are refused", func(t *testing.T) {
+		before := c.do(ctx, t, http.MethodGet, sys, admin, "")
+		for _, u := range []string{
+			"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/latest", "http://100.100.100.200/x",
+			"http://[::ffff:169.254.169.254]/x.iso", "http://169.254.10.10/x.iso", "http://[fe80::1]/x.iso",
+			"http://0.0.0.0/x.iso", "http://224.0.0.1/x.iso", "ftp://127.0.0.1/x.iso", "file:///etc/passwd",
+			"http://admin:pw@127.0.0.1/x.iso",
+		} {
+			r := c.do(ctx, t, http.MethodPost, sys+"/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", admin, `{"Image":"`+u+`"}`)
+			bad++
+			checked++
+			if r.status != http.StatusBadRequest {
+				t.Errorf("insert %s: %d, want 400: %s", u, r.status, r.body)
+				continue
+			}
+			redfishError(t, "insert "+u, r)
+		}
+		after := c.do(ctx, t, http.MethodGet, sys, admin, "")
+		if before.header.Get("ETag") != after.header.Get("ETag") {
+			t.Errorf("refused inserts changed the system: ETag %s -> %s", before.header.Get("ETag"), after.header.Get("ETag"))
+		}
+	})
+
 	t.Run("tenant isolation and no shared responses", func(t *testing.T) {
 		addUser(t, env, "eve", "eve-password", "other")
 		eve := auth{user: "eve", password: "eve-password"}
