@@ -17,8 +17,9 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       -o /out/redfish-bridge ./cmd/redfish-bridge
 
 FROM gcr.io/distroless/static:nonroot
-COPY --from=build /out/redfish-bridge /redfish-bridge
+# On PATH: import pods run `redfish-bridge import ...` from this same image.
+COPY --from=build /out/redfish-bridge /usr/local/bin/redfish-bridge
 USER 65532:65532
 EXPOSE 8443 9090
-ENTRYPOINT ["/redfish-bridge"]
+ENTRYPOINT ["/usr/local/bin/redfish-bridge"]
 CMD ["serve"]
