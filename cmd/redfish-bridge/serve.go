@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
 
@@ -31,6 +32,8 @@ type serveOptions struct {
 	leaderElect                         bool
 	leaseName, podName                  string
 	configFile                          string
+	imagePolicy                         string
+	addrPolicy                          media.AddrPolicy
 }
 
 // parseServe parses the serve command line. Every flag can also be set
@@ -60,6 +63,7 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	fs.StringVar(&o.serviceUUID, "service-uuid", "", "Redfish service root UUID, the same on every replica (required)")
 	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
+	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused)")
 	fs.StringVar(&o.metricsListen, "metrics-listen", ":9090", "plain-HTTP address of /metrics, /healthz and /readyz; empty disables")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the reconcilers only on the replica holding the Lease (every replica serves Redfish)")
 	fs.StringVar(&o.leaseName, "lease-name", service.DefaultLeaseName, "name of the Lease in --namespace")
@@ -79,6 +83,11 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	if o.namespace == "" {
 		return nil, errors.New("serve: --namespace (or POD_NAMESPACE) is required")
 	}
+	p, err := media.ParseAddrPolicy(o.imagePolicy)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --image-addr-policy: %w", err)
+	}
+	o.addrPolicy = p
 	return o, nil
 }
 
@@ -103,6 +112,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	media.SetAddrPolicy(o.addrPolicy)
 	run, err := service.Start(ctx, service.Config{
 		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,
 		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,

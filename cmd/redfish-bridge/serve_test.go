@@ -67,6 +67,7 @@ service-uuid: file-uuid
 		{name: "list for a scalar", args: append([]string{"--config", listForScalar}, base...), wantErr: `key "listen": a list is not valid here`},
 		{name: "missing file", args: append([]string{"--config", filepath.Join(dir, "nope.yaml")}, base...), wantErr: "config file: open"},
 		{name: "bad env", args: base, env: map[string]string{"REDFISH_BRIDGE_LEADER_ELECT": "sometimes"}, wantErr: "REDFISH_BRIDGE_LEADER_ELECT="},
+		{name: "bad image address policy", args: append([]string{"--image-addr-policy", "deny=not-a-prefix"}, base...), wantErr: "--image-addr-policy"},
 		{name: "uuid required", args: []string{"--namespace", "x"}, wantErr: "--service-uuid"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
