@@ -73,15 +73,8 @@ func (s *Server) getBiosSettings(c echo.Context) error {
 }
 
 func (s *Server) patchBiosSettings(c echo.Context) error {
-	v, err := s.system(c)
+	v, body, err := s.patchTarget(c, renderBiosSettings)
 	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
-	if err != nil {
-		return err
-	}
-	if err := checkIfMatch(c, bodyVersion(renderBiosSettings(v))); err != nil {
 		return err
 	}
 	p := newProps(body)
@@ -139,15 +132,8 @@ func (s *Server) getSecureBoot(c echo.Context) error {
 }
 
 func (s *Server) patchSecureBoot(c echo.Context) error {
-	v, err := s.system(c)
+	v, body, err := s.patchTarget(c, s.renderSecureBoot)
 	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
-	if err != nil {
-		return err
-	}
-	if err := checkIfMatch(c, bodyVersion(s.renderSecureBoot(v))); err != nil {
 		return err
 	}
 	p := newProps(body)

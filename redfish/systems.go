@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -136,15 +137,8 @@ func (s *Server) getResetActionInfo(c echo.Context) error {
 // patchSystem merges a partial Boot into the override; other fields keep
 // their values.
 func (s *Server) patchSystem(c echo.Context) error {
-	v, err := s.system(c)
+	v, body, err := s.patchTarget(c, s.renderSystem)
 	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
-	if err != nil {
-		return err
-	}
-	if err := checkIfMatch(c, bodyVersion(s.renderSystem(v))); err != nil {
 		return err
 	}
 	patch := BootPatch{IfVersion: ifMatchVersion(c, v.Version)}
@@ -200,4 +194,22 @@ func (s *Server) resetSystem(c echo.Context) error {
 		return fmt.Errorf("reset %s (%s): %w", v.Key, kind, err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// patchTarget is the common start of a PATCH of a system's resource: the
+// system in scope, the request body, and If-Match checked against the
+// ETag of the resource as render shows it now.
+func (s *Server) patchTarget(c echo.Context, render func(SystemView) obj) (SystemView, map[string]json.RawMessage, error) {
+	v, err := s.system(c)
+	if err != nil {
+		return SystemView{}, nil, err
+	}
+	body, err := requireBody(c)
+	if err != nil {
+		return SystemView{}, nil, err
+	}
+	if err := checkIfMatch(c, bodyVersion(render(v))); err != nil {
+		return SystemView{}, nil, err
+	}
+	return v, body, nil
 }
