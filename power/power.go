@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,13 +62,40 @@ func New(w Writer, dyn dynamic.Interface, log *slog.Logger) *Service {
 // errUnsettled: the boot layout changed between Relayout and power-on.
 var errUnsettled = errors.New("boot order not settled")
 
-// maxStartAttempts bounds relayout-then-start rounds.
-const maxStartAttempts = 5
+// maxStartAttempts bounds relayout-then-start rounds; between rounds the
+// start backs off (startBackoff, doubling, jittered, at most
+// maxStartBackoff): the usual cause of an unsettled read is the cache not
+// yet showing the relayout just written, or a concurrent insert or boot
+// change, and both pass in milliseconds.
+const (
+	maxStartAttempts = 12
+	startBackoff     = 10 * time.Millisecond
+	maxStartBackoff  = 500 * time.Millisecond
+)
+
+// pause sleeps before start round attempt (0-based), or returns ctx's error.
+func pause(ctx context.Context, attempt int) error {
+	d := min(startBackoff<<attempt, maxStartBackoff)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // start powers the VM on (see the package doc). deferred reports that it
 // recorded OnDeferred instead.
 func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err error) {
-	for range maxStartAttempts {
+	for attempt := range maxStartAttempts {
+		if attempt > 0 {
+			if err := pause(ctx, attempt-1); err != nil {
+				return false, fmt.Errorf("power on %s: %w", key, err)
+			}
+		}
 		if _, err := s.w.Relayout(ctx, key); err != nil {
 			return false, fmt.Errorf("power on %s: settle boot order: %w", key, err)
 		}
