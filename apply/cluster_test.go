@@ -2,6 +2,7 @@ package apply
 
 import (
 	"fmt"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,7 +70,7 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 	u.SetName(name)
 	u.SetNamespace(e.ns)
 	u.SetResourceVersion("")
-	if _, err := e.admin.Resource(vmResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatalf("create VM: %v", err)
 	}
 	return system.Key{Namespace: e.ns, Name: name}
@@ -78,7 +79,7 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 // get reads the VM live.
 func (e *env) get(t *testing.T, key system.Key) *unstructured.Unstructured {
 	t.Helper()
-	u, err := e.admin.Resource(vmResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	u, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get VM: %v", err)
 	}

@@ -13,15 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
-)
-
-var (
-	vmResource  = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
-	vmiResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
 )
 
 // Cache is the read side the Writer uses (inventory.Inventory implements
@@ -131,7 +126,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 		live = apierrors.IsNotFound(err)
 	}
 	if live {
-		obj, err = c.dyn.Resource(vmResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		obj, err = c.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
@@ -146,7 +141,7 @@ func (c *Client) vmi(ctx context.Context, key system.Key) *unstructured.Unstruct
 	if c.cache != nil {
 		vmi, err = c.cache.VMI(key)
 	} else {
-		vmi, err = c.dyn.Resource(vmiResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		vmi, err = c.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	}
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -234,8 +229,15 @@ func IsFieldConflict(err error) bool {
 }
 
 func (c *Client) sleep(ctx context.Context, attempt int) error {
-	d := c.opts.Backoff << min(attempt-1, 16)
-	d = min(d, c.opts.MaxBackoff)
+	return Backoff(ctx, attempt, c.opts.Backoff, c.opts.MaxBackoff)
+}
+
+// Backoff sleeps before retry number attempt (1-based): base doubled per
+// attempt, capped at max, with full jitter; it returns early with ctx's
+// cause. The Writer's 409 retries and power's start rounds share it.
+func Backoff(ctx context.Context, attempt int, base, max time.Duration) error {
+	d := base << min(attempt-1, 16)
+	d = min(d, max)
 	d = time.Duration(rand.Int64N(int64(d)) + 1) // full jitter
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -255,7 +257,7 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 		obj = obj.DeepCopy()
 		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
 	}
-	out, err := c.dyn.Resource(vmResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
+	out, err := c.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
 		metav1.ApplyOptions{FieldManager: manager, Force: b.Force})
 	if err != nil {
 		if apierrors.IsConflict(err) {

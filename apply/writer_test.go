@@ -2,6 +2,7 @@ package apply
 
 import (
 	"errors"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"strings"
 	"testing"
 
@@ -215,7 +216,7 @@ func testOutsideWriters(t *testing.T, e *env) {
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
 		"spec":     map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "blue"}}}},
 	}}
-	if _, err := e.admin.Resource(vmResource).Namespace(key.Namespace).Apply(ctx, key.Name, gitops, metav1.ApplyOptions{FieldManager: "gitops"}); err != nil {
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Apply(ctx, key.Name, gitops, metav1.ApplyOptions{FieldManager: "gitops"}); err != nil {
 		t.Fatalf("gitops apply: %v", err)
 	}
 	noErr(t)(w.Media(ctx, key, setSlot(system.MediaSlot{Slot: "cd0", Image: "http://x/a.iso", Phase: system.MediaReady, InsertID: "i1", ClaimName: "pvc-a"})))
@@ -228,7 +229,7 @@ func testOutsideWriters(t *testing.T, e *env) {
 	vols := append(list(u, volumesPath), map[string]any{"name": "data", "emptyDisk": map[string]any{"capacity": "1Gi"}})
 	_ = unstructured.SetNestedSlice(u.Object, toSlice(disks), disksPath...)
 	_ = unstructured.SetNestedSlice(u.Object, toSlice(vols), volumesPath...)
-	if _, err := e.admin.Resource(vmResource).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatalf("kubectl-edit update: %v", err)
 	}
 	noErr(t)(w.Boot(ctx, key, setBoot(system.BootOverride{Target: system.BootCd, Enabled: system.BootOnce})))
@@ -277,7 +278,7 @@ func testStale(t *testing.T, e *env) {
 	key := e.createVM(t, "vm3")
 	stale := e.get(t, key)
 	patch := []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)
-	if _, err := e.admin.Resource(vmResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"}); err != nil {
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	w := New(e.bridge, staleCache{stale}, e.mode, Options{})

@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -34,8 +33,6 @@ const (
 	runOn  = "RerunOnFailure"
 	runOff = "Halted"
 )
-
-var vmiResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
 
 // Writer is what power needs of apply: the concern writes plus Relayout.
 type Writer interface {
@@ -63,8 +60,8 @@ func New(w Writer, dyn dynamic.Interface, log *slog.Logger) *Service {
 var errUnsettled = errors.New("boot order not settled")
 
 // maxStartAttempts bounds relayout-then-start rounds; between rounds the
-// start backs off (startBackoff, doubling, jittered, at most
-// maxStartBackoff): the usual cause of an unsettled read is the cache not
+// start backs off with apply.Backoff (startBackoff, doubling, jittered, at
+// most maxStartBackoff): the usual cause of an unsettled read is the cache not
 // yet showing the relayout just written, or a concurrent insert or boot
 // change, and both pass in milliseconds.
 const (
@@ -73,26 +70,12 @@ const (
 	maxStartBackoff  = 500 * time.Millisecond
 )
 
-// pause sleeps before start round attempt (0-based), or returns ctx's error.
-func pause(ctx context.Context, attempt int) error {
-	d := min(startBackoff<<attempt, maxStartBackoff)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // start powers the VM on (see the package doc). deferred reports that it
 // recorded OnDeferred instead.
 func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err error) {
 	for attempt := range maxStartAttempts {
 		if attempt > 0 {
-			if err := pause(ctx, attempt-1); err != nil {
+			if err := apply.Backoff(ctx, attempt, startBackoff, maxStartBackoff); err != nil {
 				return false, fmt.Errorf("power on %s: %w", key, err)
 			}
 		}
@@ -194,7 +177,7 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 // that is already gone or replaced is not an error.
 func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) error {
 	uid := vm.VMI.GetUID()
-	err := s.dyn.Resource(vmiResource).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
+	err := s.dyn.Resource(inventory.VMIResource).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
 		GracePeriodSeconds: grace,
 		Preconditions:      &metav1.Preconditions{UID: ptr(types.UID(uid))},
 	})
