@@ -1,27 +1,69 @@
 package apply
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// bootloaderOf returns the firmware.bootloader intent of a boot mode, nil
-// for none. UEFI is written with secureBoot false: KubeVirt's default secure
-// boot needs the SMM feature, which the bridge does not own.
-func bootloaderOf(m system.BootMode) map[string]any {
-	switch m {
+// smmPath is KubeVirt's System Management Mode switch; secure boot needs it.
+var smmPath = []string{"spec", "template", "spec", "domain", "features", "smm"}
+
+// bootloaderOf returns the firmware.bootloader intent of an override's mode,
+// nil for none. UEFI carries secureBoot explicitly: true only when Secure
+// Boot is Enabled (KubeVirt's default, true, would need SMM).
+func bootloaderOf(o system.BootOverride) map[string]any {
+	switch o.Mode {
 	case system.BootUEFI:
-		return map[string]any{"efi": map[string]any{"secureBoot": false}}
+		return map[string]any{"efi": map[string]any{"secureBoot": o.SecureBoot == system.SecureBootEnabled}}
 	case system.BootLegacy:
 		return map[string]any{"bios": map[string]any{}}
 	}
 	return nil
 }
 
+// ValidateSecureBoot rejects an unknown Secure Boot value and Secure Boot
+// Enabled under any mode but UEFI (secure boot is a UEFI feature; the
+// client sets BootSourceOverrideMode UEFI first, as Ironic does).
+func ValidateSecureBoot(o system.BootOverride) error {
+	if o.SecureBoot != "" && !system.In(o.SecureBoot, system.SecureBoots) {
+		return fmt.Errorf("%w: SecureBoot %q", ErrInvalid, o.SecureBoot)
+	}
+	if o.SecureBoot == system.SecureBootEnabled && o.Mode != system.BootUEFI {
+		mode := o.Mode
+		if mode == "" {
+			mode = "not set"
+		}
+		return fmt.Errorf("%w: Secure Boot needs boot mode UEFI (BootSourceOverrideMode is %s): set the UEFI mode first, or disable Secure Boot before switching to Legacy", ErrInvalid, mode)
+	}
+	return nil
+}
+
+// FirmwareMode is the boot mode the VM boots with: the override's Mode when
+// one is recorded, otherwise what the spec's bootloader says (efi is UEFI,
+// bios is Legacy), "" when it names none.
+func FirmwareMode(vm *VM) system.BootMode {
+	if vm.Boot.Mode != "" {
+		return vm.Boot.Mode
+	}
+	bl, _, _ := unstructured.NestedMap(vm.Object.Object, bootloaderPath...)
+	switch {
+	case bl["efi"] != nil:
+		return system.BootUEFI
+	case bl["bios"] != nil:
+		return system.BootLegacy
+	}
+	return ""
+}
+
 // BuildBoot returns redfish-boot's complete intent for override o given a
 // read: the annotation, the boot orders Layout computes (none when o lays out
-// nothing, which releases them) and the bootloader once a mode is set.
+// nothing, which releases them), the bootloader once a mode is set, and
+// features.smm.enabled true while Secure Boot is Enabled (dropped, so
+// released, when it is not: an author who owns smm.enabled true as well
+// keeps it).
 // Disks named in exclude are left out of the layout (an eject in progress).
 // Boot always forces.
 //
@@ -31,14 +73,20 @@ func bootloaderOf(m system.BootMode) map[string]any {
 // override stops laying out after it did, every bootOrder is removed; lists
 // are sent when they differ from the read or redfish-boot owns them.
 func BuildBoot(mode Mode, vm *VM, o system.BootOverride, exclude map[string]bool) (*Body, error) {
+	if err := ValidateSecureBoot(o); err != nil {
+		return nil, fmt.Errorf("build boot intent of %s: %w", vm.Key, err)
+	}
 	body := skeleton(vm)
 	if o != (system.BootOverride{}) {
 		if err := setAnnotation(body, AnnotationBoot, o); err != nil {
 			return nil, err
 		}
 	}
-	if bl := bootloaderOf(o.Mode); bl != nil {
+	if bl := bootloaderOf(o); bl != nil {
 		body.Object = mergeInto(body.Object, bootloaderPath, bl)
+	}
+	if o.SecureBoot == system.SecureBootEnabled {
+		body.Object = mergeInto(body.Object, smmPath, map[string]any{"enabled": true})
 	}
 	layout := Layout(o, devicesOf(vm.Object, exclude))
 	if mode == ModeAtomic {

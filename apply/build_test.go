@@ -2,12 +2,14 @@ package apply
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -61,6 +63,20 @@ func TestBuildersGolden(t *testing.T) {
 			u := withBoot(withCD(t, withBootOrders(t, baseVM(t), map[string]int64{"rootdisk": 2, "cloudinit": 3}), 1), cdOnce)
 			return BuildBoot(mode, decodeFixture(u), cdOnce, map[string]bool{DiskName("cd0"): true})
 		}},
+		{"boot-secureboot-on", func(t *testing.T, mode Mode) (*Body, error) {
+			o := system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootEnabled}
+			return BuildBoot(mode, decodeFixture(baseVM(t)), o, nil)
+		}},
+		{"boot-secureboot-off", func(t *testing.T, mode Mode) (*Body, error) {
+			on := system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootEnabled}
+			o := system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled}
+			return BuildBoot(mode, decodeFixture(withBoot(baseVM(t), on)), o, nil)
+		}},
+		{"boot-cd-once-secureboot-on", func(t *testing.T, mode Mode) (*Body, error) {
+			o := cdOnce
+			o.Mode, o.SecureBoot = system.BootUEFI, system.SecureBootEnabled
+			return BuildBoot(mode, decodeFixture(withCD(t, baseVM(t), 0)), o, nil)
+		}},
 		{"power-on", func(t *testing.T, _ Mode) (*Body, error) {
 			return BuildPower(decodeFixture(baseVM(t)), PowerChange{RunStrategy: "RerunOnFailure"})
 		}},
@@ -96,5 +112,114 @@ func TestBuildersGolden(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBuildBootSecureBoot checks what redfish-boot writes for each Secure
+// Boot setting, that secure boot outside UEFI is refused, and that an
+// annotation written before the field existed still decodes (as unset).
+func TestBuildBootSecureBoot(t *testing.T) {
+	efi := func(sb bool) map[string]any { return map[string]any{"efi": map[string]any{"secureBoot": sb}} }
+	smmOn := map[string]any{"enabled": true}
+	tests := []struct {
+		name       string
+		annotation string // recorded override; "" for none
+		o          func(recorded system.BootOverride) system.BootOverride
+		wantErr    bool
+		wantLoader map[string]any
+		wantSMM    map[string]any
+	}{
+		{name: "enabled under UEFI", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootEnabled}
+		}, wantLoader: efi(true), wantSMM: smmOn},
+		{name: "disabled under UEFI", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled}
+		}, wantLoader: efi(false)},
+		{name: "disabled without a mode writes no firmware", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{SecureBoot: system.SecureBootDisabled}
+		}},
+		{name: "enabled under Legacy", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{Mode: system.BootLegacy, SecureBoot: system.SecureBootEnabled}
+		}, wantErr: true},
+		{name: "enabled without a mode", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{SecureBoot: system.SecureBootEnabled}
+		}, wantErr: true},
+		{name: "unknown value", o: func(system.BootOverride) system.BootOverride {
+			return system.BootOverride{Mode: system.BootUEFI, SecureBoot: "On"}
+		}, wantErr: true},
+		{
+			name:       "old annotation: unset, UEFI keeps secureBoot false",
+			annotation: `{"target":"Hdd","enabled":"Continuous","mode":"UEFI"}`,
+			o:          func(recorded system.BootOverride) system.BootOverride { return recorded },
+			wantLoader: efi(false),
+		},
+		{
+			name:       "Once revert keeps secure boot",
+			annotation: `{"target":"Cd","enabled":"Once","mode":"UEFI","secureBoot":"Enabled"}`,
+			o: func(recorded system.BootOverride) system.BootOverride {
+				recorded.Target, recorded.Enabled = system.BootNone, system.BootDisabled
+				return recorded
+			},
+			wantLoader: efi(true), wantSMM: smmOn,
+		},
+	}
+	for _, tt := range tests {
+		for _, mode := range []Mode{ModeMap, ModeAtomic} {
+			t.Run(tt.name+"/"+string(mode), func(t *testing.T) {
+				u := baseVM(t)
+				if tt.annotation != "" {
+					annotate(u, AnnotationBoot, tt.annotation)
+				}
+				vm := decodeFixture(u)
+				b, err := BuildBoot(mode, vm, tt.o(vm.Boot), nil)
+				if tt.wantErr {
+					if !errors.Is(err, ErrInvalid) {
+						t.Fatalf("BuildBoot error %v, want ErrInvalid", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("BuildBoot: %v", err)
+				}
+				loader, _, _ := unstructured.NestedMap(b.Object.Object, bootloaderPath...)
+				if diff := cmp.Diff(tt.wantLoader, loader); diff != "" {
+					t.Errorf("bootloader (-want +got):\n%s", diff)
+				}
+				smm, _, _ := unstructured.NestedMap(b.Object.Object, smmPath...)
+				if diff := cmp.Diff(tt.wantSMM, smm); diff != "" {
+					t.Errorf("features.smm (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func TestFirmwareMode(t *testing.T) {
+	tests := []struct {
+		name       string
+		annotation string
+		loader     map[string]any
+		want       system.BootMode
+	}{
+		{name: "nothing", want: ""},
+		{name: "spec efi", loader: map[string]any{"efi": map[string]any{}}, want: system.BootUEFI},
+		{name: "spec bios", loader: map[string]any{"bios": map[string]any{}}, want: system.BootLegacy},
+		{name: "recorded mode wins", annotation: `{"mode":"Legacy"}`, loader: map[string]any{"efi": map[string]any{}}, want: system.BootLegacy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := baseVM(t)
+			if tt.annotation != "" {
+				annotate(u, AnnotationBoot, tt.annotation)
+			}
+			if tt.loader != nil {
+				if err := unstructured.SetNestedMap(u.Object, tt.loader, bootloaderPath...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := FirmwareMode(decodeFixture(u)); got != tt.want {
+				t.Errorf("FirmwareMode = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

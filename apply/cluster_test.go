@@ -1,12 +1,15 @@
 package apply
 
 import (
+	"errors"
 	"fmt"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -146,4 +149,100 @@ func mustPath(t *testing.T, s string) fieldpath.Path {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSecureBoot turns Secure Boot on then off through redfish-boot on a
+// real kube-apiserver, once per CRD variant, and checks the VM's firmware
+// and SMM fields and that redfish-boot owns exactly what the ownership
+// table in doc.go says.
+func TestSecureBoot(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, c *testcluster.Cluster) {
+		t.Run("on then off", func(t *testing.T) { testSecureBootOnOff(t, newEnv(t, c)) })
+		t.Run("author's SMM stays", func(t *testing.T) { testSecureBootAuthorSMM(t, newEnv(t, c)) })
+	})
+}
+
+var (
+	secureBootPath = append(append([]string(nil), bootloaderPath...), "efi", "secureBoot")
+	smmEnabledPath = append(append([]string(nil), smmPath...), "enabled")
+)
+
+// firmwareFields returns efi.secureBoot and features.smm.enabled of the
+// live VM, "-" for absent.
+func (e *env) firmwareFields(t *testing.T, key system.Key) [2]string {
+	t.Helper()
+	u := e.get(t, key)
+	var out [2]string
+	for i, p := range [][]string{secureBootPath, smmEnabledPath} {
+		out[i] = "-"
+		if v, ok, _ := unstructured.NestedBool(u.Object, p...); ok {
+			out[i] = fmt.Sprint(v)
+		}
+	}
+	return out
+}
+
+func testSecureBootOnOff(t *testing.T, e *env) {
+	ctx := t.Context()
+	w := New(e.bridge, nil, e.mode, Options{})
+	key := e.createVM(t, "vm-sb")
+	bootAnn := annotationPath(AnnotationBoot)
+	steps := []struct {
+		name      string
+		o         system.BootOverride
+		wantErr   bool
+		wantFW    [2]string // efi.secureBoot, smm.enabled
+		wantOwned []string
+	}{
+		{"UEFI mode", system.BootOverride{Mode: system.BootUEFI},
+			false, [2]string{"false", "-"}, []string{bootAnn, path(secureBootPath)}},
+		{"secure boot on", system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootEnabled},
+			false, [2]string{"true", "true"}, []string{bootAnn, path(smmEnabledPath), path(secureBootPath)}},
+		{"Legacy while on is refused", system.BootOverride{Mode: system.BootLegacy, SecureBoot: system.SecureBootEnabled},
+			true, [2]string{"true", "true"}, []string{bootAnn, path(smmEnabledPath), path(secureBootPath)}},
+		{"secure boot off", system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled},
+			false, [2]string{"false", "-"}, []string{bootAnn, path(secureBootPath)}},
+	}
+	for _, s := range steps {
+		_, err := w.Boot(ctx, key, setBoot(s.o))
+		if s.wantErr != errors.Is(err, ErrInvalid) || (!s.wantErr && err != nil) {
+			t.Fatalf("%s: error %v, want ErrInvalid: %v", s.name, err, s.wantErr)
+		}
+		if got := e.firmwareFields(t, key); got != s.wantFW {
+			t.Errorf("%s: efi.secureBoot, smm.enabled = %v, want %v", s.name, got, s.wantFW)
+		}
+		if diff := cmp.Diff(sorted(s.wantOwned), e.ownedBy(t, key, ManagerBoot)); diff != "" {
+			t.Errorf("%s: fields of %s (-want +got):\n%s", s.name, ManagerBoot, diff)
+		}
+	}
+	if _, found, _ := unstructured.NestedMap(e.get(t, key).Object, "spec", "template", "spec", "domain", "features"); found {
+		t.Errorf("features left behind after secure boot off")
+	}
+}
+
+// testSecureBootAuthorSMM: an author who set smm.enabled true keeps it
+// after secure boot goes off; redfish-boot only shared it.
+func testSecureBootAuthorSMM(t *testing.T, e *env) {
+	ctx := t.Context()
+	w := New(e.bridge, nil, e.mode, Options{})
+	u := baseVM(t)
+	u.SetName("vm-smm")
+	u.SetNamespace(e.ns)
+	u.SetResourceVersion("")
+	if err := unstructured.SetNestedField(u.Object, true, smmEnabledPath...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatalf("create VM: %v", err)
+	}
+	key := system.Key{Namespace: e.ns, Name: "vm-smm"}
+	for _, sb := range []system.SecureBoot{system.SecureBootEnabled, system.SecureBootDisabled} {
+		noErr(t)(w.Boot(ctx, key, setBoot(system.BootOverride{Mode: system.BootUEFI, SecureBoot: sb})))
+	}
+	if got, want := e.firmwareFields(t, key), [2]string{"false", "true"}; got != want {
+		t.Errorf("efi.secureBoot, smm.enabled = %v, want %v", got, want)
+	}
+	if !slices.Contains(e.ownedBy(t, key, "test-author"), path(smmEnabledPath)) {
+		t.Errorf("test-author lost %s: owns %v", path(smmEnabledPath), e.ownedBy(t, key, "test-author"))
+	}
 }

@@ -27,8 +27,11 @@
 //	               T.domain.devices.interfaces[name=*]: name, bootOrder for the        every bootOrder is removed from the list
 //	                 first interface (target Pxe) and for any interface that         T.domain.devices.interfaces (whole list) when
 //	                 already carried one (renumbered after the disks: unique)          an interface is numbered
-//	               T.domain.firmware.bootloader.efi.secureBoot (false) or            same
-//	                 .bios, once a mode was set
+//	               T.domain.firmware.bootloader.efi.secureBoot (true only while      same
+//	                 Secure Boot is Enabled) or .bios, once a mode was set
+//	               T.domain.features.smm.enabled (true) while Secure Boot is         same
+//	                 Enabled (KubeVirt's secure boot needs SMM); dropped when
+//	                 it is not (an author who also set it true keeps it)
 //	redfish-power  metadata.annotations[redfish-bridge.io/power]                     same
 //	                 (while a power-on is deferred or was dropped)
 //	               spec.runStrategy                                                  same

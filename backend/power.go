@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -15,6 +16,7 @@ import (
 type PowerVerbs interface {
 	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
 	SetBoot(ctx context.Context, key system.Key, patch power.BootPatch) (*apply.VM, error)
+	SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error)
 }
 
 // Reset implements redfish.Power.
@@ -44,9 +46,19 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.Boo
 	return b.awaitCache(ctx, key, vm)
 }
 
-// SetSecureBoot implements redfish.Boot.
+// SetSecureBoot implements redfish.Boot: redfish-boot writes
+// efi.secureBoot (and features.smm.enabled while enabled). Enabling it on a
+// system that does not boot UEFI is a bad SecureBootEnable value (400). Like
+// SetBoot it returns once the cache shows the write.
 func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool) error {
-	return fmt.Errorf("secure boot of %s: %w", key, redfish.ErrNotSupported)
+	vm, err := b.power.SetSecureBoot(ctx, key, enable)
+	if errors.Is(err, apply.ErrInvalid) {
+		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "SecureBootEnable", Value: strconv.FormatBool(enable), Reason: err.Error()}, err)
+	}
+	if err != nil {
+		return translate(err)
+	}
+	return b.awaitCache(ctx, key, vm)
 }
 
 // awaitCache waits (bounded) until the inventory cache holds the VM as

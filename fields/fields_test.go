@@ -61,6 +61,14 @@ func TestInspect(t *testing.T) {
 			vm:   vmWith(nil, [3]string{apply.ManagerMedia, "Apply", `{` + tmplF + `{"f:domain":{"f:devices":{"f:disks":{}}},"f:volumes":{}}}}}`}),
 		},
 		{
+			name: "atomic: boot owning secure boot and SMM is allowed, media is not",
+			mode: apply.ModeAtomic,
+			vm: vmWith(nil,
+				[3]string{apply.ManagerBoot, "Apply", `{` + tmplF + `{"f:domain":{"f:features":{"f:smm":{"f:enabled":{}}},"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`},
+				[3]string{apply.ManagerMedia, "Apply", `{` + tmplF + `{"f:domain":{"f:features":{"f:smm":{"f:enabled":{}}}}}}}}`}),
+			want: []Deviation{{Manager: apply.ManagerMedia, Path: `.spec.template.spec.domain.features.smm.enabled`, Kind: "outside"}},
+		},
+		{
 			name: "atomic: power owning disks is not",
 			mode: apply.ModeAtomic,
 			vm:   vmWith(nil, [3]string{apply.ManagerPower, "Apply", `{` + tmplF + `{"f:domain":{"f:devices":{"f:disks":{}}}}}}}`}),

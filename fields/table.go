@@ -14,6 +14,7 @@ const (
 	volumes = tmpl + `\.volumes`
 	annots  = `\.metadata\.annotations\.`
 	loader  = tmpl + `\.domain\.firmware\.bootloader\.(efi|bios)(\..+)?`
+	smm     = tmpl + `\.domain\.features\.smm\.enabled`
 	named   = `\[name="[^"]+"\]`
 	media   = `\[name="media-[^"]+"\]`
 )
@@ -33,6 +34,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			disks+named+`(\.name|\.bootOrder)?`,
 			ifaces+named+`(\.name|\.bootOrder)?`,
 			loader,
+			smm,
 		),
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,
@@ -50,6 +52,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			disks,
 			ifaces,
 			loader,
+			smm,
 		),
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,

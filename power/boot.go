@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -23,7 +27,8 @@ type BootPatch struct {
 // redfish-boot: boot orders are laid out (or released) and a Mode maps to
 // firmware.bootloader efi or bios. A resulting Once override is armed with
 // the UID of the current VMI: it reverts after the next VMI reaches Running.
-// It returns the VM as written.
+// Mode Legacy while Secure Boot is Enabled is rejected ([apply.ErrInvalid]):
+// the client disables Secure Boot first. It returns the VM as written.
 func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		if patch.IfVersion != "" && patch.IfVersion != vm.Object.GetResourceVersion() {
@@ -41,6 +46,9 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 		if err := apply.ValidateBoot(*o); err != nil {
 			return err
 		}
+		if err := apply.ValidateSecureBoot(*o); err != nil {
+			return s.confirm(ctx, vm, err)
+		}
 		if o.Enabled == system.BootOnce && (patch.Target != nil || patch.Enabled != nil) {
 			o.ArmedVMI = ""
 			if vm.VMI != nil {
@@ -56,4 +64,51 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 		return nil, fmt.Errorf("set boot override of %s: %w", key, err)
 	}
 	return vm, nil
+}
+
+// SetSecureBoot records Secure Boot enabled or disabled in the override and
+// applies it through redfish-boot (efi.secureBoot, and features.smm.enabled
+// while enabled). Secure Boot exists only under UEFI: enabling it when the
+// VM boots Legacy (recorded mode, or a spec without efi) is rejected with
+// [apply.ErrInvalid], as a BMC refuses it in BIOS mode; Ironic sets the UEFI
+// mode first. When the VM boots UEFI from its spec and no mode is recorded,
+// UEFI is recorded so that redfish-boot writes the bootloader. Disabling it
+// on a Legacy VM only records the setting. It returns the VM as written.
+func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error) {
+	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
+		mode := apply.FirmwareMode(vm)
+		if enable && mode != system.BootUEFI {
+			if mode == "" {
+				mode = system.BootLegacy
+			}
+			return s.confirm(ctx, vm, fmt.Errorf("%w: Secure Boot needs boot mode UEFI, the system boots %s: set BootSourceOverrideMode UEFI first", apply.ErrInvalid, mode))
+		}
+		o.SecureBoot = system.SecureBootDisabled
+		if enable {
+			o.SecureBoot = system.SecureBootEnabled
+		}
+		if mode == system.BootUEFI {
+			o.Mode = system.BootUEFI
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set secure boot of %s: %w", key, err)
+	}
+	return vm, nil
+}
+
+// confirm returns refusal, decided on read, unless read is older than the VM
+// live (the informer cache a write behind, e.g. a boot mode set a moment
+// ago): then it returns a Conflict, and the Writer retries the decision on a
+// live read. It costs one GET, on refusals only.
+func (s *Service) confirm(ctx context.Context, read *apply.VM, refusal error) error {
+	if s.dyn == nil {
+		return refusal
+	}
+	live, err := s.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Get(ctx, read.Key.Name, metav1.GetOptions{})
+	if err != nil || live.GetResourceVersion() == read.Object.GetResourceVersion() {
+		return refusal
+	}
+	return apierrors.NewConflict(inventory.VMResource.GroupResource(), read.Key.Name, fmt.Errorf("decided on a stale read: %w", refusal))
 }

@@ -118,7 +118,7 @@ func (r *Reconciler) revertOnce(ctx context.Context, key system.Key) error {
 			return apply.ErrNoChange
 		}
 		r.s.log.InfoContext(ctx, "boot override Once used: reverting", "vm", key, "target", o.Target, "vmi", vm.VMI.GetUID())
-		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode}
+		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode, SecureBoot: o.SecureBoot}
 		return nil
 	})
 	if err != nil {

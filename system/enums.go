@@ -73,6 +73,22 @@ const (
 // BootModes lists the modes in the order they are advertised.
 var BootModes = []BootMode{BootUEFI, BootLegacy}
 
+// SecureBoot is the UEFI Secure Boot setting a Redfish client asked for
+// (SecureBoot.SecureBootEnable, Bios attribute SecureBoot); "" means never
+// set. Enabled maps to firmware.bootloader.efi.secureBoot true plus
+// features.smm.enabled true (KubeVirt's secure boot needs SMM) and exists
+// only with BootUEFI.
+type SecureBoot string
+
+// Secure Boot settings.
+const (
+	SecureBootEnabled  SecureBoot = "Enabled"
+	SecureBootDisabled SecureBoot = "Disabled"
+)
+
+// SecureBoots lists the settings a client can ask for.
+var SecureBoots = []SecureBoot{SecureBootEnabled, SecureBootDisabled}
+
 // In reports whether v is one of allowed.
 func In[T comparable](v T, allowed []T) bool {
 	for _, a := range allowed {

@@ -50,6 +50,10 @@ type BootOverride struct {
 	Target  BootTarget  `json:"target,omitempty"`
 	Enabled BootEnabled `json:"enabled,omitempty"`
 	Mode    BootMode    `json:"mode,omitempty"`
+	// SecureBoot is the Secure Boot setting asked for; "" (never set, as in
+	// annotations written before it existed) writes secureBoot false under a
+	// UEFI Mode, like Disabled.
+	SecureBoot SecureBoot `json:"secureBoot,omitempty"`
 	// ArmedVMI is the UID of the VMI that existed when a Once override was
 	// set ("" if none). The override reverts after a VMI with another UID
 	// reaches Running: that is exactly one boot.

@@ -1,0 +1,130 @@
+package power
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// TestSecureBoot drives SetSecureBoot and SetBoot on a real kube-apiserver
+// with the simulator, once per CRD variant.
+func TestSecureBoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			c := testcluster.ForTest(t, v)
+			t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })
+			t.Run("author's efi counts as UEFI", func(t *testing.T) { testSecureBootAuthorEFI(t, startEnv(t, c)) })
+		})
+	}
+}
+
+// firmware is efi.secureBoot, features.smm.enabled and bios presence of a
+// VM spec, "-" for absent.
+func firmware(vm *apply.VM) string {
+	spec := vm.Object.Object
+	get := func(p ...string) string {
+		v, ok, _ := unstructured.NestedFieldNoCopy(spec, append([]string{"spec", "template", "spec", "domain"}, p...)...)
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	return "secureBoot=" + get("firmware", "bootloader", "efi", "secureBoot") + " smm=" + get("features", "smm", "enabled") +
+		" bios=" + get("firmware", "bootloader", "bios")
+}
+
+func testSecureBoot(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "sb")
+	check := func(step, want string, wantSB system.SecureBoot) {
+		t.Helper()
+		vm := e.live(t, key)
+		if got := firmware(vm); got != want {
+			t.Errorf("%s: %s, want %s", step, got, want)
+		}
+		if vm.Boot.SecureBoot != wantSB {
+			t.Errorf("%s: recorded secure boot %q, want %q", step, vm.Boot.SecureBoot, wantSB)
+		}
+	}
+	// A VM without a bootloader boots BIOS: secure boot is refused.
+	if _, err := e.s.SetSecureBoot(ctx, key, true); !errors.Is(err, apply.ErrInvalid) {
+		t.Fatalf("secure boot on a BIOS VM: %v, want ErrInvalid", err)
+	}
+	check("refused on BIOS", "secureBoot=- smm=- bios=-", "")
+
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.SetSecureBoot(ctx, key, true); err != nil {
+		t.Fatal(err)
+	}
+	check("on", "secureBoot=true smm=true bios=-", system.SecureBootEnabled)
+
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)}); !errors.Is(err, apply.ErrInvalid) {
+		t.Fatalf("Legacy while secure boot is on: %v, want ErrInvalid", err)
+	}
+	check("Legacy refused", "secureBoot=true smm=true bios=-", system.SecureBootEnabled)
+
+	// A Once override reverts after one boot and keeps the firmware.
+	e.setSlot(t, key, ready)
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, key, "booted and override reverted", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.Boot.Enabled == system.BootDisabled
+	})
+	check("after Once revert", "secureBoot=true smm=true bios=-", system.SecureBootEnabled)
+
+	if _, err := e.s.SetSecureBoot(ctx, key, false); err != nil {
+		t.Fatal(err)
+	}
+	check("off", "secureBoot=false smm=- bios=-", system.SecureBootDisabled)
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)}); err != nil {
+		t.Fatalf("Legacy once secure boot is off: %v", err)
+	}
+	check("Legacy", "secureBoot=- smm=- bios=map[]", system.SecureBootDisabled)
+}
+
+// testSecureBootAuthorEFI: with no mode recorded, a VM whose author wrote
+// efi boots UEFI; enabling secure boot records UEFI so redfish-boot writes
+// the bootloader.
+func testSecureBootAuthorEFI(t *testing.T, e *env) {
+	ctx := t.Context()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, "efi", e.ns), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{"secureBoot": false}}, "spec", "template", "spec", "domain", "firmware", "bootloader"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatal(err)
+	}
+	key := system.Key{Namespace: e.ns, Name: "efi"}
+	if _, err := e.s.SetSecureBoot(ctx, key, true); err != nil {
+		t.Fatalf("secure boot on an efi VM: %v", err)
+	}
+	got := e.live(t, key)
+	if f := firmware(got); f != "secureBoot=true smm=true bios=-" {
+		t.Errorf("firmware %s", f)
+	}
+	if got.Boot.Mode != system.BootUEFI || got.Boot.SecureBoot != system.SecureBootEnabled {
+		t.Errorf("recorded override %+v, want mode UEFI, secure boot Enabled", got.Boot)
+	}
+}
