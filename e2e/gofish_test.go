@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 )
 
@@ -290,4 +292,79 @@ func checkSystem(t *testing.T, c *gofish.APIClient, sys *redfish.ComputerSystem,
 	if media, err := sys.VirtualMedia(); err != nil || len(media) == 0 {
 		t.Errorf("system virtual media: %d, %v", len(media), err)
 	}
+}
+
+// vmSecureBoot is the sample VM TestGofishSecureBoot uses (no other test
+// touches it).
+const vmSecureBoot = 9
+
+// TestGofishSecureBoot turns Secure Boot on and then off with gofish, the
+// way sushy does it (PATCH SecureBoot {"SecureBootEnable": ...}), and checks
+// the VM's firmware and SMM fields and that redfish-boot owns them.
+func TestGofishSecureBoot(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, env *demo.Env) {
+		a := adminFor(t, env)
+		c, err := gofish.ConnectContext(t.Context(), gofish.ClientConfig{
+			Endpoint: env.URL, Username: env.User, Password: env.Password, Insecure: true,
+		})
+		if err != nil {
+			t.Fatalf("gofish connect: %v", err)
+		}
+		t.Cleanup(c.Logout)
+		uri := "/redfish/v1/Systems/" + sysID(vmSecureBoot)
+		domain := []string{"spec", "template", "spec", "domain"}
+		secureBootPath := append(slices.Clone(domain), "firmware", "bootloader", "efi", "secureBoot")
+		smmPath := append(slices.Clone(domain), "features", "smm", "enabled")
+		fieldPath := func(p []string) string { return "." + strings.Join(p, ".") }
+		for _, step := range []struct {
+			enable    bool
+			wantSMM   string // "-" for absent
+			wantOwned []string
+		}{
+			{true, "true", []string{fieldPath(smmPath), fieldPath(secureBootPath)}},
+			{false, "-", []string{fieldPath(secureBootPath)}},
+		} {
+			sys, err := redfish.GetComputerSystem(c, uri)
+			if err != nil {
+				t.Fatalf("get system: %v", err)
+			}
+			sb, err := sys.SecureBoot()
+			if err != nil {
+				t.Fatalf("secure boot: %v", err)
+			}
+			sb.SecureBootEnable = step.enable
+			if err := sb.Update(); err != nil {
+				t.Fatalf("gofish SecureBootEnable %v: %v", step.enable, err)
+			}
+			// The backend answers once its cache holds the write: read back.
+			if sb, err = redfish.GetSecureBoot(c, sb.ODataID); err != nil || sb.SecureBootEnable != step.enable {
+				t.Errorf("SecureBootEnable after PATCH %v: %v (%v)", step.enable, sb.SecureBootEnable, err)
+			}
+			vm := a.vm(t.Context(), t, vmSecureBoot)
+			got, _, _ := unstructured.NestedBool(vm.Object, secureBootPath...)
+			if got != step.enable {
+				t.Errorf("SecureBootEnable %v: VM efi.secureBoot %v", step.enable, got)
+			}
+			smm := "-"
+			if v, ok, _ := unstructured.NestedBool(vm.Object, smmPath...); ok {
+				smm = strconv.FormatBool(v)
+			}
+			if smm != step.wantSMM {
+				t.Errorf("SecureBootEnable %v: VM features.smm.enabled %s, want %s", step.enable, smm, step.wantSMM)
+			}
+			owned, err := apply.Owned(vm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var firmware []string
+			for _, p := range apply.Paths(owned[apply.ManagerBoot]) {
+				if !strings.HasPrefix(p, ".metadata.") {
+					firmware = append(firmware, p)
+				}
+			}
+			if diff := cmp.Diff(step.wantOwned, firmware); diff != "" {
+				t.Errorf("SecureBootEnable %v: %s spec fields (-want +got):\n%s", step.enable, apply.ManagerBoot, diff)
+			}
+		}
+	})
 }

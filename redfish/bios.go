@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -98,17 +99,45 @@ func (s *Server) patchBiosSettings(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	// Secure Boot exists only under UEFI: turn it off before a switch to
+	// Bios, turn it on after a switch to Uefi. The If-Match precondition
+	// guards the first write only (the second sees the first one's version).
+	disableFirst := secure != nil && !*secure
+	if disableFirst {
+		if err := s.setBiosSecureBoot(c, v.Key, false); err != nil {
+			return err
+		}
+		patch.IfVersion = ""
+	}
 	if patch.Mode != nil {
 		if err := s.b.Boot.SetBoot(ctx, v.Key, patch); err != nil {
-			return fmt.Errorf("set boot mode of %s: %w", v.Key, err)
+			return fmt.Errorf("set boot mode of %s: %w", v.Key, asAttribute(err, "BootMode", biosBootModes[*patch.Mode]))
 		}
 	}
-	if secure != nil {
-		if err := s.b.Boot.SetSecureBoot(ctx, v.Key, *secure); err != nil {
-			return fmt.Errorf("set secure boot of %s: %w", v.Key, err)
+	if secure != nil && !disableFirst {
+		if err := s.setBiosSecureBoot(c, v.Key, true); err != nil {
+			return err
 		}
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// setBiosSecureBoot sets Secure Boot for the Bios attribute.
+func (s *Server) setBiosSecureBoot(c echo.Context, key system.Key, enable bool) error {
+	if err := s.b.Boot.SetSecureBoot(c.Request().Context(), key, enable); err != nil {
+		return fmt.Errorf("set secure boot of %s: %w", key, asAttribute(err, "SecureBoot", onOff[enable]))
+	}
+	return nil
+}
+
+// asAttribute reports a value the backend refused against the Bios
+// attribute name (Related #/Attributes/<name>), not the property of the
+// resource the backend names.
+func asAttribute(err error, name, value string) error {
+	if bad, ok := errors.AsType[*BadValueError](err); ok {
+		return fmt.Errorf("%w: %w", &BadValueError{Property: "Attributes/" + name, Value: value, Reason: bad.Reason}, err)
+	}
+	return err
 }
 
 func (s *Server) renderSecureBoot(v SystemView) obj {

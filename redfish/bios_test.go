@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 func TestBiosSettings(t *testing.T) {
@@ -13,6 +15,7 @@ func TestBiosSettings(t *testing.T) {
 		path      string
 		body      string
 		ifMatch   string
+		setup     func(v *SystemView) // the system before the PATCH
 		wantErr   *errorInfo
 		wantCalls []string
 		wantAttrs map[string]any
@@ -48,6 +51,47 @@ func TestBiosSettings(t *testing.T) {
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
 		},
 		{
+			name: "secure boot resource off", path: "/SecureBoot", body: `{"SecureBootEnable":false}`, ifMatch: "{weak}",
+			setup:     func(v *SystemView) { v.SecureBoot = true },
+			wantCalls: []string{"secureboot team-b.vm3 false"},
+			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Disabled"},
+		},
+		{
+			name: "secure boot resource in bios mode", path: "/SecureBoot", body: `{"SecureBootEnable":true}`,
+			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/SecureBootEnable"}},
+			wantAttrs: map[string]any{"BootMode": "Bios", "SecureBoot": "Disabled"},
+		},
+		{
+			name: "secure boot attribute in bios mode", path: "/Bios/Settings", body: `{"Attributes":{"SecureBoot":"Enabled"}}`,
+			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/Attributes/SecureBoot"}},
+			wantAttrs: map[string]any{"BootMode": "Bios", "SecureBoot": "Disabled"},
+		},
+		{
+			name: "to bios with secure boot on", path: "/Bios/Settings", body: `{"Attributes":{"BootMode":"Bios"}}`,
+			setup:     func(v *SystemView) { v.SecureBoot = true },
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/Attributes/BootMode"}},
+			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
+		},
+		{
+			// Secure Boot goes off before the switch to Bios, or the switch
+			// would be refused.
+			name: "to bios turning secure boot off", path: "/Bios/Settings", ifMatch: "{weak}",
+			body:      `{"Attributes":{"BootMode":"Bios","SecureBoot":"Disabled"}}`,
+			setup:     func(v *SystemView) { v.SecureBoot = true },
+			wantCalls: []string{"secureboot team-b.vm3 false", "boot team-b.vm3 - - Legacy"},
+			wantAttrs: map[string]any{"BootMode": "Bios", "SecureBoot": "Disabled"},
+		},
+		{
+			// and comes on after the switch to Uefi.
+			name: "to uefi turning secure boot on", path: "/Bios/Settings",
+			body:      `{"Attributes":{"SecureBoot":"Enabled","BootMode":"Uefi"}}`,
+			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
+			wantCalls: []string{"boot team-b.vm3 - - UEFI", "secureboot team-b.vm3 true"},
+			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
+		},
+		{
 			name: "secure boot read-only property", path: "/SecureBoot", body: `{"SecureBootCurrentBoot":"Enabled"}`,
 			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyNotWritable"}, Related: []string{"#/SecureBootCurrentBoot"}},
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Disabled"},
@@ -62,6 +106,12 @@ func TestBiosSettings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			const sys = "/redfish/v1/Systems/team-b.vm3"
+			if tt.setup != nil {
+				e.fake.mu.Lock()
+				tt.setup(e.fake.systems["team-b.vm3"])
+				e.fake.bump(e.fake.systems["team-b.vm3"])
+				e.fake.mu.Unlock()
+			}
 			r := req{method: http.MethodPatch, path: sys + tt.path, user: "bob", body: tt.body}
 			if tt.ifMatch != "" {
 				r.header = map[string]string{"If-Match": currentETag(t, e, "bob", r.path, tt.ifMatch)}

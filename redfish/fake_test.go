@@ -145,6 +145,9 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 			v.Boot.Enabled = *p.Enabled
 		}
 		if p.Mode != nil {
+			if *p.Mode != system.BootUEFI && v.SecureBoot {
+				return &BadValueError{Property: "Boot", Value: string(*p.Mode), Reason: "Secure Boot is enabled"}
+			}
 			v.Boot.Mode = *p.Mode
 		}
 		return nil
@@ -153,6 +156,13 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 
 func (f *fake) SetSecureBoot(_ context.Context, key system.Key, enable bool) error {
 	return f.write(key, fmt.Sprintf("secureboot %s %t", key.ID(), enable), func(v *SystemView) error {
+		mode := v.Boot.Mode
+		if mode == "" {
+			mode = v.BootMode
+		}
+		if enable && mode != system.BootUEFI {
+			return &BadValueError{Property: "SecureBootEnable", Value: "true", Reason: "needs UEFI"}
+		}
 		v.SecureBoot = enable
 		return nil
 	})
