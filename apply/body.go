@@ -55,4 +55,6 @@ func sameList(obj *unstructured.Unstructured, path []string, want []map[string]a
 type Body struct {
 	Object *unstructured.Unstructured
 	Force  bool
+	// Subresource is "" for the VM itself, "status" for its status.
+	Subresource string
 }

@@ -35,10 +35,27 @@
 //	redfish-power  metadata.annotations[redfish-bridge.io/power]                     same
 //	                 (while a power-on is deferred or was dropped)
 //	               spec.runStrategy                                                  same
+//	               status.stateChangeRequests (status subresource; the whole         same
+//	                 atomic list, while a Start or Stop request is pending:
+//	                 virt-controller removes each one it acted on)
 //
-// Nothing else is ever written: not labels, not other disks' fields, not
-// status. Fields of other writers (the VM's author, kubectl edit, client-side
-// kubectl apply, virt-api, another SSA manager) stay theirs.
+// Nothing else is ever written: not labels, not other disks' fields, no
+// status field but the state change requests. Fields of other writers (the
+// VM's author, kubectl edit, client-side kubectl apply, virt-api, another SSA
+// manager) stay theirs.
+//
+// # State change requests
+//
+// Under runStrategy RerunOnFailure virt-controller starts a VMI only when the
+// strategy just changed or on a Start request in status.stateChangeRequests,
+// and it acts on the first request only. So, like virt-api's start and
+// restart subresources, power-on appends Start (when the VM was not already
+// on), a restart appends Stop(uid of the running VMI) + Start, and power-off
+// withdraws a pending Start (a Start on a Halted VM would make virt-controller
+// switch it to Always). [Client.StateChange] applies the list to the status
+// subresource: preconditioned, forced (virt-controller owns the list after it
+// removed an entry it handled), computed from the list read, so nobody's
+// request is lost.
 //
 // # Preconditions, force and retries
 //

@@ -25,6 +25,8 @@ var (
 	volumesPath    = []string{"spec", "template", "spec", "volumes"}
 	bootloaderPath = []string{"spec", "template", "spec", "domain", "firmware", "bootloader"}
 	runStrategyPth = []string{"spec", "runStrategy"}
+	// stateRequestsPath is in the status subresource.
+	stateRequestsPath = []string{"status", "stateChangeRequests"}
 )
 
 // Decode builds a VM from a VirtualMachine object (and its VMI, may be nil),

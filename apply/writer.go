@@ -33,7 +33,7 @@ type Options struct {
 	Backoff time.Duration
 	// MaxBackoff caps one delay. Default 500ms.
 	MaxBackoff time.Duration
-	// MaxAttempts bounds read-decide-apply attempts per call. Default 12.
+	// MaxAttempts bounds read-decide-apply attempts per call. Default 20.
 	MaxAttempts int
 	// Log is the logger; default slog.Default().
 	Log *slog.Logger
@@ -55,7 +55,7 @@ func (o Options) withDefaults() Options {
 		o.MaxBackoff = 500 * time.Millisecond
 	}
 	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 12
+		o.MaxAttempts = 20
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -257,8 +257,12 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 		obj = obj.DeepCopy()
 		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
 	}
+	var sub []string
+	if b.Subresource != "" {
+		sub = []string{b.Subresource}
+	}
 	out, err := c.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
-		metav1.ApplyOptions{FieldManager: manager, Force: b.Force})
+		metav1.ApplyOptions{FieldManager: manager, Force: b.Force}, sub...)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			st.conflicts.Add(1)

@@ -73,6 +73,15 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			_, err := vms.Apply(ctx, vmName, body, metav1.ApplyOptions{FieldManager: "rbac-probe", DryRun: dryRun})
 			return err
 		},
+		// power: start/stop/restart requests, apply.Client.StateChange.
+		{"kubevirt.io", "virtualmachines/status", "patch"}: func(ctx context.Context) error {
+			body := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+				"metadata": map[string]any{"name": vmName, "namespace": vmNS},
+			}}
+			_, err := vms.Apply(ctx, vmName, body, metav1.ApplyOptions{FieldManager: "rbac-probe", DryRun: dryRun}, "status")
+			return err
+		},
 		// apply.Client reads the VMI, inventory watches it, power.Reset deletes it.
 		{"kubevirt.io", "virtualmachineinstances", "get"}: func(ctx context.Context) error {
 			_, err := vmis.Get(ctx, vmName, metav1.GetOptions{})

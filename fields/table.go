@@ -15,8 +15,10 @@ const (
 	annots  = `\.metadata\.annotations\.`
 	loader  = tmpl + `\.domain\.firmware\.bootloader\.(efi|bios)(\..+)?`
 	smm     = tmpl + `\.domain\.features\.smm\.enabled`
-	named   = `\[name="[^"]+"\]`
-	media   = `\[name="media-[^"]+"\]`
+	// stateRequests is in the status subresource (an atomic list).
+	stateRequests = `\.status\.stateChangeRequests`
+	named         = `\[name="[^"]+"\]`
+	media         = `\[name="media-[^"]+"\]`
 )
 
 // Table is apply/doc.go's ownership table: per list mode, per bridge
@@ -39,6 +41,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,
 			`\.spec\.runStrategy`,
+			stateRequests,
 		),
 	},
 	apply.ModeAtomic: {
@@ -57,6 +60,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,
 			`\.spec\.runStrategy`,
+			stateRequests,
 		),
 	},
 }

@@ -5,14 +5,20 @@
 // power-on until every virtual-media import has finished.
 //
 // Writes to the VirtualMachine go through apply.Writer under the
-// redfish-power (spec.runStrategy, power annotation) and redfish-boot (boot
-// orders, bootloader, boot annotation) field managers. Restarts and forced
-// power-offs DELETE the VirtualMachineInstance: that is a delete of
-// KubeVirt's own object (with a UID precondition), not an apply, and is the
-// only write this package makes outside apply/.
+// redfish-power (spec.runStrategy, power annotation, status.stateChangeRequests)
+// and redfish-boot (boot orders, bootloader, boot annotation) field managers.
+// Forced restarts and forced power-offs also DELETE the VirtualMachineInstance
+// (grace period 0): that is a delete of KubeVirt's own object (with a UID
+// precondition), not an apply, and is the only write this package makes
+// outside apply/.
 //
 // Power-on sets runStrategy RerunOnFailure, so a guest-initiated shutdown
-// leaves the system Off (as on bare metal) while a crash restarts it.
+// leaves the system Off (as on bare metal) while a crash restarts it. Because
+// virt-controller then starts a VMI only when the strategy changes or on a
+// Start request, power-on also appends a Start request when the VM was not
+// already on, and a restart appends Stop(uid)+Start, exactly what virt-api's
+// start and restart subresources do; deleting the VMI alone would leave the
+// VM off. Power-off withdraws a pending Start first.
 // Power-on while any media slot is Pending or Importing records OnDeferred
 // on the VM instead; the [Reconciler] starts the VM when the imports are
 // done, or drops the request (DroppedReason) when one failed. Nmi is not

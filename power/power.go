@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,10 +35,12 @@ const (
 	runOff = "Halted"
 )
 
-// Writer is what power needs of apply: the concern writes plus Relayout.
+// Writer is what power needs of apply: the concern writes, Relayout, and
+// the state change requests (status) virt-controller starts and stops on.
 type Writer interface {
 	apply.Writer
 	Relayout(ctx context.Context, key system.Key) (*apply.VM, error)
+	StateChange(ctx context.Context, key system.Key, change apply.StateChangeFunc) (*apply.VM, error)
 }
 
 // Service runs power and boot verbs. Safe for concurrent use.
@@ -82,9 +85,10 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if _, err := s.w.Relayout(ctx, key); err != nil {
 			return false, fmt.Errorf("power on %s: settle boot order: %w", key, err)
 		}
-		running := false
-		vm, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
+		running, wasOn := false, false
+		_, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
 			deferred, running = false, false
+			wasOn = isOn(vm)
 			if slot, busy := busySlot(vm); busy {
 				// Decide from the VM's own runStrategy (covered by the
 				// precondition), never from the VMI in the cache: a VMI
@@ -121,22 +125,36 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if deferred {
 			return true, nil
 		}
-		if running {
-			return false, nil // already on; an import is in flight: touch nothing
+		if running || wasOn {
+			return false, nil // already on (an import may be in flight): touch nothing
 		}
-		// A final VMI (guest shut down, or failed) keeps the VM Off under
-		// RerunOnFailure: delete it so a fresh one starts.
-		if vm.VMI != nil && final(vm.VMI) && vm.VMI.GetDeletionTimestamp() == nil {
-			return false, s.deleteVMI(ctx, vm, nil)
-		}
-		return false, nil
+		// Under RerunOnFailure virt-controller starts a VMI only when the
+		// run strategy just changed or on a Start request: a VM whose guest
+		// shut down, whose VMI was deleted, or whose Halted was never
+		// observed before this On keeps its runStrategy and stays off.
+		// The Start request (what virt-api's start does) covers them all;
+		// on a VM that is in fact running virt-controller just drops it.
+		return false, s.request(ctx, key, apply.StateRequest{Action: apply.RequestStart})
 	}
 	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w", key, maxStartAttempts, errUnsettled)
 }
 
-// stop sets runStrategy Halted and clears a deferred power-on; force also
-// deletes the VMI at once (grace period 0).
+// stop withdraws a pending Start request, sets runStrategy Halted and clears
+// a deferred power-on; force also deletes the VMI at once (grace period 0).
+// The Start request goes first: virt-controller answers a Start on a Halted
+// VM without a VMI by switching it to runStrategy Always.
 func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
+	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]apply.StateRequest) error {
+		kept := slices.DeleteFunc(slices.Clone(*reqs), func(r apply.StateRequest) bool { return r.Action == apply.RequestStart })
+		if len(kept) == len(*reqs) {
+			return apply.ErrNoChange
+		}
+		*reqs = kept
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("power off %s: withdraw start request: %w", key, err)
+	}
 	vm, err := s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
 		p.Intent = system.PowerIntent{}
 		p.RunStrategy = runOff
@@ -151,9 +169,12 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	return nil
 }
 
-// restart replaces the running VMI with a new one (settling the boot order
-// first, so a pending override takes effect); a VM that is not running is
-// powered on instead.
+// restart replaces the running VMI with a new one the way virt-api's
+// restart does: a Stop request for exactly that VMI followed by a Start
+// (virt-controller deletes it, then creates a new one; deleting the VMI
+// alone would leave a RerunOnFailure VM off). Forced, the VMI is also
+// deleted at once (grace period 0). The boot order is settled first, so a
+// pending override takes effect. A VM that is not on is powered on instead.
 func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
 	if _, err := s.w.Relayout(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: settle boot order: %w", key, err)
@@ -162,15 +183,42 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 	if err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
-	if !live(vm) {
+	if !isOn(vm) {
 		_, err := s.start(ctx, key)
 		return err
 	}
-	var grace *int64
-	if force {
-		grace = ptr(int64(0))
+	uid := string(vm.VMI.GetUID())
+	if err := s.request(ctx, key, apply.StateRequest{Action: apply.RequestStop, UID: uid}, apply.StateRequest{Action: apply.RequestStart}); err != nil {
+		return fmt.Errorf("restart %s: %w", key, err)
 	}
-	return s.deleteVMI(ctx, vm, grace)
+	if force {
+		return s.deleteVMI(ctx, vm, ptr(int64(0)))
+	}
+	return nil
+}
+
+// isOn: the VM is meant to run (runStrategy RerunOnFailure or Always) and
+// its VMI is live.
+func isOn(vm *apply.VM) bool {
+	rs := runStrategyOf(vm)
+	return (rs == runOn || rs == "Always") && live(vm)
+}
+
+// request appends state change requests unless the list already ends with
+// them (a retried or repeated call adds nothing).
+func (s *Service) request(ctx context.Context, key system.Key, add ...apply.StateRequest) error {
+	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]apply.StateRequest) error {
+		if n := len(*reqs); n >= len(add) && slices.Equal((*reqs)[n-len(add):], add) {
+			return apply.ErrNoChange
+		}
+		*reqs = append(slices.Clone(*reqs), add...)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("request %v on %s: %w", add, key, err)
+	}
+	s.log.InfoContext(ctx, "state change requested", "vm", key, "requests", add)
+	return nil
 }
 
 // deleteVMI deletes exactly the VMI that was read (UID precondition); one

@@ -196,6 +196,9 @@ func TestPower(t *testing.T) {
 			t.Run("power-on deferred until import completes", func(t *testing.T) { testDeferred(t, startEnv(t, c)) })
 			t.Run("deferred power-on dropped when import fails", func(t *testing.T) { testDropped(t, startEnv(t, c)) })
 			t.Run("off, shutdown, button, nmi", func(t *testing.T) { testVerbs(t, startEnv(t, c)) })
+			t.Run("restarts replace the VMI", func(t *testing.T) { testRestarts(t, startEnv(t, c)) })
+			t.Run("guest shutdown, then On", func(t *testing.T) { testGuestShutdownThenOn(t, startEnv(t, c)) })
+			t.Run("ForceOff right after On stays off", func(t *testing.T) { testOnThenOff(t, startEnv(t, c)) })
 		})
 	}
 }

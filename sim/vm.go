@@ -58,6 +58,22 @@ func (s *Simulator) syncVM(ctx context.Context, k string) (time.Duration, error)
 	return after, nil
 }
 
+// syncRunStrategy makes the VMI follow the run strategy the way
+// virt-controller v1.9 does (pkg/virt-controller/watch/vm, syncRunStrategy),
+// including status.stateChangeRequests (virt-api's start/stop/restart) and
+// status.runStrategy (the strategy last recorded):
+//
+//   - Always: no VMI -> start; a Stop request for the VMI, or a final VMI ->
+//     delete it (a Failed one after the crash loop backoff); it restarts.
+//   - RerunOnFailure: a Stop request for the VMI, or a final VMI -> delete
+//     it; only a Failed one is followed by a Start request. Without a VMI it
+//     starts ONLY on a Start request or when the run strategy just changed
+//     (status.runStrategy differs): a VMI whose guest shut down, or that
+//     was deleted, is not replaced.
+//   - Manual: only Start and Stop requests act.
+//   - Halted: any VMI is deleted; a Start request without a VMI turns the
+//     strategy into Always.
+//   - Once: no VMI -> start, never again.
 func (s *Simulator) syncRunStrategy(ctx context.Context, vm, vmi *unstructured.Unstructured) (time.Duration, error) {
 	if vm.GetDeletionTimestamp() != nil {
 		if vmi != nil && vmi.GetDeletionTimestamp() == nil {
@@ -67,34 +83,66 @@ func (s *Simulator) syncRunStrategy(ctx context.Context, vm, vmi *unstructured.U
 	}
 	phase := vmiPhase(vmi)
 	deleting := vmi != nil && vmi.GetDeletionTimestamp() != nil
-	switch RunStrategy(vm) {
+	stop := hasStopRequestFor(vm, vmi)
+	strategy := RunStrategy(vm)
+	switch strategy {
 	case kubevirtv1.RunStrategyAlways:
 		switch {
 		case vmi == nil:
 			return 0, s.createVMI(ctx, vm)
 		case deleting:
+		case stop:
+			return 0, s.deleteVMI(ctx, vmi, "stop request, runStrategy Always")
 		case phase == kubevirtv1.Succeeded:
 			return 0, s.deleteVMI(ctx, vmi, "guest stopped, runStrategy Always")
 		case phase == kubevirtv1.Failed:
 			return s.restartFailed(ctx, vmi)
 		}
 	case kubevirtv1.RunStrategyRerunOnFailure:
-		switch {
-		case vmi == nil:
+		if vmi != nil {
+			switch {
+			case deleting:
+			case stop:
+				return 0, s.deleteVMI(ctx, vmi, "stop request, runStrategy RerunOnFailure")
+			case phase == kubevirtv1.Succeeded:
+				return 0, s.deleteVMI(ctx, vmi, "guest stopped, runStrategy RerunOnFailure: stays off")
+			case phase == kubevirtv1.Failed:
+				// virt-controller deletes it and asks for a start; the
+				// request goes first here, so a retry never loses it.
+				if wait := s.opts.CrashLoopBackoff - s.inPhaseFor(vmi); wait > 0 {
+					return wait, nil
+				}
+				if !hasStartRequest(vm) {
+					return 0, s.addStartRequest(ctx, vm)
+				}
+				return 0, s.deleteVMI(ctx, vmi, "failed, rerun")
+			}
+			return 0, nil
+		}
+		recorded, _, _ := unstructured.NestedString(vm.Object, "status", "runStrategy")
+		if hasStartRequest(vm) || recorded != string(strategy) {
 			return 0, s.createVMI(ctx, vm)
-		case !deleting && phase == kubevirtv1.Failed:
-			return s.restartFailed(ctx, vmi)
+		}
+	case kubevirtv1.RunStrategyManual:
+		switch {
+		case vmi == nil && hasStartRequest(vm):
+			return 0, s.createVMI(ctx, vm)
+		case vmi != nil && !deleting && stop:
+			return 0, s.deleteVMI(ctx, vmi, "stop request, runStrategy Manual")
 		}
 	case kubevirtv1.RunStrategyOnce:
 		if vmi == nil {
 			return 0, s.createVMI(ctx, vm)
 		}
 	case kubevirtv1.RunStrategyHalted:
-		if vmi != nil && !deleting {
+		switch {
+		case vmi == nil && hasStartRequest(vm):
+			return 0, s.startHalted(ctx, vm)
+		case vmi != nil && !deleting:
 			return 0, s.deleteVMI(ctx, vmi, "runStrategy Halted")
 		}
 	}
-	// Manual (and unknown strategies): no automatic action.
+	// Unknown strategies: no automatic action.
 	return 0, nil
 }
 

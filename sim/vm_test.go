@@ -31,6 +31,7 @@ func TestVirtController(t *testing.T) {
 			t.Run("guest shutdown", e.testGuestShutdown)
 			t.Run("identity", e.testIdentity)
 			t.Run("restart by VMI deletion", e.testRestart)
+			t.Run("state change requests", e.testStateChangeRequests)
 			t.Run("status sequence", e.testStatusSequence)
 			t.Run("restart required", e.testRestartRequired)
 			t.Run("corruption", e.testCorruption)
@@ -87,10 +88,11 @@ func (e *env) testGuestShutdown(t *testing.T) {
 	tests := []struct {
 		strategy   string
 		restarts   bool
+		deleted    bool // the final VMI is deleted, not replaced
 		wantStatus string
 	}{
 		{strategy: "Always", restarts: true, wantStatus: "Running"},
-		{strategy: "RerunOnFailure", wantStatus: "Stopped"},
+		{strategy: "RerunOnFailure", deleted: true, wantStatus: "Stopped"},
 		{strategy: "Once", wantStatus: "Stopped"},
 	}
 	for _, tt := range tests {
@@ -107,6 +109,16 @@ func (e *env) testGuestShutdown(t *testing.T) {
 				return
 			}
 			e.vmIs(t, name, tt.wantStatus)
+			if tt.deleted {
+				e.vmiGone(t, name)
+				consistently(t, "no new VMI", 500*time.Millisecond, func(ctx context.Context) error {
+					if got, err := e.getVMI(ctx, name); err == nil {
+						return fmt.Errorf("VMI %s exists in phase %q", got.GetUID(), str(got, "status", "phase"))
+					}
+					return nil
+				})
+				return
+			}
 			consistently(t, "VMI stays Succeeded", 500*time.Millisecond, func(ctx context.Context) error {
 				got, err := e.getVMI(ctx, name)
 				if err != nil {

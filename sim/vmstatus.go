@@ -34,10 +34,21 @@ func (s *Simulator) syncVMStatus(ctx context.Context, vm, vmi *unstructured.Unst
 			patch[k] = v
 		}
 	}
-	if equality.Semantic.DeepEqual(have, want) {
+	body := map[string]any{"status": patch}
+	if trimFirstRequest(vm, vmi) {
+		// Drop the request this sync acted on, preconditioned on the read:
+		// a merge patch replaces the whole list, and one appended since
+		// must not be lost (the sync is retried on 409).
+		reqs := stateChangeRequests(vm)[1:]
+		if len(reqs) == 0 {
+			reqs = nil
+		}
+		patch["stateChangeRequests"] = reqs
+		body["metadata"] = map[string]any{"resourceVersion": vm.GetResourceVersion()}
+	} else if equality.Semantic.DeepEqual(have, want) {
 		return nil
 	}
-	b, err := json.Marshal(map[string]any{"status": patch})
+	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("marshal VM status: %w", err)
 	}
@@ -57,12 +68,16 @@ func VMStatus(vm, vmi *unstructured.Unstructured, current map[string]any) (map[s
 	ready := live && vmiPhase(vmi) == kubevirtv1.Running
 	out := map[string]any{
 		"printableStatus":    string(PrintableStatus(vm, vmi)),
-		"runStrategy":        string(strategy),
 		"observedGeneration": vm.GetGeneration(),
 		"desiredGeneration":  vm.GetGeneration(),
 	}
 	if vmi != nil {
 		out["created"] = true
+	}
+	// Recorded from the first VMI on; RerunOnFailure starts a VM whose
+	// recorded strategy differs from spec (the strategy just changed).
+	if rs, _ := current["runStrategy"].(string); rs != "" || vmi != nil {
+		out["runStrategy"] = string(strategy)
 	}
 	if ready {
 		out["ready"] = true

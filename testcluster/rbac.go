@@ -13,7 +13,10 @@ import (
 var bridgeClusterRules = []rbacv1.PolicyRule{
 	// Server-Side Apply is a PATCH; the bridge never updates or creates VMs.
 	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	// Deleting the VMI is how a running VM is reset.
+	// Start/stop/restart requests (status.stateChangeRequests), applied
+	// like virt-api's start and restart write them.
+	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines/status"}, Verbs: []string{"patch"}},
+	// A forced restart or power-off deletes the VMI at once.
 	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	// ISO import: a PVC per medium and a helper pod that fills it.
 	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},

@@ -98,7 +98,12 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachines"]
   verbs: ["get", "list", "watch", "patch"]
-# Power state; deleting the VMI resets a running VM.
+# Start, stop and restart requests (status.stateChangeRequests, applied
+# under redfish-power the way virt-api's start and restart write them).
+- apiGroups: ["kubevirt.io"]
+  resources: ["virtualmachines/status"]
+  verbs: ["patch"]
+# Power state; a forced restart or power-off deletes the VMI at once.
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachineinstances"]
   verbs: ["get", "list", "watch", "delete"]

@@ -1,0 +1,101 @@
+package power
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// These tests pin the power verbs against virt-controller's real
+// RerunOnFailure semantics (the simulator plays them): a deleted or shut
+// down VMI is not replaced; only a Start request, or a change of run
+// strategy, starts a new one.
+
+// testRestarts: GracefulRestart and ForceRestart of a running VM each end
+// with a new VMI running, under the bridge's own runStrategy, with every
+// state change request handled.
+func testRestarts(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "restarts")
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	prev := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
+	for _, kind := range []system.ResetType{system.ResetGracefulRestart, system.ResetForceRestart} {
+		if err := e.s.Reset(ctx, key, kind); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		next := e.eventually(t, key, string(kind)+": a new VMI running", func(vm *apply.VM) bool {
+			return State(vm) == system.PowerOn && vm.VMI.GetUID() != prev.VMI.GetUID() && len(apply.StateRequests(vm)) == 0
+		})
+		if rs := runStrategy(next); rs != runOn {
+			t.Errorf("%s: runStrategy %s, want %s", kind, rs, runOn)
+		}
+		prev = next
+	}
+}
+
+// testGuestShutdownThenOn: the guest powers itself off (the VM is Off and
+// stays Off under RerunOnFailure); On starts it again.
+func testGuestShutdownThenOn(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "guestoff")
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	first := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
+	if err := e.sim.GuestShutdown(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, key, "off after guest shutdown", func(vm *apply.VM) bool { return vm.VMI == nil })
+	e.staysOff(t, key)
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, key, "on again", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+	})
+}
+
+// testOnThenOff: ForceOff right after On ends Off, for good: the Start
+// request On left is withdrawn (virt-controller would turn a Halted VM
+// with a Start request into runStrategy Always).
+func testOnThenOff(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "onoff")
+	for range 3 {
+		if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.Reset(ctx, key, system.ResetForceOff); err != nil {
+			t.Fatal(err)
+		}
+		vm := e.eventually(t, key, "off", func(vm *apply.VM) bool { return vm.VMI == nil })
+		if rs := runStrategy(vm); rs != runOff {
+			t.Fatalf("runStrategy %s after ForceOff, want %s", rs, runOff)
+		}
+		if reqs := apply.StateRequests(vm); len(reqs) != 0 {
+			t.Errorf("state change requests left after ForceOff: %v", reqs)
+		}
+		e.staysOff(t, key)
+	}
+}
+
+// staysOff checks for half a second that the VM has no VMI.
+func (e *env) staysOff(t *testing.T, key system.Key) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+		if vm := e.live(t, key); vm.VMI != nil {
+			t.Fatalf("%s has a VMI in phase %s, want it off", key, phase(vm.VMI))
+		}
+		return false, nil
+	})
+	if !wait.Interrupted(err) {
+		t.Fatal(err)
+	}
+}
