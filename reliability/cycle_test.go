@@ -1,0 +1,385 @@
+package reliability
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// settle bounds every wait for the cluster or the bridge to settle: generous,
+// the machine may be loaded; nothing asserts how long it took.
+const settle = 90 * time.Second
+
+// rig drives provisioning cycles of one VM through Redfish and checks the
+// Kubernetes objects behind them.
+type rig struct {
+	c       *client
+	a       auth
+	dyn     dynamic.Interface
+	kube    kubernetes.Interface
+	sim     *sim.Simulator
+	key     system.Key
+	checked int // objects and fields checked
+	retried int // writes answered 409 or 503 and sent again
+}
+
+func newRig(t *testing.T, c *client, a auth, admin *rest.Config, s *sim.Simulator, key system.Key) *rig {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{c: c, a: a, dyn: dyn, kube: kube, sim: s, key: key}
+}
+
+func (r *rig) sys() string { return "/redfish/v1/Systems/" + r.key.ID() }
+
+// write sends a Redfish write and requires 2xx. 409 and 503 (a write that
+// raced an outside writer, an apiserver not back yet) are retried, as Ironic
+// retries them, until settle passes.
+func (r *rig) write(t *testing.T, method, path, body string) response {
+	t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		resp := r.c.do(t.Context(), t, method, path, r.a, body)
+		if resp.status/100 == 2 {
+			return resp
+		}
+		retry := resp.status == http.StatusConflict || resp.status == http.StatusServiceUnavailable
+		if !retry || time.Now().After(deadline) {
+			t.Fatalf("%s %s %s: %d %s", method, path, body, resp.status, resp.body)
+		}
+		redfishError(t, method+" "+path, resp)
+		r.retried++
+		t.Logf("%s %s: %d, retrying", method, path, resp.status)
+		sleep(t, time.Second)
+	}
+}
+
+func (r *rig) reset(t *testing.T, kind string) {
+	t.Helper()
+	r.write(t, http.MethodPost, r.sys()+"/Actions/ComputerSystem.Reset", `{"ResetType":"`+kind+`"}`)
+}
+
+func (r *rig) insert(t *testing.T, image string) {
+	t.Helper()
+	r.write(t, http.MethodPost, r.sys()+"/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", `{"Image":"`+image+`"}`)
+}
+
+func (r *rig) bootCdOnce(t *testing.T) {
+	t.Helper()
+	r.write(t, http.MethodPatch, r.sys(), `{"Boot":{"BootSourceOverrideTarget":"Cd","BootSourceOverrideEnabled":"Once"}}`)
+}
+
+func (r *rig) eject(t *testing.T) {
+	t.Helper()
+	r.write(t, http.MethodPost, r.sys()+"/VirtualMedia/cd0/Actions/VirtualMedia.EjectMedia", `{}`)
+}
+
+// cycle is one provisioning cycle; hook (may be nil) runs after each step.
+func (r *rig) cycle(t *testing.T, image, sum string, hook func(step string)) {
+	t.Helper()
+	if hook == nil {
+		hook = func(string) {}
+	}
+	r.powerOff(t)
+	hook("off")
+	r.insert(t, image)
+	hook("insert")
+	r.bootCdOnce(t)
+	hook("boot")
+	r.reset(t, "On")
+	hook("on")
+	r.waitProvisioned(t, image, sum)
+	hook("running")
+	r.ejectAndClean(t)
+}
+
+// powerOff sends ForceOff and waits until the VMI is gone.
+func (r *rig) powerOff(t *testing.T) {
+	t.Helper()
+	r.reset(t, "ForceOff")
+	waitFor(t, r.key.Name+" VMI gone", func() (bool, string) {
+		vmi := r.vmi(t)
+		return vmi == nil, "phase " + phase(vmi)
+	})
+}
+
+// waitProvisioned waits for the VMI Running with the image Ready, and
+// checks the VMI boots the CD-ROM paired with its PVC, created after the
+// import finished, holding the right bytes.
+func (r *rig) waitProvisioned(t *testing.T, image, sum string) {
+	t.Helper()
+	var vmi *unstructured.Unstructured
+	var s system.MediaSlot
+	waitFor(t, r.key.Name+" Running with the image Ready", func() (bool, string) {
+		s = slot(t, r.vm(t))
+		vmi = r.vmi(t)
+		return s.Phase == system.MediaReady && phase(vmi) == "Running" && vmi.GetDeletionTimestamp() == nil,
+			"slot " + string(s.Phase) + ", VMI " + phase(vmi)
+	})
+	if s.Image != image {
+		t.Errorf("%s: slot image %s, want %s", r.key, s.Image, image)
+	}
+	spec, _, _ := unstructured.NestedMap(vmi.Object, "spec")
+	ds := disks(spec)
+	if len(ds) == 0 || ds[0].name != cdDisk() || !ds[0].cdrom || ds[0].bootOrder == 0 {
+		t.Errorf("%s: VMI disks by boot order %+v, want the %s CD-ROM first", r.key, ds, cdDisk())
+	}
+	if claim := volumes(spec)[cdDisk()]; claim != s.ClaimName || claim == "" {
+		t.Errorf("%s: VMI volume %s claim %q, want %q", r.key, cdDisk(), claim, s.ClaimName)
+	}
+	if created := vmi.GetCreationTimestamp().Time; created.Before(s.Since.Truncate(time.Second)) {
+		t.Errorf("%s: VMI created %s, before the import was Ready at %s", r.key, created, s.Since)
+	}
+	if got := fileSHA256(t, r.sim.ImagePath(r.key.Namespace, s.ClaimName)); got != sum {
+		t.Errorf("%s: imported image sha256 %s, want %s", r.key, got, sum)
+	}
+	r.paired(t, spec, "VMI")
+	r.checked += 5
+	r.waitRedfishView(t, image)
+}
+
+// waitRedfishView waits until the bridge itself (its caches, after any
+// fault) reports the system On with the image inserted.
+func (r *rig) waitRedfishView(t *testing.T, image string) {
+	t.Helper()
+	waitFor(t, r.key.ID()+" reported On with the image inserted over Redfish", func() (bool, string) {
+		var sys struct{ PowerState string }
+		var cd struct {
+			Image    string
+			Inserted bool
+		}
+		s := r.c.do(t.Context(), t, http.MethodGet, r.sys(), r.a, "")
+		m := r.c.do(t.Context(), t, http.MethodGet, r.sys()+"/VirtualMedia/cd0", r.a, "")
+		if s.status != http.StatusOK || m.status != http.StatusOK || json.Unmarshal(s.body, &sys) != nil || json.Unmarshal(m.body, &cd) != nil {
+			return false, fmt.Sprintf("GET system %d, cd0 %d", s.status, m.status)
+		}
+		return sys.PowerState == "On" && cd.Inserted && cd.Image == image,
+			fmt.Sprintf("PowerState %s, cd0 Inserted %v Image %s", sys.PowerState, cd.Inserted, cd.Image)
+	})
+	r.checked += 2
+}
+
+// ejectAndClean ejects, powers off, and waits until no import pod or PVC of
+// the VM is left and the template holds no media disk or volume.
+func (r *rig) ejectAndClean(t *testing.T) {
+	t.Helper()
+	r.eject(t)
+	r.powerOff(t)
+	waitFor(t, r.key.Name+" import pods and PVC gone", func() (bool, string) {
+		left := r.mediaObjects(t)
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+	vm := r.vm(t)
+	if s := slot(t, vm); s.Phase != system.MediaEmpty {
+		t.Errorf("%s: slot %+v after eject, want empty", r.key, s)
+	}
+	tmpl := templateSpec(t, vm)
+	if _, ok := volumes(tmpl)[cdDisk()]; ok {
+		t.Errorf("%s: volume %s still in the template after eject", r.key, cdDisk())
+	}
+	r.paired(t, tmpl, "VM template")
+	if cs := r.sim.Corruptions(); len(cs) > 0 {
+		t.Errorf("simulator saw corrupted VMs: %+v", cs)
+	}
+	r.checked += 4
+}
+
+// paired checks every disk has a volume and every volume a disk.
+func (r *rig) paired(t *testing.T, spec map[string]any, what string) {
+	t.Helper()
+	vols := volumes(spec)
+	ds := disks(spec)
+	for _, d := range ds {
+		if _, ok := vols[d.name]; !ok {
+			t.Errorf("%s %s: disk %s has no volume", r.key, what, d.name)
+		}
+	}
+	if len(vols) != len(ds) {
+		t.Errorf("%s %s: %d disks %+v, %d volumes %v", r.key, what, len(ds), ds, len(vols), vols)
+	}
+}
+
+func (r *rig) vm(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	vm, err := r.dyn.Resource(inventory.VMResource).Namespace(r.key.Namespace).Get(t.Context(), r.key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get VM %s: %v", r.key, err)
+	}
+	return vm
+}
+
+// vmi is the VM's VMI, nil if there is none.
+func (r *rig) vmi(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	vmi, err := r.dyn.Resource(inventory.VMIResource).Namespace(r.key.Namespace).Get(t.Context(), r.key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get VMI %s: %v", r.key, err)
+	}
+	return vmi
+}
+
+// mediaObjects lists the VM's import pods and media PVC.
+func (r *rig) mediaObjects(t *testing.T) []string {
+	t.Helper()
+	claim := media.ClaimName(r.key, media.DefaultSlot)
+	var out []string
+	pods, err := r.kube.CoreV1().Pods(r.key.Namespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list pods: %v", err)
+	}
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+				out = append(out, "pod/"+p.Name)
+			}
+		}
+	}
+	if _, err := r.kube.CoreV1().PersistentVolumeClaims(r.key.Namespace).Get(t.Context(), claim, metav1.GetOptions{}); err == nil {
+		out = append(out, "pvc/"+claim)
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatalf("get PVC %s: %v", claim, err)
+	}
+	return out
+}
+
+func cdDisk() string { return apply.DiskName(media.DefaultSlot) }
+
+// slot decodes the VM's cd0 media annotation (zero if none).
+func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
+	t.Helper()
+	var s system.MediaSlot
+	if raw, ok := vm.GetAnnotations()[apply.AnnotationMediaPrefix+media.DefaultSlot]; ok {
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			t.Fatalf("VM %s: media annotation %q: %v", vm.GetName(), raw, err)
+		}
+	}
+	return s
+}
+
+func phase(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return "(none)"
+	}
+	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return p
+}
+
+type disk struct {
+	name      string
+	bootOrder int64
+	cdrom     bool
+}
+
+// disks lists a (template or VMI) spec's disks, those with a bootOrder
+// first, ascending, then the rest in list order.
+func disks(spec map[string]any) []disk {
+	list, _, _ := unstructured.NestedSlice(spec, "domain", "devices", "disks")
+	var out []disk
+	for _, d := range list {
+		m, _ := d.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
+		_, cd := m["cdrom"]
+		out = append(out, disk{name: name, bootOrder: bo, cdrom: cd})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].bootOrder, out[j].bootOrder
+		if a == 0 || b == 0 {
+			return a != 0 && b == 0
+		}
+		return a < b
+	})
+	return out
+}
+
+// volumes maps volume name to its PVC claim ("" for other volumes).
+func volumes(spec map[string]any) map[string]string {
+	list, _, _ := unstructured.NestedSlice(spec, "volumes")
+	out := map[string]string{}
+	for _, v := range list {
+		m, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
+		out[name] = claim
+	}
+	return out
+}
+
+func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	if err != nil {
+		t.Fatalf("VM %s template spec: %v", vm.GetName(), err)
+	}
+	return spec
+}
+
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("open imported image: %v", err)
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Errorf("read imported image %s: %v", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// waitFor polls cond every 250 ms until it holds; after settle (or when the
+// test's context ends) it fails with what cond last reported.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) || t.Context().Err() != nil {
+			t.Fatalf("waiting for %s: gave up; last: %s", what, last)
+		}
+		sleep(t, 250*time.Millisecond)
+	}
+}
+
+func sleep(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-t.Context().Done():
+	case <-time.After(d):
+	}
+}
