@@ -80,13 +80,16 @@ type Client struct {
 	mode  Mode
 	opts  Options
 	stats sync.Map // manager -> *counters
+	// recent: the Client's own writes the cache may not show yet (nil in
+	// tests that measure without it).
+	recent *recent
 }
 
 var _ Writer = (*Client)(nil)
 
 // New returns a Writer. cache may be nil: every read is then a live GET.
 func New(dyn dynamic.Interface, cache Cache, mode Mode, opts Options) *Client {
-	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults()}
+	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults(), recent: newRecent()}
 }
 
 // Mode returns the list mode the Client writes in.
@@ -124,6 +127,9 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 		// A VM created a moment ago may not be in the cache yet: a
 		// NotFound from the cache is confirmed live.
 		live = apierrors.IsNotFound(err)
+		if err == nil {
+			obj = c.recent.resolve(key, obj)
+		}
 	}
 	if live {
 		obj, err = c.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
@@ -270,5 +276,6 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 		return nil, fmt.Errorf("%s apply to %s: %w", manager, read.Key, err)
 	}
 	st.applies.Add(1)
+	c.recent.remember(read.Key, obj.GetResourceVersion(), out)
 	return Decode(read.Key, out, read.VMI), nil
 }
