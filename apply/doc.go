@@ -73,7 +73,11 @@
 //     does not force) is returned, not retried. Options.DisablePrecondition
 //     removes the precondition: a TEST-ONLY negative control.
 //   - Reads come from the informer cache; after a 409, and when the cache
-//     says NotFound (a VM created a moment ago), from a live GET.
+//     says NotFound (a VM created a moment ago), from a live GET. A cached
+//     VM whose resourceVersion is exactly one this Client's own apply
+//     replaced is provably behind: the object that apply returned is used
+//     instead (apply/recent.go; equality only, versions are opaque; any
+//     other cached version is trusted, so an outside write is never hidden).
 //   - Force: redfish-boot forces (bootOrder and bootloader usually belong to
 //     the VM's author, and the Redfish client has explicitly asked to change
 //     exactly those fields); redfish-power forces spec.runStrategy (the VM's
