@@ -61,9 +61,12 @@ func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 	return b.awaitCache(ctx, key, vm)
 }
 
-// awaitCache waits (bounded) until the inventory cache holds the VM as
-// written, or newer. resourceVersions of one apiserver's etcd are
-// increasing integers; an unparsable one just skips the wait.
+// awaitCache waits (bounded) until a read of the VM (what the client's next
+// GET sees) shows it as written, or newer. Reads go through the Writer,
+// which answers with its own write while the cache still serves the version
+// that write replaced, so this usually returns at once. resourceVersions of
+// one apiserver's etcd are increasing integers; an unparsable one just skips
+// the wait.
 func (b *Backend) awaitCache(ctx context.Context, key system.Key, written *apply.VM) error {
 	if written == nil || written.Object == nil {
 		return nil
@@ -73,11 +76,11 @@ func (b *Backend) awaitCache(ctx context.Context, key system.Key, written *apply
 		return nil
 	}
 	await(ctx, func() bool {
-		obj, err := b.inv.VM(key)
+		vm, err := b.w.Read(ctx, key)
 		if err != nil {
 			return false
 		}
-		have, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+		have, err := strconv.ParseUint(vm.Object.GetResourceVersion(), 10, 64)
 		return err != nil || have >= want
 	})
 	return nil
