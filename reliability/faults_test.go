@@ -18,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -207,7 +208,7 @@ func TestBridgeKilledMidImport(t *testing.T) {
 	var bin string
 	go func() {
 		var err error
-		bin, err = buildBridge(ctx, t.TempDir())
+		bin, err = bridgeproc.Build(ctx, t.TempDir())
 		built <- err
 	}()
 	cluster := testcluster.ForTest(t, crds.Stock)
@@ -282,12 +283,12 @@ func TestBridgeKilledMidImport(t *testing.T) {
 
 	first.kill(t)
 	n.faults++
-	t.Logf("injected: SIGKILL to the bridge (pid %d) with the import half done and the power-on deferred", first.cmd.Process.Pid)
+	t.Logf("injected: SIGKILL to the bridge (pid %d) with the import half done and the power-on deferred", first.Pid())
 	if vmi := r.vmi(t); vmi != nil {
 		t.Errorf("a VMI exists while the import is unfinished: phase %s", phase(vmi))
 	}
 	second := startBridgeProc(t, bin, cluster, addr, demo.VMNamespace, a, "/redfish/v1/Systems/"+key.ID())
-	t.Logf("a new bridge (pid %d) serves on the same address; releasing the image download", second.cmd.Process.Pid)
+	t.Logf("a new bridge (pid %d) serves on the same address; releasing the image download", second.Pid())
 	image.release()
 
 	r.waitProvisioned(t, image.URL, image.SHA256)
