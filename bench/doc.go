@@ -16,6 +16,11 @@
 // it measures the floor in the same run: the raw SSA apply latency of the
 // redfish-boot body and a GET from the informer cache against a live GET.
 //
+// [BridgeRSS] measures the bridge's own memory instead: the real
+// redfish-bridge binary as a separate process against a cluster with 1000
+// VMs (half running), its VmRSS sampled from outside while idle, under reads
+// and under writes.
+//
 // Run it with `make bench` (see docs/bench.md); it prints a table and writes
 // a CSV. Nothing here asserts on timings.
 package bench

@@ -16,6 +16,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Scenario is one benchmark run.
@@ -113,11 +114,11 @@ func Run(ctx context.Context, sc Scenario) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin dynamic client: %w", err)
 	}
-	probeKeys, err := createVMs(ctx, env, dyn, "probe", sc.ProbeCycles, sc.PerNamespace)
+	probeKeys, err := createVMs(ctx, env.Cluster, dyn, "probe", sc.ProbeCycles, sc.PerNamespace)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := createVMs(ctx, env, dyn, "bench", sc.VMs, sc.PerNamespace)
+	keys, err := createVMs(ctx, env.Cluster, dyn, "bench", sc.VMs, sc.PerNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +169,7 @@ func dynFor(env *demo.Env) dynamic.Interface {
 
 // createVMs creates n sample VMs in namespaces <prefix>-0, <prefix>-1, ...
 // of at most per VMs each, four namespaces at a time.
-func createVMs(ctx context.Context, env *demo.Env, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
+func createVMs(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
 	var keys []system.Key
 	var mu sync.Mutex
 	var errs []error
@@ -185,7 +186,7 @@ func createVMs(ctx context.Context, env *demo.Env, dyn dynamic.Interface, prefix
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			err := env.Cluster.CreateNamespace(ctx, ns)
+			err := cluster.CreateNamespace(ctx, ns)
 			if err == nil {
 				err = demo.CreateSampleVMs(ctx, dyn, ns, count)
 			}

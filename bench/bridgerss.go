@@ -1,0 +1,300 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/sim"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// RSSScenario is a run of the real `redfish-bridge serve` binary as a
+// process of its own, measured from outside: see [BridgeRSS].
+type RSSScenario struct {
+	Variant crds.Variant
+	// VMs are created before the bridge starts (default 1000), at most
+	// PerNamespace per namespace (default 100).
+	VMs, PerNamespace int
+	// Running VMs get runStrategy Always before the bridge starts, so
+	// their VMIs exist too (default VMs/2, every other VM).
+	Running int
+	// Clients is the number of concurrent Redfish clients (default 4).
+	Clients int
+	// Writes is the number of VMs given a boot override and a power
+	// change, half of them running (default 50).
+	Writes int
+	// Quiet is how long the idle and after phases wait (default 15s).
+	Quiet time.Duration
+	Log   *slog.Logger
+	// BridgeLog receives the bridge's own log; default a temporary file.
+	BridgeLog string
+}
+
+func (s RSSScenario) withDefaults() RSSScenario {
+	if s.Variant == "" {
+		s.Variant = crds.MapList
+	}
+	if s.VMs <= 0 {
+		s.VMs = 1000
+	}
+	if s.PerNamespace <= 0 {
+		s.PerNamespace = 100
+	}
+	if s.Running <= 0 {
+		s.Running = s.VMs / 2
+	}
+	if s.Clients <= 0 {
+		s.Clients = 4
+	}
+	if s.Writes <= 0 {
+		s.Writes = 50
+	}
+	s.Writes = min(s.Writes, 2*s.Running, 2*(s.VMs-s.Running))
+	if s.Quiet <= 0 {
+		s.Quiet = 15 * time.Second
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
+	return s
+}
+
+// RSSPhase is what one phase measured of the bridge process.
+type RSSPhase struct {
+	Name     string
+	Took     time.Duration
+	Requests int // Redfish requests sent during the phase
+	Failed   int
+	// RSSPeak is the highest VmRSS sampled (every 100 ms) during the
+	// phase, RSSEnd the one at its end.
+	RSSPeak, RSSEnd int64
+	CPU             time.Duration
+	Gauges          // from the bridge's /metrics at the end of the phase
+	Ops             []Summary
+}
+
+// RSSResult is what [BridgeRSS] measured.
+type RSSResult struct {
+	Scenario RSSScenario
+	Started  time.Time
+	Setup    time.Duration // cluster, VMs, VMIs and binary ready
+	Pid      int
+	Phases   []RSSPhase
+	Notes    []string // what did not go as planned
+}
+
+// Phase returns the phase called name (zero when absent).
+func (r *RSSResult) Phase(name string) RSSPhase {
+	for _, p := range r.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	return RSSPhase{}
+}
+
+// Peak is the highest RSS and heap seen in any phase.
+func (r *RSSResult) Peak() (rss, heap int64) {
+	for _, p := range r.Phases {
+		rss, heap = max(rss, p.RSSPeak), max(heap, p.HeapAlloc)
+	}
+	return rss, heap
+}
+
+// BridgeRSS starts a cluster and the simulator in this process, creates
+// the VMs (starting some), builds and starts the bridge binary against it
+// and measures the bridge process through five phases: startup (until it
+// lists every VM), idle, read (GET every System once), write (boot
+// override and power change on sc.Writes VMs until each reached its power
+// state) and after (idle again).
+func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) {
+	sc = sc.withDefaults()
+	res = &RSSResult{Scenario: sc, Started: time.Now()}
+	dir, err := os.MkdirTemp("", "bench-bridgerss-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir) //nolint:errcheck // best effort
+	var bin string
+	built := make(chan error, 1)
+	go func() {
+		var err error
+		bin, err = bridgeproc.Build(ctx, dir)
+		built <- err
+	}()
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
+	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	simulator, err := sim.New(cluster.Admin, sim.Options{StartDelay: sim.DefaultStartDelay, StopDelay: sim.DefaultStopDelay,
+		DataDir: filepath.Join(dir, "images"), Log: sc.Log})
+	if err != nil {
+		return res, errors.Join(fmt.Errorf("simulator: %w", err), <-built)
+	}
+	simCtx, stopSim := context.WithCancel(ctx)
+	simDone := make(chan error, 1)
+	go func() { simDone <- simulator.Run(simCtx) }()
+	defer func() {
+		stopSim()
+		err = errors.Join(err, <-simDone)
+	}()
+	password, keys, err := populate(ctx, cluster, sc)
+	if err != nil {
+		return res, errors.Join(err, <-built)
+	}
+	if err := <-built; err != nil {
+		return res, err
+	}
+	res.Setup = time.Since(res.Started)
+	return res, measure(ctx, sc, cluster, bin, dir, password, keys, res)
+}
+
+// populate writes the accounts, creates the VMs and starts every other one
+// until sc.Running run, and waits for their VMIs.
+func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario) (string, []system.Key, error) {
+	kube, err := kubernetes.NewForConfig(cluster.Admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("admin client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cluster.Admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("admin dynamic client: %w", err)
+	}
+	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
+	if err != nil {
+		return "", nil, err
+	}
+	keys, err := createVMs(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
+	if err != nil {
+		return "", nil, err
+	}
+	patch := []byte(`{"spec":{"runStrategy":"Always"}}`)
+	err = forEach(ctx, runningKeys(keys, sc.Running), 8, func(ctx context.Context, k system.Key) error {
+		_, err := dyn.Resource(inventory.VMResource).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: "demo-author"})
+		if err != nil {
+			return fmt.Errorf("start %s: %w", k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return password, keys, waitVMIs(ctx, dyn, sc.Running)
+}
+
+// runningKeys are every other key, n of them.
+func runningKeys(keys []system.Key, n int) []system.Key {
+	var out []system.Key
+	for i := 0; i < len(keys) && len(out) < n; i += 2 {
+		out = append(out, keys[i])
+	}
+	return out
+}
+
+// waitVMIs waits (at most 3 minutes) until n VMIs are Running.
+func waitVMIs(ctx context.Context, dyn dynamic.Interface, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
+		running := 0
+		list, err := dyn.Resource(inventory.VMIResource).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, vmi := range list.Items {
+				if p, _, _ := unstructured.NestedString(vmi.Object, "status", "phase"); p == "Running" {
+					running++
+				}
+			}
+			if running >= n {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d VMIs Running (last error: %v): %w", running, n, err, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// forEach runs f on every key with workers goroutines and joins the errors.
+func forEach(ctx context.Context, keys []system.Key, workers int, f func(context.Context, system.Key) error) error {
+	work := make(chan system.Key)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range work {
+				if err := f(ctx, k); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// systemGet is the part of a System the write phase checks.
+type systemGet struct {
+	PowerState string `json:"PowerState"`
+}
+
+// writeOne gives system k a boot override (Cd, Once, UEFI) and turns it
+// off (when on) or on, then polls until its PowerState changed.
+func writeOne(ctx context.Context, c *Client, k system.Key, wasOn bool) error {
+	sys := systemPath(k.ID())
+	if err := c.Do(ctx, OpBootCd, http.MethodPatch, sys, map[string]any{"Boot": map[string]string{
+		"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Once", "BootSourceOverrideMode": "UEFI"}}, nil); err != nil {
+		return err
+	}
+	op, reset, want := OpResetOn, "On", "On"
+	if wasOn {
+		op, reset, want = OpForceOff, "ForceOff", "Off"
+	}
+	if err := c.Do(ctx, op, http.MethodPost, sys+"/Actions/ComputerSystem.Reset", map[string]string{"ResetType": reset}, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		var s systemGet
+		err := c.Do(ctx, OpGetSystem, http.MethodGet, sys, nil, &s)
+		if err == nil && s.PowerState == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: PowerState %q, want %s (last error: %v): %w", k, s.PowerState, want, err, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// RSSTarget is issue 6's bound on the bridge's RSS with 1000 VMs.
+const RSSTarget = 150 << 20
+
+// meter measures the bridge process phase by phase.
+type meter struct {
+	pid        int
+	watch      *rssWatch
+	metricsURL string
+	client     *Client
+	res        *RSSResult
+}
+
+// measure starts the bridge binary against cluster and runs the phases;
+// a read or write phase that fails is noted and the next one runs.
+func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, bin, dir, password string, keys []system.Key, res *RSSResult) (err error) {
+	addr, err := bridgeproc.FreeAddr()
+	if err != nil {
+		return err
+	}
+	metricsAddr, err := bridgeproc.FreeAddr()
+	if err != nil {
+		return err
+	}
+	p, err := bridgeproc.Start(bridgeproc.Options{
+		Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
+		Listen: addr, MetricsListen: metricsAddr, Log: cmp.Or(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
+	})
+	if err != nil {
+		return err
+	}
+	res.Pid = p.Pid()
+	watch := watchRSS(p.Pid(), 100*time.Millisecond)
+	defer func() {
+		watch.stop()
+		if err != nil {
+			err = fmt.Errorf("%w\nbridge log tail:\n%s", err, p.Tail())
+		}
+		err = errors.Join(err, p.Kill())
+	}()
+	base := "http://" + addr
+	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", res: res,
+		client: &Client{Base: base, User: demo.AdminUser, Password: password, HTTP: NewHTTPClient(sc.Clients)}}
+	running := runningKeys(keys, sc.Running)
+	on := map[system.Key]bool{}
+	for _, k := range running {
+		on[k] = true
+	}
+	var writes []system.Key
+	for i, k := range keys {
+		if len(writes) < sc.Writes && (on[k] && i%4 == 0 || !on[k] && i%4 == 1) { // as many running as halted
+			writes = append(writes, k)
+		}
+	}
+	quiet := func(ctx context.Context, _ *Client) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(sc.Quiet):
+			return nil
+		}
+	}
+	phases := []struct {
+		name string
+		run  func(context.Context, *Client) error
+	}{
+		{"startup", func(ctx context.Context, c *Client) error {
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			if err := p.WaitServing(wctx, base+"/redfish/v1/Systems", c.User, c.Password); err != nil {
+				return err
+			}
+			return waitListed(ctx, c, len(keys))
+		}},
+		{"idle", quiet},
+		{"read", func(ctx context.Context, c *Client) error {
+			return forEach(ctx, keys, sc.Clients, func(ctx context.Context, k system.Key) error {
+				return c.Do(ctx, OpGetSystem, http.MethodGet, systemPath(k.ID()), nil, nil)
+			})
+		}},
+		{"write", func(ctx context.Context, c *Client) error {
+			return forEach(ctx, writes, sc.Clients, func(ctx context.Context, k system.Key) error {
+				return writeOne(ctx, c, k, on[k])
+			})
+		}},
+		{"after", quiet},
+	}
+	for _, ph := range phases {
+		err := m.phase(ctx, ph.name, ph.run)
+		if err != nil && (ph.name == "startup" || ctx.Err() != nil) {
+			return fmt.Errorf("phase %s: %w", ph.name, err)
+		}
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("phase %s: %v", ph.name, err))
+		}
+	}
+	return nil
+}
+
+// phase runs one phase with a fresh recorder and records the bridge's
+// RSS peak and end, CPU and Go runtime gauges.
+func (m *meter) phase(ctx context.Context, name string, run func(context.Context, *Client) error) error {
+	m.watch.mark()
+	cpu0, cpuErr := ProcCPU(m.pid)
+	c := *m.client
+	c.Rec = NewRecorder()
+	start := time.Now()
+	runErr := run(ctx, &c)
+	ph := RSSPhase{Name: name, Took: time.Since(start)}
+	ph.Ops = c.Rec.Summaries()
+	for _, s := range ph.Ops {
+		ph.Requests += s.N
+		ph.Failed += s.Failed
+	}
+	var rssErr, gaugeErr error
+	ph.RSSPeak, ph.RSSEnd, rssErr = m.watch.read()
+	if cpu, err := ProcCPU(m.pid); err == nil && cpuErr == nil {
+		ph.CPU = cpu - cpu0
+	}
+	ph.Gauges, gaugeErr = ScrapeGauges(ctx, m.metricsURL)
+	m.res.Phases = append(m.res.Phases, ph)
+	return errors.Join(runErr, rssErr, gaugeErr)
+}
+
+// mib is b in MiB with one decimal.
+func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+
+// Print writes r as a table.
+func (r *RSSResult) Print(w io.Writer) {
+	sc := r.Scenario
+	fmt.Fprintf(w, "\n=== bridge binary as its own process (pid %d): %s CRDs, %d VMs (%d running, %d per namespace), %d clients, %d VMs written, started %s, setup %s ===\n",
+		r.Pid, sc.Variant, sc.VMs, sc.Running, sc.PerNamespace, sc.Clients, sc.Writes,
+		r.Started.UTC().Format(time.RFC3339), r.Setup.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\ttook\trequests\tfailed\tRSS end MB\tRSS peak MB\theap alloc MB\theap inuse MB\tGo sys MB\tgoroutines\tCPU s\t")
+	for _, p := range r.Phases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\t\n", p.Name, p.Took.Round(100*time.Millisecond),
+			p.Requests, p.Failed, mib(p.RSSEnd), mib(p.RSSPeak), mib(p.HeapAlloc), mib(p.HeapInuse), mib(p.GoSys), p.Goroutines, p.CPU.Seconds())
+	}
+	_ = tw.Flush()
+	for _, p := range r.Phases {
+		for _, s := range p.Ops {
+			fmt.Fprintf(w, "  %s: %s n=%d failed=%d p50=%sms p99=%sms max=%sms\n", p.Name, s.Op, s.N, s.Failed, ms(s.P50), ms(s.P99), ms(s.Max))
+		}
+	}
+	rss, heap := r.Peak()
+	verdict := "reached"
+	if rss >= RSSTarget {
+		verdict = "NOT reached"
+	}
+	fmt.Fprintf(w, "bridge RSS idle %s MB, peak %s MB, peak heap %s MB: target < 150 MB %s\n",
+		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), verdict)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
