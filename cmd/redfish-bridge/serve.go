@@ -34,7 +34,18 @@ type serveOptions struct {
 	configFile                          string
 	imagePolicy                         string
 	addrPolicy                          media.AddrPolicy
+	kubeQPS                             float64
+	kubeBurst                           int
 }
+
+// Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
+// 10) throttle the bridge: one provisioning cycle is ~20 apiserver requests
+// per VM, and Ironic drives many VMs at once (measured with the real
+// binary: a PATCH Boot waited ~1 s in the client-side rate limiter).
+const (
+	defaultKubeQPS   = 100
+	defaultKubeBurst = 200
+)
 
 // parseServe parses the serve command line. Every flag can also be set
 // with an environment variable REDFISH_BRIDGE_<FLAG> (dashes as
@@ -68,6 +79,8 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the reconcilers only on the replica holding the Lease (every replica serves Redfish)")
 	fs.StringVar(&o.leaseName, "lease-name", service.DefaultLeaseName, "name of the Lease in --namespace")
 	fs.StringVar(&o.podName, "pod-name", podName, "leader identity (default $POD_NAME, else the hostname)")
+	fs.Float64Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "client-side rate limit of apiserver requests per second")
+	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -88,6 +101,9 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 		return nil, fmt.Errorf("serve: --image-addr-policy: %w", err)
 	}
 	o.addrPolicy = p
+	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
+		return nil, fmt.Errorf("serve: --kube-qps and --kube-burst must be positive (got %v, %d)", o.kubeQPS, o.kubeBurst)
+	}
 	return o, nil
 }
 
@@ -112,6 +128,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	kube.QPS, kube.Burst = float32(o.kubeQPS), o.kubeBurst
 	media.SetAddrPolicy(o.addrPolicy)
 	run, err := service.Start(ctx, service.Config{
 		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,

@@ -39,8 +39,11 @@ service-uuid: file-uuid
 	type got struct {
 		Namespaces, Listen, MetricsListen, LeaseName, PodName, ServiceUUID string
 		LeaderElect, Insecure                                              bool
+		QPS                                                                float64
+		Burst                                                              int
 	}
-	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true}
+	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
+		QPS: defaultKubeQPS, Burst: defaultKubeBurst}
 	with := func(edit func(*got)) got { g := defaults; edit(&g); return g }
 	for _, tc := range []struct {
 		name    string
@@ -69,6 +72,9 @@ service-uuid: file-uuid
 		{name: "bad env", args: base, env: map[string]string{"REDFISH_BRIDGE_LEADER_ELECT": "sometimes"}, wantErr: "REDFISH_BRIDGE_LEADER_ELECT="},
 		{name: "bad image address policy", args: append([]string{"--image-addr-policy", "deny=not-a-prefix"}, base...), wantErr: "--image-addr-policy"},
 		{name: "uuid required", args: []string{"--namespace", "x"}, wantErr: "--service-uuid"},
+		{name: "kube rate limit", args: append([]string{"--kube-qps", "50"}, base...), env: map[string]string{"REDFISH_BRIDGE_KUBE_BURST": "80"},
+			want: with(func(g *got) { g.QPS, g.Burst = 50, 80 })},
+		{name: "kube rate limit positive", args: append([]string{"--kube-qps", "0"}, base...), wantErr: "--kube-qps and --kube-burst must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"POD_NAME": "pod-0"}
@@ -85,7 +91,7 @@ service-uuid: file-uuid
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.leaderElect, o.insecure}
+			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
