@@ -2,13 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"sort"
 	"testing"
 	"time"
 
@@ -20,6 +15,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -82,24 +78,14 @@ func (a admin) vmi(ctx context.Context, t *testing.T, i int) *unstructured.Unstr
 // slot decodes the media annotation of the VM's cd0 slot (zero if none).
 func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
 	t.Helper()
-	var s system.MediaSlot
-	raw, ok := vm.GetAnnotations()[mediaAnnotation()]
-	if !ok {
-		return s
-	}
-	if err := jsonUnmarshal(raw, &s); err != nil {
-		t.Fatalf("VM %s: media annotation %q: %v", vm.GetName(), raw, err)
+	s, err := vmcheck.Slot(vm, media.DefaultSlot)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }
 
-func phase(obj *unstructured.Unstructured) string {
-	if obj == nil {
-		return ""
-	}
-	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-	return p
-}
+func phase(obj *unstructured.Unstructured) string { return vmcheck.Phase(obj) }
 
 // waitFor polls cond every 200 ms until it returns true or waitTimeout
 // passes; then it fails with what cond last reported.
@@ -135,61 +121,26 @@ func (a admin) waitRunning(t *testing.T, i int) *unstructured.Unstructured {
 }
 
 // bootDisk is one disk of a VM or VMI spec as the firmware sees it.
-type bootDisk struct {
-	Name      string
-	BootOrder int64
-	CDROM     bool
-}
+type bootDisk = vmcheck.Disk
 
-// disks returns the disks of a VM template spec or a VMI spec: those with a
-// bootOrder first, ascending (the firmware tries them in that order), then
-// the rest in list order.
+// disks returns the disks of a VM template spec or a VMI spec in the order
+// the firmware tries them (vmcheck.Disks).
 func disks(t *testing.T, spec map[string]any) []bootDisk {
 	t.Helper()
-	list, _, err := unstructured.NestedSlice(spec, "domain", "devices", "disks")
-	if err != nil {
-		t.Fatalf("disks: %v", err)
-	}
-	var out []bootDisk
-	for _, d := range list {
-		m, _ := d.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
-		_, cd := m["cdrom"]
-		out = append(out, bootDisk{Name: name, BootOrder: bo, CDROM: cd})
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].BootOrder, out[j].BootOrder
-		if a == 0 || b == 0 {
-			return a != 0 && b == 0
-		}
-		return a < b
-	})
-	return out
+	return vmcheck.Disks(spec)
 }
 
 // volumes maps volume name to its PVC claim name ("" for non-PVC volumes).
 func volumes(t *testing.T, spec map[string]any) map[string]string {
 	t.Helper()
-	list, _, err := unstructured.NestedSlice(spec, "volumes")
-	if err != nil {
-		t.Fatalf("volumes: %v", err)
-	}
-	out := map[string]string{}
-	for _, v := range list {
-		m, _ := v.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
-		out[name] = claim
-	}
-	return out
+	return vmcheck.Volumes(spec)
 }
 
 func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
 	t.Helper()
-	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	spec, err := vmcheck.TemplateSpec(vm)
 	if err != nil {
-		t.Fatalf("VM %s template spec: %v", vm.GetName(), err)
+		t.Fatal(err)
 	}
 	return spec
 }
@@ -206,42 +157,19 @@ func vmiSpec(t *testing.T, vmi *unstructured.Unstructured) map[string]any {
 // fileSHA256 is the hex sha256 of a file.
 func fileSHA256(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	sum, err := vmcheck.FileSHA256(path)
 	if err != nil {
-		t.Fatalf("open imported image: %v", err)
+		t.Fatalf("imported image: %v", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatalf("read imported image %s: %v", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sum
 }
 
 // mediaObjects lists the names of VM i's import pods and media PVCs.
 func (a admin) mediaObjects(ctx context.Context, t *testing.T, i int) []string {
 	t.Helper()
-	var out []string
-	pods, err := a.kube.CoreV1().Pods(demo.VMNamespace).List(ctx, metav1.ListOptions{})
+	out, err := vmcheck.MediaObjects(ctx, a.kube, keyOf(i), media.DefaultSlot)
 	if err != nil {
-		t.Fatalf("list pods: %v", err)
-	}
-	claim := claimOf(i)
-	for _, p := range pods.Items {
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
-				out = append(out, "pod/"+p.Name)
-			}
-		}
-	}
-	pvcs, err := a.kube.CoreV1().PersistentVolumeClaims(demo.VMNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("list PVCs: %v", err)
-	}
-	for _, p := range pvcs.Items {
-		if p.Name == claim {
-			out = append(out, "pvc/"+p.Name)
-		}
+		t.Fatal(err)
 	}
 	return out
 }

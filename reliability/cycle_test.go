@@ -1,14 +1,9 @@
 package reliability
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/sim"
@@ -121,6 +117,18 @@ func (r *rig) cycle(t *testing.T, image, sum string, hook func(step string)) {
 }
 
 // powerOff sends ForceOff and waits until the VMI is gone.
+// offWithMediaReady powers the VM off and inserts image, waiting until its
+// import is Ready: the point mid-cycle where the faults are injected.
+func (r *rig) offWithMediaReady(t *testing.T, image string) {
+	t.Helper()
+	r.powerOff(t)
+	r.insert(t, image)
+	waitFor(t, "image Ready", func() (bool, string) {
+		s := slot(t, r.vm(t))
+		return s.Phase == system.MediaReady, string(s.Phase)
+	})
+}
+
 func (r *rig) powerOff(t *testing.T) {
 	t.Helper()
 	r.reset(t, "ForceOff")
@@ -147,11 +155,11 @@ func (r *rig) waitProvisioned(t *testing.T, image, sum string) {
 		t.Errorf("%s: slot image %s, want %s", r.key, s.Image, image)
 	}
 	spec, _, _ := unstructured.NestedMap(vmi.Object, "spec")
-	ds := disks(spec)
-	if len(ds) == 0 || ds[0].name != cdDisk() || !ds[0].cdrom || ds[0].bootOrder == 0 {
+	ds := vmcheck.Disks(spec)
+	if len(ds) == 0 || ds[0].Name != cdDisk() || !ds[0].CDROM || ds[0].BootOrder == 0 {
 		t.Errorf("%s: VMI disks by boot order %+v, want the %s CD-ROM first", r.key, ds, cdDisk())
 	}
-	if claim := volumes(spec)[cdDisk()]; claim != s.ClaimName || claim == "" {
+	if claim := vmcheck.Volumes(spec)[cdDisk()]; claim != s.ClaimName || claim == "" {
 		t.Errorf("%s: VMI volume %s claim %q, want %q", r.key, cdDisk(), claim, s.ClaimName)
 	}
 	if created := vmi.GetCreationTimestamp().Time; created.Before(s.Since.Truncate(time.Second)) {
@@ -201,7 +209,7 @@ func (r *rig) ejectAndClean(t *testing.T) {
 		t.Errorf("%s: slot %+v after eject, want empty", r.key, s)
 	}
 	tmpl := templateSpec(t, vm)
-	if _, ok := volumes(tmpl)[cdDisk()]; ok {
+	if _, ok := vmcheck.Volumes(tmpl)[cdDisk()]; ok {
 		t.Errorf("%s: volume %s still in the template after eject", r.key, cdDisk())
 	}
 	r.paired(t, tmpl, "VM template")
@@ -214,11 +222,11 @@ func (r *rig) ejectAndClean(t *testing.T) {
 // paired checks every disk has a volume and every volume a disk.
 func (r *rig) paired(t *testing.T, spec map[string]any, what string) {
 	t.Helper()
-	vols := volumes(spec)
-	ds := disks(spec)
+	vols := vmcheck.Volumes(spec)
+	ds := vmcheck.Disks(spec)
 	for _, d := range ds {
-		if _, ok := vols[d.name]; !ok {
-			t.Errorf("%s %s: disk %s has no volume", r.key, what, d.name)
+		if _, ok := vols[d.Name]; !ok {
+			t.Errorf("%s %s: disk %s has no volume", r.key, what, d.Name)
 		}
 	}
 	if len(vols) != len(ds) {
@@ -251,23 +259,9 @@ func (r *rig) vmi(t *testing.T) *unstructured.Unstructured {
 // mediaObjects lists the VM's import pods and media PVC.
 func (r *rig) mediaObjects(t *testing.T) []string {
 	t.Helper()
-	claim := media.ClaimName(r.key, media.DefaultSlot)
-	var out []string
-	pods, err := r.kube.CoreV1().Pods(r.key.Namespace).List(t.Context(), metav1.ListOptions{})
+	out, err := vmcheck.MediaObjects(t.Context(), r.kube, r.key, media.DefaultSlot)
 	if err != nil {
-		t.Fatalf("list pods: %v", err)
-	}
-	for _, p := range pods.Items {
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
-				out = append(out, "pod/"+p.Name)
-			}
-		}
-	}
-	if _, err := r.kube.CoreV1().PersistentVolumeClaims(r.key.Namespace).Get(t.Context(), claim, metav1.GetOptions{}); err == nil {
-		out = append(out, "pvc/"+claim)
-	} else if !apierrors.IsNotFound(err) {
-		t.Fatalf("get PVC %s: %v", claim, err)
+		t.Fatal(err)
 	}
 	return out
 }
@@ -277,11 +271,9 @@ func cdDisk() string { return apply.DiskName(media.DefaultSlot) }
 // slot decodes the VM's cd0 media annotation (zero if none).
 func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
 	t.Helper()
-	var s system.MediaSlot
-	if raw, ok := vm.GetAnnotations()[apply.AnnotationMediaPrefix+media.DefaultSlot]; ok {
-		if err := json.Unmarshal([]byte(raw), &s); err != nil {
-			t.Fatalf("VM %s: media annotation %q: %v", vm.GetName(), raw, err)
-		}
+	s, err := vmcheck.Slot(vm, media.DefaultSlot)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }
@@ -290,73 +282,25 @@ func phase(obj *unstructured.Unstructured) string {
 	if obj == nil {
 		return "(none)"
 	}
-	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-	return p
-}
-
-type disk struct {
-	name      string
-	bootOrder int64
-	cdrom     bool
-}
-
-// disks lists a (template or VMI) spec's disks, those with a bootOrder
-// first, ascending, then the rest in list order.
-func disks(spec map[string]any) []disk {
-	list, _, _ := unstructured.NestedSlice(spec, "domain", "devices", "disks")
-	var out []disk
-	for _, d := range list {
-		m, _ := d.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
-		_, cd := m["cdrom"]
-		out = append(out, disk{name: name, bootOrder: bo, cdrom: cd})
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].bootOrder, out[j].bootOrder
-		if a == 0 || b == 0 {
-			return a != 0 && b == 0
-		}
-		return a < b
-	})
-	return out
-}
-
-// volumes maps volume name to its PVC claim ("" for other volumes).
-func volumes(spec map[string]any) map[string]string {
-	list, _, _ := unstructured.NestedSlice(spec, "volumes")
-	out := map[string]string{}
-	for _, v := range list {
-		m, _ := v.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
-		out[name] = claim
-	}
-	return out
+	return vmcheck.Phase(obj)
 }
 
 func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
 	t.Helper()
-	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	spec, err := vmcheck.TemplateSpec(vm)
 	if err != nil {
-		t.Fatalf("VM %s template spec: %v", vm.GetName(), err)
+		t.Fatal(err)
 	}
 	return spec
 }
 
 func fileSHA256(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	sum, err := vmcheck.FileSHA256(path)
 	if err != nil {
-		t.Errorf("open imported image: %v", err)
-		return ""
+		t.Errorf("imported image: %v", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Errorf("read imported image %s: %v", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sum
 }
 
 // waitFor polls cond every 250 ms until it holds; after settle (or when the

@@ -95,12 +95,7 @@ func TestFaults(t *testing.T) {
 		r := rigFor(t, 0)
 		defer n.add(r)
 		before := userFields(t, r.vm(t))
-		r.powerOff(t)
-		r.insert(t, boot)
-		waitFor(t, "boot.iso Ready", func() (bool, string) {
-			s := slot(t, r.vm(t))
-			return s.Phase == system.MediaReady, string(s.Phase)
-		})
+		r.offWithMediaReady(t, boot)
 		if err := env.Cluster.StopAPIServer(); err != nil {
 			t.Fatal(err)
 		}
@@ -134,12 +129,7 @@ func TestFaults(t *testing.T) {
 		r := rigFor(t, 1)
 		defer n.add(r)
 		before := userFields(t, r.vm(t))
-		r.powerOff(t)
-		r.insert(t, boot)
-		waitFor(t, "boot.iso Ready", func() (bool, string) {
-			s := slot(t, r.vm(t))
-			return s.Phase == system.MediaReady, string(s.Phase)
-		})
+		r.offWithMediaReady(t, boot)
 		if err := env.Cluster.StopEtcd(); err != nil {
 			t.Fatal(err)
 		}

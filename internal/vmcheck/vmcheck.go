@@ -1,0 +1,136 @@
+package vmcheck
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Disk is one disk of a VM template or VMI spec as the firmware sees it.
+type Disk struct {
+	Name      string
+	BootOrder int64 // 0: none
+	CDROM     bool
+}
+
+// Disks lists a (template or VMI) spec's disks: those with a bootOrder
+// first, ascending (the order the firmware tries them), then the rest in
+// list order.
+func Disks(spec map[string]any) []Disk {
+	list, _, _ := unstructured.NestedSlice(spec, "domain", "devices", "disks")
+	var out []Disk
+	for _, d := range list {
+		m, _ := d.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
+		_, cd := m["cdrom"]
+		out = append(out, Disk{Name: name, BootOrder: bo, CDROM: cd})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].BootOrder, out[j].BootOrder
+		if a == 0 || b == 0 {
+			return a != 0 && b == 0
+		}
+		return a < b
+	})
+	return out
+}
+
+// Volumes maps a spec's volume names to their PVC claim ("" for volumes of
+// other kinds).
+func Volumes(spec map[string]any) map[string]string {
+	list, _, _ := unstructured.NestedSlice(spec, "volumes")
+	out := map[string]string{}
+	for _, v := range list {
+		m, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
+		out[name] = claim
+	}
+	return out
+}
+
+// TemplateSpec returns a VM's spec.template.spec.
+func TemplateSpec(vm *unstructured.Unstructured) (map[string]any, error) {
+	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	if err != nil {
+		return nil, fmt.Errorf("VM %s template spec: %w", vm.GetName(), err)
+	}
+	return spec, nil
+}
+
+// Phase returns an object's status.phase, "" for nil.
+func Phase(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return ""
+	}
+	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	return p
+}
+
+// Slot decodes the VM's media annotation for slot (zero if none).
+func Slot(vm *unstructured.Unstructured, slot string) (system.MediaSlot, error) {
+	var s system.MediaSlot
+	raw, ok := vm.GetAnnotations()[apply.AnnotationMediaPrefix+slot]
+	if !ok {
+		return s, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return s, fmt.Errorf("VM %s: media annotation %q: %w", vm.GetName(), raw, err)
+	}
+	return s, nil
+}
+
+// MediaObjects lists the import pods ("pod/<name>", any pod mounting the
+// slot's claim) and the media PVC ("pvc/<name>") of a VM's slot.
+func MediaObjects(ctx context.Context, kube kubernetes.Interface, key system.Key, slot string) ([]string, error) {
+	claim := media.ClaimName(key, slot)
+	var out []string
+	pods, err := kube.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list pods in %s: %w", key.Namespace, err)
+	}
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+				out = append(out, "pod/"+p.Name)
+			}
+		}
+	}
+	_, err = kube.CoreV1().PersistentVolumeClaims(key.Namespace).Get(ctx, claim, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		out = append(out, "pvc/"+claim)
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("get PVC %s/%s: %w", key.Namespace, claim, err)
+	}
+	return out, nil
+}
+
+// FileSHA256 is the hex sha256 of a file.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path) //nolint:gosec // a test's own image file
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
