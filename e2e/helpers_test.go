@@ -78,11 +78,7 @@ func (a admin) vmi(ctx context.Context, t *testing.T, i int) *unstructured.Unstr
 // slot decodes the media annotation of the VM's cd0 slot (zero if none).
 func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
 	t.Helper()
-	s, err := vmcheck.Slot(vm, media.DefaultSlot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return vmcheck.MustSlot(t, vm, media.DefaultSlot)
 }
 
 func phase(obj *unstructured.Unstructured) string { return vmcheck.Phase(obj) }
@@ -136,14 +132,7 @@ func volumes(t *testing.T, spec map[string]any) map[string]string {
 	return vmcheck.Volumes(spec)
 }
 
-func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
-	t.Helper()
-	spec, err := vmcheck.TemplateSpec(vm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec
-}
+var templateSpec = vmcheck.MustTemplateSpec
 
 func vmiSpec(t *testing.T, vmi *unstructured.Unstructured) map[string]any {
 	t.Helper()
@@ -154,15 +143,7 @@ func vmiSpec(t *testing.T, vmi *unstructured.Unstructured) map[string]any {
 	return spec
 }
 
-// fileSHA256 is the hex sha256 of a file.
-func fileSHA256(t *testing.T, path string) string {
-	t.Helper()
-	sum, err := vmcheck.FileSHA256(path)
-	if err != nil {
-		t.Fatalf("imported image: %v", err)
-	}
-	return sum
-}
+var fileSHA256 = vmcheck.MustFileSHA256
 
 // mediaObjects lists the names of VM i's import pods and media PVCs.
 func (a admin) mediaObjects(ctx context.Context, t *testing.T, i int) []string {

@@ -19,16 +19,10 @@ import (
 // TestSecureBoot drives SetSecureBoot and SetBoot on a real kube-apiserver
 // with the simulator, once per CRD variant.
 func TestSecureBoot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			c := testcluster.ForTest(t, v)
-			t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })
-			t.Run("author's efi counts as UEFI", func(t *testing.T) { testSecureBootAuthorEFI(t, startEnv(t, c)) })
-		})
-	}
+	eachVariant(t, func(t *testing.T, _ crds.Variant, c *testcluster.Cluster) {
+		t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })
+		t.Run("author's efi counts as UEFI", func(t *testing.T) { testSecureBootAuthorEFI(t, startEnv(t, c)) })
+	})
 }
 
 // firmware is efi.secureBoot, features.smm.enabled and bios presence of a

@@ -185,22 +185,28 @@ func (e *env) setSlot(t *testing.T, key system.Key, s system.MediaSlot) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-func TestPower(t *testing.T) {
+// eachVariant runs f on a test cluster of every CRD variant (skipped with
+// -short: it needs kube-apiserver).
+func eachVariant(t *testing.T, f func(t *testing.T, v crds.Variant, c *testcluster.Cluster)) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs kube-apiserver")
 	}
 	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			c := testcluster.ForTest(t, v)
-			t.Run("Once override reverts after exactly one boot", func(t *testing.T) { testOnce(t, startEnv(t, c)) })
-			t.Run("power-on deferred until import completes", func(t *testing.T) { testDeferred(t, startEnv(t, c)) })
-			t.Run("deferred power-on dropped when import fails", func(t *testing.T) { testDropped(t, startEnv(t, c)) })
-			t.Run("off, shutdown, button, nmi", func(t *testing.T) { testVerbs(t, startEnv(t, c)) })
-			t.Run("restarts replace the VMI", func(t *testing.T) { testRestarts(t, startEnv(t, c)) })
-			t.Run("guest shutdown, then On", func(t *testing.T) { testGuestShutdownThenOn(t, startEnv(t, c)) })
-			t.Run("ForceOff right after On stays off", func(t *testing.T) { testOnThenOff(t, startEnv(t, c)) })
-		})
+		t.Run(string(v), func(t *testing.T) { f(t, v, testcluster.ForTest(t, v)) })
 	}
+}
+
+func TestPower(t *testing.T) {
+	eachVariant(t, func(t *testing.T, _ crds.Variant, c *testcluster.Cluster) {
+		t.Run("Once override reverts after exactly one boot", func(t *testing.T) { testOnce(t, startEnv(t, c)) })
+		t.Run("power-on deferred until import completes", func(t *testing.T) { testDeferred(t, startEnv(t, c)) })
+		t.Run("deferred power-on dropped when import fails", func(t *testing.T) { testDropped(t, startEnv(t, c)) })
+		t.Run("off, shutdown, button, nmi", func(t *testing.T) { testVerbs(t, startEnv(t, c)) })
+		t.Run("restarts replace the VMI", func(t *testing.T) { testRestarts(t, startEnv(t, c)) })
+		t.Run("guest shutdown, then On", func(t *testing.T) { testGuestShutdownThenOn(t, startEnv(t, c)) })
+		t.Run("ForceOff right after On stays off", func(t *testing.T) { testOnThenOff(t, startEnv(t, c)) })
+	})
 }
 
 var ready = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaReady, InsertID: "i1", ClaimName: "pvc-i1"}

@@ -29,34 +29,28 @@ import (
 // same load with the precondition disabled on stock CRDs and must see
 // violations, proving the checker can fail.
 func TestRace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			c := testcluster.ForTest(t, v)
-			t.Run("invariants hold", func(t *testing.T) {
-				e := startEnv(t, c)
-				chk := runRace(t, e, *raceVMs, *raceCycles, true)
-				if v := chk.violations(); len(v) > 0 {
-					t.Errorf("%d invariant violations, first ones:\n%s", len(v), strings.Join(v[:min(len(v), 15)], "\n"))
-				}
-				t.Logf("versions checked %d (watch re-opened %d times), starts %d, VMs with the outside disk %d, counters %+v", chk.versions, chk.rewatch, chk.starts, chk.withData, e.w.Stats())
-			})
-			if v != crds.Stock {
-				return
+	eachVariant(t, func(t *testing.T, v crds.Variant, c *testcluster.Cluster) {
+		t.Run("invariants hold", func(t *testing.T) {
+			e := startEnv(t, c)
+			chk := runRace(t, e, *raceVMs, *raceCycles, true)
+			if v := chk.violations(); len(v) > 0 {
+				t.Errorf("%d invariant violations, first ones:\n%s", len(v), strings.Join(v[:min(len(v), 15)], "\n"))
 			}
-			t.Run("control: no precondition, violations detected", func(t *testing.T) {
-				e := startEnvWith(t, c, envOptions{disablePrecondition: true, allowCorruption: true})
-				chk := runRace(t, e, max(*raceVMs/2, 1), max(*raceCycles/2, 1), false)
-				v := chk.violations()
-				t.Logf("control: %d violations, %d simulator corruptions; first ones:\n%s", len(v), len(e.sim.Corruptions()), strings.Join(v[:min(len(v), 5)], "\n"))
-				if len(v) == 0 {
-					t.Errorf("negative control saw no violation: the invariant checker cannot fail")
-				}
-			})
+			t.Logf("versions checked %d (watch re-opened %d times), starts %d, VMs with the outside disk %d, counters %+v", chk.versions, chk.rewatch, chk.starts, chk.withData, e.w.Stats())
 		})
-	}
+		if v != crds.Stock {
+			return
+		}
+		t.Run("control: no precondition, violations detected", func(t *testing.T) {
+			e := startEnvWith(t, c, envOptions{disablePrecondition: true, allowCorruption: true})
+			chk := runRace(t, e, max(*raceVMs/2, 1), max(*raceCycles/2, 1), false)
+			v := chk.violations()
+			t.Logf("control: %d violations, %d simulator corruptions; first ones:\n%s", len(v), len(e.sim.Corruptions()), strings.Join(v[:min(len(v), 5)], "\n"))
+			if len(v) == 0 {
+				t.Errorf("negative control saw no violation: the invariant checker cannot fail")
+			}
+		})
+	})
 }
 
 // Race size: 24 VMs x 21 cycles = 504 cycles by default; -race.vms and

@@ -271,11 +271,7 @@ func cdDisk() string { return apply.DiskName(media.DefaultSlot) }
 // slot decodes the VM's cd0 media annotation (zero if none).
 func slot(t *testing.T, vm *unstructured.Unstructured) system.MediaSlot {
 	t.Helper()
-	s, err := vmcheck.Slot(vm, media.DefaultSlot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return vmcheck.MustSlot(t, vm, media.DefaultSlot)
 }
 
 func phase(obj *unstructured.Unstructured) string {
@@ -285,23 +281,9 @@ func phase(obj *unstructured.Unstructured) string {
 	return vmcheck.Phase(obj)
 }
 
-func templateSpec(t *testing.T, vm *unstructured.Unstructured) map[string]any {
-	t.Helper()
-	spec, err := vmcheck.TemplateSpec(vm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec
-}
+var templateSpec = vmcheck.MustTemplateSpec
 
-func fileSHA256(t *testing.T, path string) string {
-	t.Helper()
-	sum, err := vmcheck.FileSHA256(path)
-	if err != nil {
-		t.Errorf("imported image: %v", err)
-	}
-	return sum
-}
+var fileSHA256 = vmcheck.MustFileSHA256
 
 // waitFor polls cond every 250 ms until it holds; after settle (or when the
 // test's context ends) it fails with what cond last reported.
