@@ -125,8 +125,15 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if deferred {
 			return true, nil
 		}
-		if running || wasOn {
-			return false, nil // already on (an import may be in flight): touch nothing
+		if running {
+			return false, nil // already on while an import is in flight: touch nothing
+		}
+		if wasOn {
+			// Confirm "already on" live: a guest that shut down a moment
+			// ago may still show a Running VMI in the cache.
+			if on, err := s.vmiLive(ctx, key); err != nil || on {
+				return false, err
+			}
 		}
 		// Under RerunOnFailure virt-controller starts a VMI only when the
 		// run strategy just changed or on a Start request: a VM whose guest
@@ -219,6 +226,19 @@ func (s *Service) request(ctx context.Context, key system.Key, add ...apply.Stat
 	}
 	s.log.InfoContext(ctx, "state change requested", "vm", key, "requests", add)
 	return nil
+}
+
+// vmiLive reports, from a live GET, whether the VM has a VMI that is
+// neither final nor being deleted.
+func (s *Service) vmiLive(ctx context.Context, key system.Key) (bool, error) {
+	vmi, err := s.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("power on %s: read VMI: %w", key, err)
+	}
+	return !final(vmi) && vmi.GetDeletionTimestamp() == nil, nil
 }
 
 // deleteVMI deletes exactly the VMI that was read (UID precondition); one

@@ -206,6 +206,7 @@ func TestPower(t *testing.T) {
 		t.Run("restarts replace the VMI", func(t *testing.T) { testRestarts(t, startEnv(t, c)) })
 		t.Run("guest shutdown, then On", func(t *testing.T) { testGuestShutdownThenOn(t, startEnv(t, c)) })
 		t.Run("ForceOff right after On stays off", func(t *testing.T) { testOnThenOff(t, startEnv(t, c)) })
+		t.Run("On with a stale cached VMI", func(t *testing.T) { testOnWithStaleVMI(t, startEnv(t, c)) })
 	})
 }
 

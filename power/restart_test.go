@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -98,4 +101,39 @@ func (e *env) staysOff(t *testing.T, key system.Key) {
 	if !wait.Interrupted(err) {
 		t.Fatal(err)
 	}
+}
+
+// staleVMICache serves the VM live but a VMI frozen at one moment: the
+// informer cache a moment after the guest shut down.
+type staleVMICache struct {
+	e   *env
+	vmi *unstructured.Unstructured
+}
+
+func (c staleVMICache) VM(key system.Key) (*unstructured.Unstructured, error) {
+	return c.e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+}
+
+func (c staleVMICache) VMI(system.Key) (*unstructured.Unstructured, error) { return c.vmi, nil }
+
+// testOnWithStaleVMI: the guest shut down, but the cache still shows its
+// VMI Running; On must not take that for "already on".
+func testOnWithStaleVMI(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "stale")
+	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	first := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
+	if err := e.sim.GuestShutdown(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, key, "off after guest shutdown", func(vm *apply.VM) bool { return vm.VMI == nil })
+	w := apply.New(e.admin, staleVMICache{e: e, vmi: first.VMI}, e.w.Mode(), apply.Options{})
+	if err := New(w, e.admin, nil).Reset(ctx, key, system.ResetOn); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, key, "on again despite the stale cache", func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+	})
 }
