@@ -96,8 +96,7 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 				// through while an import is in flight.
 				// (A guest that shut itself down leaves a final VMI under
 				// RerunOnFailure: that VM is off, so the start is deferred.)
-				rs := runStrategyOf(vm)
-				if (rs == runOn || rs == "Always") && (vm.VMI == nil || !final(vm.VMI)) {
+				if meantToRun(vm) && (vm.VMI == nil || !final(vm.VMI)) {
 					running = true
 					return apply.ErrNoChange
 				}
@@ -204,11 +203,14 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 	return nil
 }
 
-// isOn: the VM is meant to run (runStrategy RerunOnFailure or Always) and
-// its VMI is live.
-func isOn(vm *apply.VM) bool {
+// isOn: the VM is meant to run and its VMI is live.
+func isOn(vm *apply.VM) bool { return meantToRun(vm) && live(vm) }
+
+// meantToRun: the VM's runStrategy keeps it running (RerunOnFailure, the
+// bridge's own, or Always, its author's).
+func meantToRun(vm *apply.VM) bool {
 	rs := runStrategyOf(vm)
-	return (rs == runOn || rs == "Always") && live(vm)
+	return rs == runOn || rs == "Always"
 }
 
 // request appends state change requests unless the list already ends with
@@ -238,7 +240,7 @@ func (s *Service) vmiLive(ctx context.Context, key system.Key) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("power on %s: read VMI: %w", key, err)
 	}
-	return !final(vmi) && vmi.GetDeletionTimestamp() == nil, nil
+	return liveVMI(vmi), nil
 }
 
 // deleteVMI deletes exactly the VMI that was read (UID precondition); one

@@ -43,19 +43,28 @@ func testRestarts(t *testing.T, e *env) {
 	}
 }
 
-// testGuestShutdownThenOn: the guest powers itself off (the VM is Off and
-// stays Off under RerunOnFailure); On starts it again.
-func testGuestShutdownThenOn(t *testing.T, e *env) {
+// onThenGuestShutdown creates VM name, powers it on and lets its guest shut
+// itself down; it returns the key and the read taken while it was on.
+func onThenGuestShutdown(t *testing.T, e *env, name string) (system.Key, *apply.VM) {
+	t.Helper()
 	ctx := t.Context()
-	key := e.createVM(t, "guestoff")
+	key := e.createVM(t, name)
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
 		t.Fatal(err)
 	}
-	first := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
+	on := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
 	if err := e.sim.GuestShutdown(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "off after guest shutdown", func(vm *apply.VM) bool { return vm.VMI == nil })
+	return key, on
+}
+
+// testGuestShutdownThenOn: the guest powers itself off (the VM is Off and
+// stays Off under RerunOnFailure); On starts it again.
+func testGuestShutdownThenOn(t *testing.T, e *env) {
+	ctx := t.Context()
+	key, first := onThenGuestShutdown(t, e, "guestoff")
 	e.staysOff(t, key)
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
 		t.Fatal(err)
@@ -120,15 +129,7 @@ func (c staleVMICache) VMI(system.Key) (*unstructured.Unstructured, error) { ret
 // VMI Running; On must not take that for "already on".
 func testOnWithStaleVMI(t *testing.T, e *env) {
 	ctx := t.Context()
-	key := e.createVM(t, "stale")
-	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
-		t.Fatal(err)
-	}
-	first := e.eventually(t, key, "on", func(vm *apply.VM) bool { return State(vm) == system.PowerOn })
-	if err := e.sim.GuestShutdown(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	e.eventually(t, key, "off after guest shutdown", func(vm *apply.VM) bool { return vm.VMI == nil })
+	key, first := onThenGuestShutdown(t, e, "stale")
 	w := apply.New(e.admin, staleVMICache{e: e, vmi: first.VMI}, e.w.Mode(), apply.Options{})
 	if err := New(w, e.admin, nil).Reset(ctx, key, system.ResetOn); err != nil {
 		t.Fatal(err)

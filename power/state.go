@@ -54,8 +54,11 @@ func final(vmi *unstructured.Unstructured) bool {
 }
 
 // live reports whether vm has a VMI that is neither final nor being deleted.
-func live(vm *apply.VM) bool {
-	return vm.VMI != nil && !final(vm.VMI) && vm.VMI.GetDeletionTimestamp() == nil
+func live(vm *apply.VM) bool { return liveVMI(vm.VMI) }
+
+// liveVMI reports whether vmi exists and is neither final nor being deleted.
+func liveVMI(vmi *unstructured.Unstructured) bool {
+	return vmi != nil && !final(vmi) && vmi.GetDeletionTimestamp() == nil
 }
 
 func paused(vmi *unstructured.Unstructured) bool {

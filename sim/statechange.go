@@ -66,7 +66,7 @@ func trimFirstRequest(vm, vmi *unstructured.Unstructured) bool {
 // Failed VMI under RerunOnFailure, so a new one starts).
 func (s *Simulator) addStartRequest(ctx context.Context, vm *unstructured.Unstructured) error {
 	reqs := append(stateChangeRequests(vm), map[string]any{"action": string(kubevirtv1.StartRequest)})
-	return s.patchVM(ctx, vm, map[string]any{"status": map[string]any{"stateChangeRequests": reqs}}, "status")
+	return s.patchVM(ctx, vm, map[string]any{"status": map[string]any{"stateChangeRequests": reqs}}, true, "status")
 }
 
 // startHalted plays virt-controller's answer to a Start request on a
@@ -77,14 +77,16 @@ func (s *Simulator) startHalted(ctx context.Context, vm *unstructured.Unstructur
 	if _, found, _ := unstructured.NestedString(vm.Object, "spec", "runStrategy"); !found {
 		spec = map[string]any{"running": true}
 	}
-	return s.patchVM(ctx, vm, map[string]any{"spec": spec})
+	return s.patchVM(ctx, vm, map[string]any{"spec": spec}, true)
 }
 
-// patchVM merge-patches vm (the subresource when given) as virt-controller,
-// preconditioned on the resourceVersion read: a request appended since is
-// never lost (the sync is retried from a fresh read on 409).
-func (s *Simulator) patchVM(ctx context.Context, vm *unstructured.Unstructured, patch map[string]any, subresource ...string) error {
-	patch["metadata"] = map[string]any{"resourceVersion": vm.GetResourceVersion()}
+// patchVM merge-patches vm (the subresource when given) as virt-controller.
+// With precondition it carries the resourceVersion read: a request appended
+// since is never lost (the sync is retried from a fresh read on 409).
+func (s *Simulator) patchVM(ctx context.Context, vm *unstructured.Unstructured, patch map[string]any, precondition bool, subresource ...string) error {
+	if precondition {
+		patch["metadata"] = map[string]any{"resourceVersion": vm.GetResourceVersion()}
+	}
 	b, err := json.Marshal(patch)
 	if err != nil {
 		return fmt.Errorf("marshal VM patch: %w", err)

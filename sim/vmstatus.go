@@ -2,13 +2,10 @@ package sim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
@@ -34,8 +31,8 @@ func (s *Simulator) syncVMStatus(ctx context.Context, vm, vmi *unstructured.Unst
 			patch[k] = v
 		}
 	}
-	body := map[string]any{"status": patch}
-	if trimFirstRequest(vm, vmi) {
+	trim := trimFirstRequest(vm, vmi)
+	if trim {
 		// Drop the request this sync acted on, preconditioned on the read:
 		// a merge patch replaces the whole list, and one appended since
 		// must not be lost (the sync is retried on 409).
@@ -44,19 +41,10 @@ func (s *Simulator) syncVMStatus(ctx context.Context, vm, vmi *unstructured.Unst
 			reqs = nil
 		}
 		patch["stateChangeRequests"] = reqs
-		body["metadata"] = map[string]any{"resourceVersion": vm.GetResourceVersion()}
 	} else if equality.Semantic.DeepEqual(have, want) {
 		return nil
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("marshal VM status: %w", err)
-	}
-	_, err = s.dyn.Resource(VMResource).Namespace(vm.GetNamespace()).Patch(ctx, vm.GetName(), types.MergePatchType, b, metav1.PatchOptions{FieldManager: "virt-controller"}, "status")
-	if err != nil {
-		return fmt.Errorf("write status of VM %s/%s: %w", vm.GetNamespace(), vm.GetName(), err)
-	}
-	return nil
+	return s.patchVM(ctx, vm, map[string]any{"status": patch}, trim, "status")
 }
 
 // VMStatus computes the status fields the simulator owns for vm given its
