@@ -1,9 +1,9 @@
 package redfish
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -103,7 +103,7 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 		"Payload": obj{
 			"HttpOperation": "POST",
 			"TargetUri":     mediaURI + "/Actions/" + insertAction,
-			"JsonBody":      `{"Image":` + strconv.Quote(sl.Image) + `}`,
+			"JsonBody":      insertBody(sl.Image),
 		},
 		"Messages": []obj{},
 	}
@@ -143,4 +143,13 @@ func (s *Server) getTaskMonitor(c echo.Context) error {
 		return send(c, http.StatusAccepted, renderTask(v, sl), "")
 	}
 	return send(c, http.StatusOK, renderTask(v, sl), "")
+}
+
+// insertBody is the InsertMedia request body that started a task, as the
+// JSON text Task.Payload.JsonBody holds. encoding/json, not strconv.Quote:
+// Go's quoting escapes non-BMP and non-printable runes as \UXXXXXXXX and
+// \xXX, which are not JSON.
+func insertBody(image string) string {
+	quoted, _ := json.Marshal(image) //nolint:errchkjson // a string always marshals
+	return `{"Image":` + string(quoted) + `}`
 }
