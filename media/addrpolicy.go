@@ -107,9 +107,25 @@ func (p AddrPolicy) String() string {
 	return strings.Join(items, ",")
 }
 
-// Check returns why addr is refused, or "" if it is allowed.
+// Check returns why addr is refused, or "" if it is allowed. An IPv6
+// address embedding an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64,
+// 6to4, Teredo: see [embeddedIPv4]) is refused when the embedded address
+// is, so the metadata service cannot be reached through a translator.
 func (p AddrPolicy) Check(addr netip.Addr) string {
 	addr = addr.Unmap()
+	if why := p.check(addr); why != "" {
+		return why
+	}
+	for _, v4 := range embeddedIPv4(addr) {
+		if why := p.check(v4); why != "" {
+			return why + " " + v4.String() + " embedded in " + addr.String()
+		}
+	}
+	return ""
+}
+
+// check is [AddrPolicy.Check] of addr alone.
+func (p AddrPolicy) check(addr netip.Addr) string {
 	for _, m := range metadataAddrs {
 		if addr == m {
 			return "cloud metadata address"
