@@ -42,6 +42,12 @@ func TestBadInput(t *testing.T) {
 			{"insert into unknown system", http.MethodPost, "/redfish/v1/Managers/demo.nope/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", `{"Image":"` + imageURL(env, "boot.iso") + `"}`, http.StatusNotFound, "ResourceMissingAtURI"},
 			{"unknown slot", http.MethodGet, "/redfish/v1/Managers/" + id + "/VirtualMedia/cd9", "", http.StatusNotFound, "ResourceMissingAtURI"},
 			{"bad reset type", http.MethodPost, "/redfish/v1/Systems/" + id + "/Actions/ComputerSystem.Reset", `{"ResetType":"Explode"}`, http.StatusBadRequest, ""},
+			// null is no value of a writable property: refused, not read as false or "".
+			{"secure boot null", http.MethodPatch, "/redfish/v1/Systems/" + id + "/SecureBoot", `{"SecureBootEnable":null}`, http.StatusBadRequest, "PropertyValueTypeError"},
+			{"boot mode null", http.MethodPatch, "/redfish/v1/Systems/" + id, `{"Boot":{"BootSourceOverrideMode":null}}`, http.StatusBadRequest, "PropertyValueTypeError"},
+			{"bios attribute null", http.MethodPatch, "/redfish/v1/Systems/" + id + "/Bios/Settings", `{"Attributes":{"SecureBoot":null}}`, http.StatusBadRequest, "PropertyValueTypeError"},
+			{"reset type null", http.MethodPost, "/redfish/v1/Systems/" + id + "/Actions/ComputerSystem.Reset", `{"ResetType":null}`, http.StatusBadRequest, "ActionParameterValueTypeError"},
+			{"nmi", http.MethodPost, "/redfish/v1/Systems/" + id + "/Actions/ComputerSystem.Reset", `{"ResetType":"Nmi"}`, http.StatusBadRequest, "PropertyValueNotInList"},
 		}
 		client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate

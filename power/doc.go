@@ -21,6 +21,7 @@
 // VM off. Power-off withdraws a pending Start first.
 // Power-on while any media slot is Pending or Importing records OnDeferred
 // on the VM instead; the [Reconciler] starts the VM when the imports are
-// done, or drops the request (DroppedReason) when one failed. Nmi is not
-// supported by KubeVirt: Reset returns an error wrapping [ErrNotSupported].
+// done, or drops the request (DroppedReason) when one failed. Reset types
+// outside [system.ResetTypes] (Nmi: KubeVirt cannot inject one) are
+// refused with [ErrInvalid].
 package power

@@ -21,8 +21,6 @@ import (
 
 // Errors callers classify with errors.Is.
 var (
-	// ErrNotSupported: a valid Redfish request KubeVirt cannot do (Nmi).
-	ErrNotSupported = errors.New("not supported")
 	// ErrInvalid: a value outside what the bridge accepts.
 	ErrInvalid = apply.ErrInvalid
 	// ErrVersionMismatch: the VM changed since the version the client saw.

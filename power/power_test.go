@@ -322,7 +322,7 @@ func testVerbs(t *testing.T, e *env) {
 			return err == nil && State(vm) == s.want && State(cached) == s.want
 		})
 	}
-	if err := e.s.Reset(ctx, key, system.ResetNmi); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("Nmi: err %v, want ErrNotSupported", err)
+	if err := e.s.Reset(ctx, key, "Nmi"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Nmi: err %v, want ErrInvalid", err)
 	}
 }

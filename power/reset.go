@@ -17,7 +17,8 @@ import (
 //     so a new one boots; on a VM that is off, power on;
 //   - PushPowerButton: On when the system is Off or powering off,
 //     GracefulShutdown otherwise;
-//   - Nmi: KubeVirt cannot inject an NMI: an error wrapping ErrNotSupported.
+//   - anything else (Nmi among them: KubeVirt cannot inject one): an error
+//     wrapping ErrInvalid.
 //
 // Off and shutdown clear a deferred power-on.
 func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
@@ -43,8 +44,6 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 			return err
 		}
 		return s.stop(ctx, key, false)
-	case system.ResetNmi:
-		return fmt.Errorf("reset %s: %w: KubeVirt has no NMI injection", key, ErrNotSupported)
 	}
 	return fmt.Errorf("reset %s: %w: ResetType %q", key, ErrInvalid, kind)
 }

@@ -188,9 +188,12 @@ func TestIronicProfile(t *testing.T) {
 	sys := e.get(t, "admin", "/redfish/v1/Systems/team-a.vm1")
 	allowed := sys["Actions"].(map[string]any)["#ComputerSystem.Reset"].(map[string]any)["ResetType@Redfish.AllowableValues"].([]any)
 	reset := profile.Resources["ComputerSystem"].ActionRequirements["Reset"].Parameters["ResetType"]
+	// Nmi is only recommended, and KubeVirt cannot inject one: advertising
+	// it would make Ironic's inject-NMI fail at the bridge instead of in sushy.
+	notOffered := map[string]bool{"Nmi": true}
 	for _, want := range append(reset.ParameterValues, reset.RecommendedValues...) {
-		if !slices.Contains(allowed, any(want)) {
-			t.Errorf("ResetType %s not allowed", want)
+		if got := slices.Contains(allowed, any(want)); got == notOffered[want] {
+			t.Errorf("ResetType %s allowed: %v, want %v", want, got, !notOffered[want])
 		}
 	}
 }

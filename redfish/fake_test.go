@@ -114,8 +114,6 @@ func (f *fake) write(key system.Key, call string, change func(v *SystemView) err
 func (f *fake) Reset(_ context.Context, key system.Key, kind system.ResetType) error {
 	return f.write(key, "reset "+key.ID()+" "+string(kind), func(v *SystemView) error {
 		switch kind {
-		case system.ResetNmi:
-			return fmt.Errorf("nmi: %w", ErrNotSupported)
 		case system.ResetForceOff, system.ResetGracefulShutdown:
 			v.PowerState = system.PowerOff
 		default:

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -35,13 +36,22 @@ func newParams(c echo.Context, action string, body map[string]json.RawMessage) *
 
 func (p *props) add(m Message) { *p.msgs = append(*p.msgs, m) }
 
-// raw returns the JSON of name and marks it as understood.
+// raw returns the JSON of name and marks it as understood. null is not a
+// value of any property or parameter the bridge accepts (the schemas that
+// allow it give it no meaning here, and Go's decoder would read it as the
+// zero value: SecureBootEnable null as false): it is reported as a type
+// error and not returned.
 func (p *props) raw(name string) (json.RawMessage, bool) {
 	v, ok := p.body[name]
-	if ok {
-		p.used[name] = true
+	if !ok {
+		return nil, false
 	}
-	return v, ok
+	p.used[name] = true
+	if string(bytes.TrimSpace(v)) == "null" {
+		p.typeError(name, v)
+		return nil, false
+	}
+	return v, true
 }
 
 // str reads a string property; allowed, if not nil, lists its values.

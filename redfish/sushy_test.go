@@ -57,6 +57,8 @@ func sushyFlow(t *testing.T, mode string) {
 		"boot":               []any{"Cd", "Once", "UEFI"},
 		"power_after":        "On",
 		"bad_reset":          "InvalidParameterValueError",
+		"nmi":                "InvalidParameterValueError",
+		"nmi_sent":           []any{400.0, "Base.1.9.3.PropertyValueNotInList"},
 		"other_tenant":       "ResourceNotFoundError",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -2,7 +2,6 @@ package redfish
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -184,13 +183,7 @@ func (s *Server) resetSystem(c echo.Context) error {
 	if err := p.err(); err != nil {
 		return err
 	}
-	err = s.b.Power.Reset(c.Request().Context(), v.Key, system.ResetType(kind))
-	if errors.Is(err, ErrNotSupported) {
-		return &Error{Status: http.StatusBadRequest, Cause: err, Messages: []Message{
-			msg("ActionParameterNotSupported", []string{"#/ResetType"}, kind, resetAction),
-		}}
-	}
-	if err != nil {
+	if err := s.b.Power.Reset(c.Request().Context(), v.Key, system.ResetType(kind)); err != nil {
 		return fmt.Errorf("reset %s (%s): %w", v.Key, kind, err)
 	}
 	return c.NoContent(http.StatusNoContent)

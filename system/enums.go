@@ -24,13 +24,15 @@ const (
 	ResetGracefulRestart  ResetType = "GracefulRestart"
 	ResetForceOn          ResetType = "ForceOn"
 	ResetPushPowerButton  ResetType = "PushPowerButton"
-	ResetNmi              ResetType = "Nmi"
 )
 
-// ResetTypes lists the reset types in the order they are advertised.
+// ResetTypes lists the reset types in the order they are advertised. Nmi is
+// not one: KubeVirt cannot inject an NMI, so a request for it is a value
+// outside this list (sushy refuses it before sending, from the
+// AllowableValues).
 var ResetTypes = []ResetType{
 	ResetOn, ResetForceOn, ResetForceOff, ResetGracefulShutdown,
-	ResetForceRestart, ResetGracefulRestart, ResetPushPowerButton, ResetNmi,
+	ResetForceRestart, ResetGracefulRestart, ResetPushPowerButton,
 }
 
 // BootTarget is Boot.BootSourceOverrideTarget.

@@ -52,6 +52,17 @@ try:
     s.reset_system("Explode")
 except Exception as e:  # sushy validates some values itself
     out["bad_reset"] = type(e).__name__
+# Ironic's inject NMI (system.reset_system(NMI)): Nmi is not advertised, so
+# sushy refuses it before sending; a client that sends it anyway gets a 400
+# naming the value.
+try:
+    s.reset_system(sushy.ResetType.NMI)
+except sushy.exceptions.InvalidParameterValueError as e:
+    out["nmi"] = type(e).__name__
+try:
+    conn._conn.post(s._actions.reset.target_uri, data={"ResetType": "Nmi"})
+except sushy.exceptions.BadRequestError as e:
+    out["nmi_sent"] = [e.status_code, e.code]
 try:
     conn.get_system("/redfish/v1/Systems/team-b.vm3")
 except sushy.exceptions.ResourceNotFoundError:
