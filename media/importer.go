@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // ImportResult is what a finished import reports; the import command writes
@@ -53,7 +52,7 @@ func Import(ctx context.Context, client *http.Client, url, dest string) (ImportR
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return ImportResult{}, fmt.Errorf("GET %s: HTTP %s", url, resp.Status)
+		return ImportResult{}, &HTTPStatusError{URL: url, Status: resp.Status, Code: resp.StatusCode}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".part-*")
 	if err != nil {
@@ -102,16 +101,14 @@ const maxTerminationMessage = 4096
 
 // RunImport is the `redfish-bridge import` subcommand: flags --url, --dest,
 // --timeout (default 1h), --addr-policy (an [AddrPolicy], checked on every
-// connection) and --termination-log (default
-// /dev/termination-log when it exists). It writes the [ImportResult] JSON or
-// the error into the termination log and returns the error.
+// connection), --ca-file, --insecure-skip-verify, --credentials-dir (see
+// [ImportRequest]) and --termination-log (default /dev/termination-log when
+// it exists). It writes the [TerminationMessage] into the termination log
+// and returns the error.
 func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	url := fs.String("url", "", "image URL (http or https)")
-	dest := fs.String("dest", "", "destination file")
-	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
-	policy := fs.String("addr-policy", "", "address policy for the download (see media.ParseAddrPolicy)")
+	done := importFlags(fs)
 	termLog := fs.String("termination-log", "", "file for the termination message (default "+DefaultTerminationLog+" when present)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -121,21 +118,14 @@ func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 			*termLog = DefaultTerminationLog
 		}
 	}
-	pol, err := ParseAddrPolicy(*policy)
+	req, err := done()
+	var res ImportResult
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	res, err := runImport(ctx, pol, *url, *dest, *timeout)
-	msg := ""
-	if err != nil {
-		msg = err.Error()
+		err = fmt.Errorf("import: %w", err)
 	} else {
-		b, _ := json.Marshal(res)
-		msg = string(b)
+		res, err = req.Run(ctx)
 	}
-	if len(msg) > maxTerminationMessage {
-		msg = msg[:maxTerminationMessage]
-	}
+	msg := TerminationMessage(res, err)
 	fmt.Fprintln(stdout, msg)
 	if *termLog != "" {
 		if werr := os.WriteFile(*termLog, []byte(msg), 0o644); werr != nil {
@@ -143,26 +133,4 @@ func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return err
-}
-
-func runImport(ctx context.Context, pol AddrPolicy, url, dest string, timeout time.Duration) (ImportResult, error) {
-	if url == "" || dest == "" {
-		return ImportResult{}, errors.New("import: --url and --dest are required")
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	if err := pol.ValidateURL(url); err != nil {
-		return ImportResult{}, fmt.Errorf("import: %w", err)
-	}
-	res, err := Import(ctx, PolicyClient(pol, 0), url, dest)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return ImportResult{}, fmt.Errorf("import timed out after %s: %w", timeout, err)
-		}
-		return ImportResult{}, fmt.Errorf("import: %w", err)
-	}
-	return res, nil
 }

@@ -14,8 +14,12 @@
 //     and the VM crash-loop; every such VM is recorded as a [Corruption]
 //     and gets a Warning event.
 //   - the kubelet for the bridge's import pods: a pod refused with
-//     Multi-Attach while a live VMI holds its ReadWriteOnce PVC, otherwise
-//     the image URL really downloaded into [Simulator.ImagePath].
+//     Multi-Attach while a live VMI holds its ReadWriteOnce PVC, a pod
+//     whose Secret or ConfigMap volume is missing left waiting
+//     (FailedMount), otherwise the bridge's own import job
+//     ([media.ImportJob], parsed from the pod's args) run against the
+//     pod's Secret and ConfigMap volumes, the image really downloaded into
+//     [Simulator.ImagePath].
 //   - the PV binder and pvc-protection controller: every PVC is Bound at
 //     once and released when nothing uses it any more.
 //   - the garbage collector for VMIs whose VM is gone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
 // The import pod contract (media/ creates these pods).
@@ -27,47 +30,33 @@ const (
 
 // importJob is what an import pod asks for.
 type importJob struct {
-	url, dest, claim string
-	timeout          time.Duration // --timeout=, 0 = none
+	req   media.ImportRequest
+	claim string
 }
 
-// parseImportPod reads the contract from an import pod.
+// parseImportPod reads the contract from an import pod: the importer
+// container's flags, parsed by media itself, and the pod's PVC.
 func parseImportPod(pod *corev1.Pod) (importJob, error) {
-	var job importJob
-	job.claim = podClaim(pod)
+	job := importJob{claim: podClaim(pod)}
+	var flags []string
 	for _, c := range pod.Spec.Containers {
 		if c.Name != ImporterContainer {
 			continue
 		}
 		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
-			if v, ok := strings.CutPrefix(a, "--url="); ok {
-				job.url = v
-			}
-			if v, ok := strings.CutPrefix(a, "--dest="); ok {
-				job.dest = v
-			}
-			if v, ok := strings.CutPrefix(a, "--timeout="); ok {
-				d, err := time.ParseDuration(v)
-				if err != nil {
-					return job, fmt.Errorf("import pod %s/%s: --timeout: %w", pod.Namespace, pod.Name, err)
-				}
-				job.timeout = d
+			if strings.HasPrefix(a, "-") {
+				flags = append(flags, a)
 			}
 		}
 	}
-	var missing []string
-	if job.url == "" {
-		missing = append(missing, "--url")
-	}
-	if job.dest == "" {
-		missing = append(missing, "--dest")
+	req, err := media.ParseImportArgs(flags)
+	if err != nil {
+		return job, fmt.Errorf("import pod %s/%s: container %q: %w", pod.Namespace, pod.Name, ImporterContainer, err)
 	}
 	if job.claim == "" {
-		missing = append(missing, "persistentVolumeClaim volume")
+		return job, fmt.Errorf("import pod %s/%s: no persistentVolumeClaim volume", pod.Namespace, pod.Name)
 	}
-	if len(missing) > 0 {
-		return job, fmt.Errorf("import pod %s/%s: container %q: missing %s", pod.Namespace, pod.Name, ImporterContainer, strings.Join(missing, ", "))
-	}
+	job.req = req
 	return job, nil
 }
 
@@ -145,11 +134,19 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 			return 0, nil // requeued when the VMI changes
 		}
 	}
-	return 0, s.startImport(ctx, pod, job)
+	mounted, err := s.mountVolumes(ctx, pod, &job)
+	if err != nil {
+		if s.once(s.missingVolume, pod.UID) {
+			s.event(ctx, podRef(pod), eventWarning, "FailedMount", err.Error(), "kubelet")
+		}
+		return volumeRetry, nil // the kubelet retries a missing Secret or ConfigMap
+	}
+	return 0, s.startImport(ctx, pod, job, mounted)
 }
 
-// startImport marks the pod Running and downloads in the background.
-func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job importJob) error {
+// startImport marks the pod Running and runs the bridge's import job in
+// the background, against the pod's volumes as mounted under mounted.
+func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job importJob, mounted string) error {
 	now := metav1.Now()
 	err := s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
 		st.Phase = corev1.PodRunning
@@ -162,30 +159,20 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 		return err
 	}
 	dctx, cancel := context.WithCancel(ctx)
-	if job.timeout > 0 {
-		cancel()
-		dctx, cancel = context.WithTimeout(ctx, job.timeout)
-	}
 	s.mu.Lock()
 	s.downloads[pod.UID] = cancel
 	s.mu.Unlock()
 	s.importsStarted.Add(1)
-	s.log.InfoContext(ctx, "import started", "pod", pod.Namespace+"/"+pod.Name, "url", job.url, "claim", job.claim)
+	s.log.InfoContext(ctx, "import started", "pod", pod.Namespace+"/"+pod.Name, "url", job.req.URL, "claim", job.claim)
 	s.downloadWG.Go(func() {
 		defer cancel()
-		n, sum, err := s.download(dctx, job.url, s.ImagePath(pod.Namespace, job.claim))
-		switch {
-		case err != nil && errors.Is(dctx.Err(), context.DeadlineExceeded):
-			err = fmt.Errorf("import timed out after %s: %w", job.timeout, err)
-		case err != nil && errors.Is(dctx.Err(), context.Canceled):
+		defer os.RemoveAll(mounted) // the kubelet unmounts the volumes of a finished pod
+		res, err := s.runImport(dctx, pod.Namespace, job)
+		if err != nil && errors.Is(dctx.Err(), context.Canceled) {
 			s.log.InfoContext(ctx, "import aborted", "pod", pod.Namespace+"/"+pod.Name, "error", err)
 			return
 		}
-		msg := ""
-		if err == nil {
-			msg = fmt.Sprintf("Import Complete: %d bytes from %s into %s, sha256 %s", n, job.url, job.dest, sum)
-		}
-		s.finishImport(ctx, pod, err, msg)
+		s.finishImport(ctx, pod, err, media.TerminationMessage(res, err))
 	})
 	return nil
 }

@@ -54,6 +54,7 @@ func TestKubelet(t *testing.T) {
 	t.Run("multi-attach", k.testMultiAttach)
 	t.Run("deleted mid-download", k.testDeletedMidDownload)
 	t.Run("other pods left alone", k.testOtherPods)
+	t.Run("mounted Secret", k.testMountedSecret)
 }
 
 type kubeletTest struct {

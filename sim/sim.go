@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,8 +48,6 @@ type Options struct {
 	// <DataDir>/<namespace>/<pvc>/disk.img. Empty means a new temporary
 	// directory.
 	DataDir string
-	// HTTPClient downloads import URLs; nil means http.DefaultClient.
-	HTTPClient *http.Client
 	// Log receives what the simulator does; nil means slog.Default().
 	Log *slog.Logger
 }
@@ -87,7 +84,6 @@ type Simulator struct {
 	log  *slog.Logger
 	dyn  dynamic.Interface
 	kube kubernetes.Interface
-	http *http.Client
 
 	caches  map[string]*nsCaches // by namespace; "" = all namespaces
 	queues  queues
@@ -105,6 +101,7 @@ type Simulator struct {
 	finished                                 map[types.UID]bool // imports done, until the pod is gone
 	refused                                  map[types.UID]bool // import pods already told Multi-Attach
 	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
+	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
 }
 
@@ -137,26 +134,23 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		opts.CrashLoopBackoff = DefaultCrashLoopBackoff
 	}
 	s := &Simulator{
-		opts:        opts,
-		log:         opts.Log,
-		dyn:         dyn,
-		kube:        kube,
-		http:        opts.HTTPClient,
-		corruptSeen: map[types.UID]string{},
-		phaseSince:  map[types.UID]phaseMark{},
-		stopSeen:    map[types.UID]time.Time{},
-		downloads:   map[types.UID]context.CancelFunc{},
-		finished:    map[types.UID]bool{},
-		refused:     map[types.UID]bool{},
-		missingPVC:  map[types.UID]bool{},
+		opts:          opts,
+		log:           opts.Log,
+		dyn:           dyn,
+		kube:          kube,
+		corruptSeen:   map[types.UID]string{},
+		phaseSince:    map[types.UID]phaseMark{},
+		stopSeen:      map[types.UID]time.Time{},
+		downloads:     map[types.UID]context.CancelFunc{},
+		finished:      map[types.UID]bool{},
+		refused:       map[types.UID]bool{},
+		missingPVC:    map[types.UID]bool{},
+		missingVolume: map[types.UID]bool{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.log = s.log.With("component", "sim")
-	if s.http == nil {
-		s.http = http.DefaultClient
-	}
 	s.queues = newQueues()
 	s.caches = s.newCaches()
 	return s, nil

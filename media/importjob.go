@@ -1,0 +1,139 @@
+package media
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// ImportRequest is one import, as the import pod's arguments carry it
+// ([ImportRequest.Args] and [ParseImportArgs] are inverses): the import
+// pods and the simulator that plays them run the same code.
+type ImportRequest struct {
+	URL  string
+	Dest string
+	// Timeout gives up after this long; 0: never.
+	Timeout time.Duration
+	// Policy is checked on every connection.
+	Policy AddrPolicy
+	// CAFile is a PEM bundle trusted besides the system roots (the
+	// bridge-wide CA bundle and the slot's Certificates).
+	CAFile string
+	// SkipVerify turns TLS certificate verification off (the slot's
+	// VerifyCertificate was false).
+	SkipVerify bool
+	// CredentialsDir holds the files [CredentialUserKey] and
+	// [CredentialPasswordKey] (the mounted import Secret): HTTP Basic
+	// credentials for the image URL's host only.
+	CredentialsDir string
+}
+
+// Args is the request as `redfish-bridge import` arguments (without the
+// subcommand). Only file paths travel here, never a certificate or a
+// credential.
+func (r ImportRequest) Args() []string {
+	args := []string{"--url=" + r.URL, "--dest=" + r.Dest}
+	if pol := r.Policy.String(); pol != "" {
+		args = append(args, "--addr-policy="+pol)
+	}
+	if r.Timeout > 0 {
+		args = append(args, "--timeout="+r.Timeout.String())
+	}
+	if r.CAFile != "" {
+		args = append(args, "--ca-file="+r.CAFile)
+	}
+	if r.SkipVerify {
+		args = append(args, "--insecure-skip-verify")
+	}
+	if r.CredentialsDir != "" {
+		args = append(args, "--credentials-dir="+r.CredentialsDir)
+	}
+	return args
+}
+
+// importFlags declares the import flags on fs; done turns them into a
+// request once fs is parsed.
+func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
+	var r ImportRequest
+	fs.StringVar(&r.URL, "url", "", "image URL (http or https)")
+	fs.StringVar(&r.Dest, "dest", "", "destination file")
+	fs.DurationVar(&r.Timeout, "timeout", time.Hour, "give up after this long")
+	policy := fs.String("addr-policy", "", "address policy for the download (see media.ParseAddrPolicy)")
+	fs.StringVar(&r.CAFile, "ca-file", "", "PEM bundle trusted besides the system roots")
+	fs.BoolVar(&r.SkipVerify, "insecure-skip-verify", false, "do not verify the image server's TLS certificate")
+	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")
+	return func() (ImportRequest, error) {
+		if r.URL == "" || r.Dest == "" {
+			return r, errors.New("--url and --dest are required")
+		}
+		var err error
+		if r.Policy, err = ParseAddrPolicy(*policy); err != nil {
+			return r, err
+		}
+		return r, nil
+	}
+}
+
+// ParseImportArgs reads `redfish-bridge import` arguments (see [RunImport]).
+func ParseImportArgs(args []string) (ImportRequest, error) {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	done := importFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return ImportRequest{}, fmt.Errorf("import: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return ImportRequest{}, fmt.Errorf("import: unexpected arguments %q", fs.Args())
+	}
+	r, err := done()
+	if err != nil {
+		return ImportRequest{}, fmt.Errorf("import: %w", err)
+	}
+	return r, nil
+}
+
+// Run performs the import under the request's policy, trust, credentials
+// and timeout.
+func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	if err := r.Policy.ValidateURL(r.URL); err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	client, err := r.Client()
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	res, err := Import(ctx, client, r.URL, r.Dest)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return ImportResult{}, fmt.Errorf("import timed out after %s: %w", r.Timeout, err)
+	}
+	return ImportResult{}, fmt.Errorf("import: %w%s", err, r.hint(err))
+}
+
+// TerminationMessage is what an import with this outcome leaves for the
+// reconciler: the [ImportResult] JSON, or the error text, cut to the
+// kubelet's limit.
+func TerminationMessage(res ImportResult, err error) string {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	} else {
+		b, _ := json.Marshal(res)
+		msg = string(b)
+	}
+	if len(msg) > maxTerminationMessage {
+		msg = msg[:maxTerminationMessage]
+	}
+	return msg
+}
