@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/health"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -58,6 +59,7 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 		}
 	}
 	v.RestartRequired = restartRequired(vm.Object)
+	v.Health, v.BootProgress = health.Of(vm), health.Progress(vm)
 	v.Version = version(v)
 	return v
 }

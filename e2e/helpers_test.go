@@ -65,12 +65,18 @@ func (a admin) vm(ctx context.Context, t *testing.T, i int) *unstructured.Unstru
 // vmi returns the VMI of VM i, nil if there is none.
 func (a admin) vmi(ctx context.Context, t *testing.T, i int) *unstructured.Unstructured {
 	t.Helper()
-	vmi, err := a.dyn.Resource(inventory.VMIResource).Namespace(demo.VMNamespace).Get(ctx, vmName(i), metav1.GetOptions{})
+	return a.vmiOf(ctx, t, keyOf(i))
+}
+
+// vmiOf returns the VMI of VM key, nil if there is none.
+func (a admin) vmiOf(ctx context.Context, t *testing.T, key system.Key) *unstructured.Unstructured {
+	t.Helper()
+	vmi, err := a.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		t.Fatalf("get VMI %s: %v", vmName(i), err)
+		t.Fatalf("get VMI %s: %v", key, err)
 	}
 	return vmi
 }

@@ -34,6 +34,10 @@ type SystemView struct {
 	// RestartRequired is set when spec changes (firmware, boot order) wait
 	// for the next boot.
 	RestartRequired bool
+	// Health is Status.Health ("" shows as OK).
+	Health system.Health
+	// BootProgress is where the last boot got ("" LastState shows as None).
+	BootProgress system.BootProgress
 }
 
 // NIC is one network interface.

@@ -83,7 +83,8 @@ func (s *Server) renderSystem(v SystemView) obj {
 		"BiosVersion":  s.cfg.Version,
 		"PowerState":   v.PowerState,
 		"IndicatorLED": "Off",
-		"Status":       statusOK(),
+		"Status":       systemStatus(v),
+		"BootProgress": bootProgress(v),
 		"MemorySummary": obj{
 			"TotalSystemMemoryGiB": float64(v.MemoryBytes) / (1 << 30),
 			"Status":               statusOK(),

@@ -114,7 +114,7 @@ func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured)
 // setVMIPhase writes status.phase plus extra status fields, guarded by the
 // resourceVersion just read so a stale cache never moves a VMI backwards.
 func (s *Simulator) setVMIPhase(ctx context.Context, vmi *unstructured.Unstructured, phase kubevirtv1.VirtualMachineInstancePhase, extra map[string]any) error {
-	status := map[string]any{"phase": string(phase)}
+	status := map[string]any{"phase": string(phase), "phaseTransitionTimestamps": phaseTransitions(vmi, phase)}
 	for k, v := range extra {
 		status[k] = v
 	}
@@ -144,6 +144,17 @@ func (s *Simulator) patchStatus(ctx context.Context, ns, name string, body map[s
 		return nil
 	}
 	return err
+}
+
+// phaseTransitions is the VMI's status.phaseTransitionTimestamps with an
+// entry for entering phase now, as virt-controller and virt-handler record
+// every phase change.
+func phaseTransitions(vmi *unstructured.Unstructured, phase kubevirtv1.VirtualMachineInstancePhase) []any {
+	out, _, _ := unstructured.NestedSlice(vmi.Object, "status", "phaseTransitionTimestamps")
+	return append(out, map[string]any{
+		"phase":                    string(phase),
+		"phaseTransitionTimestamp": metav1.Now().UTC().Format(time.RFC3339),
+	})
 }
 
 // inPhaseFor is how long the VMI has been in its current phase, as far as
