@@ -16,8 +16,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// Backend implements redfish.Systems, redfish.Media, redfish.Power and
-// redfish.Boot.
+// Backend implements redfish.Systems, redfish.Media, redfish.MediaTrust,
+// redfish.Power and redfish.Boot.
 type Backend struct {
 	inv   *inventory.Inventory
 	w     apply.Writer
@@ -37,7 +37,7 @@ func New(inv *inventory.Inventory, w apply.Writer, m *media.Service, p PowerVerb
 
 // Backends returns the four redfish backends plus the given authenticator.
 func (b *Backend) Backends(a *auth.Authenticator) redfish.Backends {
-	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Auth: a}
+	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Trust: b, Auth: a}
 }
 
 // List implements redfish.Systems: the VMs in scope, sorted by id.
@@ -80,8 +80,8 @@ func (b *Backend) view(vm *apply.VM) redfish.SystemView {
 }
 
 // Insert implements redfish.Media.
-func (b *Backend) Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
-	s, err := b.media.Insert(ctx, key, slot, image)
+func (b *Backend) Insert(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (system.MediaSlot, error) {
+	s, err := b.media.Insert(ctx, key, slot, req)
 	if err != nil {
 		return s, translate(err)
 	}
@@ -121,4 +121,26 @@ func await(ctx context.Context, cond func() bool) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// Trust implements redfish.MediaTrust.
+func (b *Backend) Trust(ctx context.Context, key system.Key, slot string) (system.MediaTrust, error) {
+	t, err := b.media.Trust(ctx, key, slot)
+	return t, translate(err)
+}
+
+// SetVerifyCertificate implements redfish.MediaTrust.
+func (b *Backend) SetVerifyCertificate(ctx context.Context, key system.Key, slot string, verify bool) error {
+	return translate(b.media.SetVerifyCertificate(ctx, key, slot, verify))
+}
+
+// AddCertificate implements redfish.MediaTrust.
+func (b *Backend) AddCertificate(ctx context.Context, key system.Key, slot, pem string) (system.MediaCertificate, error) {
+	c, err := b.media.AddCertificate(ctx, key, slot, pem)
+	return c, translate(err)
+}
+
+// DeleteCertificate implements redfish.MediaTrust.
+func (b *Backend) DeleteCertificate(ctx context.Context, key system.Key, slot, id string) error {
+	return translate(b.media.DeleteCertificate(ctx, key, slot, id))
 }

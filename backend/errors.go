@@ -22,11 +22,16 @@ func translate(err error) error {
 	}
 	var badURL *media.InvalidURLError
 	var busy *media.BusyError
+	var badCert *media.InvalidCertificateError
 	var status apierrors.APIStatus
 	var netErr net.Error
 	switch {
 	case errors.As(err, &badURL):
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Image", Value: badURL.URL, Reason: badURL.Reason}, err)
+	case errors.As(err, &badCert):
+		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "CertificateString", Reason: badCert.Reason}, err)
+	case errors.Is(err, media.ErrCertificateNotFound):
+		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.Is(err, media.ErrInvalidSlot):
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.As(err, &busy):

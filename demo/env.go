@@ -32,6 +32,9 @@ const (
 	UsersSecret          = "redfish-bridge-users"
 	SessionKeySecret     = "redfish-bridge-session-key"
 	RevocationsConfigMap = "redfish-bridge-sessions"
+	// ImageCAConfigMap is the bridge-wide CA bundle for image downloads
+	// (key ca.crt, in the bridge's namespace); the demo creates none.
+	ImageCAConfigMap = "redfish-bridge-image-ca"
 	// VMNamespace holds the sample VMs.
 	VMNamespace = "demo"
 	// AdminUser sees every namespace.
@@ -140,6 +143,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		TLS:                  &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ServiceUUID:          "8f0e8d44-5a38-4c55-9a0a-6d6f2c1d2b01",
 		Version:              "demo",
+		ImageCAConfigMap:     ImageCAConfigMap,
 		Log:                  log.With("component", "bridge"),
 	})
 	if err != nil {

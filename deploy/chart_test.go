@@ -22,7 +22,8 @@ var variants = []struct {
 	args []string
 }{
 	{name: "default"},
-	{name: "namespaced-certmanager-servicemonitor", args: []string{
+	{name: "namespaced-certmanager-servicemonitor-imageca", args: []string{
+		"--set", "imageCA.configMap=metal3-ironic-ca",
 		"--set", "watchNamespaces={vms-a,vms-b}",
 		"--set", "tls.certManager.enabled=true",
 		"--set", "tls.certManager.issuerRef.name=ca-issuer",

@@ -101,7 +101,7 @@ func upgradeClusterWide(t *testing.T, env *installed) {
 		_, err := kube.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
 		return err
 	}
-	waitAuthz(t, grant{"", "pods", "list"}, listDefault, false)
+	waitAuthz(t, grant{"", "pods", "list", metav1.NamespaceDefault}, listDefault, false)
 }
 
 // install starts a test cluster, helm-installs the chart and returns a

@@ -25,10 +25,13 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 )
 
-// grant is one verb on one resource, as an RBAC rule grants it.
-type grant struct{ group, resource, verb string }
+// grant is one verb on one resource in one namespace ("": cluster-wide),
+// as an RBAC rule grants it.
+type grant struct{ group, resource, verb, namespace string }
 
-func (g grant) String() string { return fmt.Sprintf("%s/%s %s", g.group, g.resource, g.verb) }
+func (g grant) String() string {
+	return fmt.Sprintf("%s/%s %s in %q", g.group, g.resource, g.verb, g.namespace)
+}
 
 // probe is the API call the bridge makes with a grant, made as the
 // chart's ServiceAccount (writes are dry-run).
@@ -51,21 +54,22 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
 	secrets, cms := kube.CoreV1().Secrets(releaseNS), kube.CoreV1().ConfigMaps(releaseNS)
+	vmSecrets, vmCMs := kube.CoreV1().Secrets(vmNS), kube.CoreV1().ConfigMaps(vmNS)
 	leases := kube.CoordinationV1().Leases(releaseNS)
 	return map[grant]probe{
 		// apply.DetectMode.
-		{"apiextensions.k8s.io", "customresourcedefinitions", "get"}: func(ctx context.Context) error {
+		{"apiextensions.k8s.io", "customresourcedefinitions", "get", ""}: func(ctx context.Context) error {
 			_, err := crds.Get(ctx, apply.CRDName, metav1.GetOptions{})
 			return err
 		},
 		// apply.Client reads (precondition), inventory informers, SSA.
-		{"kubevirt.io", "virtualmachines", "get"}: func(ctx context.Context) error {
+		{"kubevirt.io", "virtualmachines", "get", vmNS}: func(ctx context.Context) error {
 			_, err := vms.Get(ctx, vmName, metav1.GetOptions{})
 			return err
 		},
-		{"kubevirt.io", "virtualmachines", "list"}:  func(ctx context.Context) error { _, err := vms.List(ctx, metav1.ListOptions{}); return err },
-		{"kubevirt.io", "virtualmachines", "watch"}: func(ctx context.Context) error { return stopWatch(vms.Watch(ctx, metav1.ListOptions{})) },
-		{"kubevirt.io", "virtualmachines", "patch"}: func(ctx context.Context) error {
+		{"kubevirt.io", "virtualmachines", "list", vmNS}:  func(ctx context.Context) error { _, err := vms.List(ctx, metav1.ListOptions{}); return err },
+		{"kubevirt.io", "virtualmachines", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(vms.Watch(ctx, metav1.ListOptions{})) },
+		{"kubevirt.io", "virtualmachines", "patch", vmNS}: func(ctx context.Context) error {
 			body := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
 				"metadata": map[string]any{"name": vmName, "namespace": vmNS},
@@ -74,7 +78,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			return err
 		},
 		// power: start/stop/restart requests, apply.Client.StateChange.
-		{"kubevirt.io", "virtualmachines/status", "patch"}: func(ctx context.Context) error {
+		{"kubevirt.io", "virtualmachines/status", "patch", vmNS}: func(ctx context.Context) error {
 			body := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
 				"metadata": map[string]any{"name": vmName, "namespace": vmNS},
@@ -83,18 +87,18 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			return err
 		},
 		// apply.Client reads the VMI, inventory watches it, power.Reset deletes it.
-		{"kubevirt.io", "virtualmachineinstances", "get"}: func(ctx context.Context) error {
+		{"kubevirt.io", "virtualmachineinstances", "get", vmNS}: func(ctx context.Context) error {
 			_, err := vmis.Get(ctx, vmName, metav1.GetOptions{})
 			return err
 		},
-		{"kubevirt.io", "virtualmachineinstances", "list"}:  func(ctx context.Context) error { _, err := vmis.List(ctx, metav1.ListOptions{}); return err },
-		{"kubevirt.io", "virtualmachineinstances", "watch"}: func(ctx context.Context) error { return stopWatch(vmis.Watch(ctx, metav1.ListOptions{})) },
-		{"kubevirt.io", "virtualmachineinstances", "delete"}: func(ctx context.Context) error {
+		{"kubevirt.io", "virtualmachineinstances", "list", vmNS}:  func(ctx context.Context) error { _, err := vmis.List(ctx, metav1.ListOptions{}); return err },
+		{"kubevirt.io", "virtualmachineinstances", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(vmis.Watch(ctx, metav1.ListOptions{})) },
+		{"kubevirt.io", "virtualmachineinstances", "delete", vmNS}: func(ctx context.Context) error {
 			return vmis.Delete(ctx, vmName, metav1.DeleteOptions{DryRun: dryRun})
 		},
 		// media: import pods and image PVCs (create, informers, cleanup; the
 		// pod is looked up before a re-create, media/reconcile.go).
-		{"", "pods", "create"}: func(ctx context.Context) error {
+		{"", "pods", "create", vmNS}: func(ctx context.Context) error {
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "probe"}}},
@@ -102,16 +106,16 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			_, err := pods.Create(ctx, pod, metav1.CreateOptions{DryRun: dryRun})
 			return err
 		},
-		{"", "pods", "get"}: func(ctx context.Context) error {
+		{"", "pods", "get", vmNS}: func(ctx context.Context) error {
 			_, err := pods.Get(ctx, "absent", metav1.GetOptions{})
 			return err
 		},
-		{"", "pods", "list"}:  func(ctx context.Context) error { _, err := pods.List(ctx, metav1.ListOptions{}); return err },
-		{"", "pods", "watch"}: func(ctx context.Context) error { return stopWatch(pods.Watch(ctx, metav1.ListOptions{})) },
-		{"", "pods", "delete"}: func(ctx context.Context) error {
+		{"", "pods", "list", vmNS}:  func(ctx context.Context) error { _, err := pods.List(ctx, metav1.ListOptions{}); return err },
+		{"", "pods", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(pods.Watch(ctx, metav1.ListOptions{})) },
+		{"", "pods", "delete", vmNS}: func(ctx context.Context) error {
 			return pods.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
-		{"", "persistentvolumeclaims", "create"}: func(ctx context.Context) error {
+		{"", "persistentvolumeclaims", "create", vmNS}: func(ctx context.Context) error {
 			pvc := &corev1.PersistentVolumeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
 				Spec: corev1.PersistentVolumeClaimSpec{
@@ -122,13 +126,38 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			_, err := pvcs.Create(ctx, pvc, metav1.CreateOptions{DryRun: dryRun})
 			return err
 		},
-		{"", "persistentvolumeclaims", "list"}:  func(ctx context.Context) error { _, err := pvcs.List(ctx, metav1.ListOptions{}); return err },
-		{"", "persistentvolumeclaims", "watch"}: func(ctx context.Context) error { return stopWatch(pvcs.Watch(ctx, metav1.ListOptions{})) },
-		{"", "persistentvolumeclaims", "delete"}: func(ctx context.Context) error {
+		{"", "persistentvolumeclaims", "list", vmNS}:  func(ctx context.Context) error { _, err := pvcs.List(ctx, metav1.ListOptions{}); return err },
+		{"", "persistentvolumeclaims", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(pvcs.Watch(ctx, metav1.ListOptions{})) },
+		{"", "persistentvolumeclaims", "delete", vmNS}: func(ctx context.Context) error {
 			return pvcs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
+		// media: the import Secret of an insert (media/importsecret.go),
+		// created and deleted by name, never read.
+		{"", "secrets", "create", vmNS}: func(ctx context.Context) error {
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS}}
+			_, err := vmSecrets.Create(ctx, sec, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "secrets", "delete", vmNS}: func(ctx context.Context) error {
+			return vmSecrets.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
+		},
+		// media: a slot's trust ConfigMap (media/trust.go).
+		{"", "configmaps", "get", vmNS}: func(ctx context.Context) error {
+			_, err := vmCMs.Get(ctx, "absent", metav1.GetOptions{})
+			return err
+		},
+		{"", "configmaps", "create", vmNS}: func(ctx context.Context) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS}}
+			_, err := vmCMs.Create(ctx, cm, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "configmaps", "update", vmNS}: func(ctx context.Context) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "absent", Namespace: vmNS}}
+			_, err := vmCMs.Update(ctx, cm, metav1.UpdateOptions{DryRun: dryRun})
+			return err
+		},
 		// media heal events.
-		{"", "events", "create"}: func(ctx context.Context) error {
+		{"", "events", "create", vmNS}: func(ctx context.Context) error {
 			ev := &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},
 				InvolvedObject: corev1.ObjectReference{Kind: "VirtualMachine", APIVersion: "kubevirt.io/v1", Namespace: vmNS, Name: vmName},
@@ -138,31 +167,31 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			return err
 		},
 		// kubeauth.SessionKey reads the key; kubeauth.WatchSecretUsers watches the users.
-		{"", "secrets", "get"}: func(ctx context.Context) error {
+		{"", "secrets", "get", releaseNS}: func(ctx context.Context) error {
 			_, err := secrets.Get(ctx, keySecret, metav1.GetOptions{})
 			return err
 		},
-		{"", "secrets", "list"}:  func(ctx context.Context) error { _, err := secrets.List(ctx, byName(usersSecret)); return err },
-		{"", "secrets", "watch"}: func(ctx context.Context) error { return stopWatch(secrets.Watch(ctx, byName(usersSecret))) },
+		{"", "secrets", "list", releaseNS}:  func(ctx context.Context) error { _, err := secrets.List(ctx, byName(usersSecret)); return err },
+		{"", "secrets", "watch", releaseNS}: func(ctx context.Context) error { return stopWatch(secrets.Watch(ctx, byName(usersSecret))) },
 		// kubeauth.ConfigMapRevocations: informer, Revoke's patch, first create.
-		{"", "configmaps", "list"}:  func(ctx context.Context) error { _, err := cms.List(ctx, byName(sessions)); return err },
-		{"", "configmaps", "watch"}: func(ctx context.Context) error { return stopWatch(cms.Watch(ctx, byName(sessions))) },
-		{"", "configmaps", "patch"}: func(ctx context.Context) error {
+		{"", "configmaps", "list", releaseNS}:  func(ctx context.Context) error { _, err := cms.List(ctx, byName(sessions)); return err },
+		{"", "configmaps", "watch", releaseNS}: func(ctx context.Context) error { return stopWatch(cms.Watch(ctx, byName(sessions))) },
+		{"", "configmaps", "patch", releaseNS}: func(ctx context.Context) error {
 			_, err := cms.Patch(ctx, sessions, types.MergePatchType, []byte(`{"data":{"probe":"x"}}`), metav1.PatchOptions{DryRun: dryRun})
 			return err
 		},
-		{"", "configmaps", "create"}: func(ctx context.Context) error {
+		{"", "configmaps", "create", releaseNS}: func(ctx context.Context) error {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sessions, Namespace: releaseNS}}
 			_, err := cms.Create(ctx, cm, metav1.CreateOptions{DryRun: dryRun})
 			return err
 		},
 		// Leader election (client-go resourcelock.LeaseLock: get, create, update).
-		{"coordination.k8s.io", "leases", "get"}: func(ctx context.Context) error { _, err := leases.Get(ctx, lease, metav1.GetOptions{}); return err },
-		{"coordination.k8s.io", "leases", "create"}: func(ctx context.Context) error {
+		{"coordination.k8s.io", "leases", "get", releaseNS}: func(ctx context.Context) error { _, err := leases.Get(ctx, lease, metav1.GetOptions{}); return err },
+		{"coordination.k8s.io", "leases", "create", releaseNS}: func(ctx context.Context) error {
 			_, err := leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: lease}}, metav1.CreateOptions{DryRun: dryRun})
 			return err
 		},
-		{"coordination.k8s.io", "leases", "update"}: func(ctx context.Context) error {
+		{"coordination.k8s.io", "leases", "update", releaseNS}: func(ctx context.Context) error {
 			_, err := leases.Update(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: lease, Namespace: releaseNS}}, metav1.UpdateOptions{DryRun: dryRun})
 			return err
 		},
@@ -266,7 +295,7 @@ func everyVerbNeeded(t *testing.T, env *installed) {
 				var checks []grant
 				for _, g := range rule.APIGroups {
 					for _, res := range rule.Resources {
-						checks = append(checks, grant{g, res, verb})
+						checks = append(checks, grant{g, res, verb, r.namespace})
 					}
 				}
 				t.Run(fmt.Sprintf("%s/rule%d/%s", r.name, i, verb), func(t *testing.T) {
@@ -313,6 +342,14 @@ func everyVerbNeeded(t *testing.T, env *installed) {
 			},
 			"get another CRD": func(ctx context.Context) error {
 				_, err := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Get(ctx, "virtualmachineinstances.kubevirt.io", metav1.GetOptions{})
+				return err
+			},
+			"read a Secret where VMs live": func(ctx context.Context) error {
+				_, err := kube.CoreV1().Secrets(vmNS).Get(ctx, "anything", metav1.GetOptions{})
+				return err
+			},
+			"list Secrets where VMs live": func(ctx context.Context) error {
+				_, err := kube.CoreV1().Secrets(vmNS).List(ctx, metav1.ListOptions{})
 				return err
 			},
 			"list pods outside the watched namespaces": func(ctx context.Context) error {

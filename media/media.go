@@ -17,10 +17,11 @@ import (
 
 // Service implements the virtual-media verbs on top of [apply.Writer].
 type Service struct {
-	w    apply.Writer
-	kube kubernetes.Interface
-	log  *slog.Logger
-	now  func() time.Time
+	w      apply.Writer
+	kube   kubernetes.Interface
+	log    *slog.Logger
+	now    func() time.Time
+	bundle CABundle
 }
 
 // NewService returns a Service writing VMs through w and deleting import
@@ -32,54 +33,88 @@ func NewService(w apply.Writer, kube kubernetes.Interface, log *slog.Logger) *Se
 	return &Service{w: w, kube: kube, log: log, now: time.Now}
 }
 
-// Insert accepts image for the slot. It records the slot as Pending with a
-// fresh InsertID and its claim name before returning, so a power-on arriving
-// right after is deferred. The import itself is the [Reconciler]'s job; the
-// CD-ROM disk and its volume appear (together) when the slot turns Ready.
+// Insert accepts req's image for the slot. It records the slot as Pending
+// with a fresh InsertID and its claim name before returning, so a power-on
+// arriving right after is deferred. The import itself is the
+// [Reconciler]'s job; the CD-ROM disk and its volume appear (together)
+// when the slot turns Ready. What the import needs besides the URL (the
+// slot's trust and req's credentials) goes into the insert's import
+// Secret, created before the slot is recorded.
 //
 // Inserting the image already being imported returns the in-flight slot;
 // another image while the slot is busy is a [*BusyError]. Inserting over a
 // Ready or Failed slot, even the same URL, imports afresh.
-func (s *Service) Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
+func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (system.MediaSlot, error) {
+	image := req.Image
 	if !ValidSlot(slot) {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
 	if err := ValidateURL(image); err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
 	}
-	fresh := system.MediaSlot{
-		Slot:      slot,
-		Image:     image,
-		Phase:     system.MediaPending,
-		Reason:    "import accepted",
-		InsertID:  NewInsertID(),
-		Since:     s.now().UTC(),
-		ClaimName: ClaimName(key, slot),
+	vm, err := s.w.Read(ctx, key)
+	if err != nil {
+		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 	}
+	if cur := vm.Slots[slot]; cur.Phase.Busy() {
+		if cur.Image != image {
+			return system.MediaSlot{}, &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+		}
+		return cur, nil
+	}
+	data, fresh, err := s.importSecretData(ctx, key, slot, req)
+	if err != nil {
+		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+	}
+	fresh.Slot, fresh.Image, fresh.Phase, fresh.Reason = slot, image, system.MediaPending, "import accepted"
+	fresh.InsertID, fresh.Since, fresh.ClaimName = NewInsertID(), s.now().UTC(), ClaimName(key, slot)
+	if data != nil {
+		fresh.ImportSecret = ImportSecretName(fresh.ClaimName, fresh.InsertID)
+		if err := s.createImportSecret(ctx, vm, fresh, data); err != nil {
+			return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+		}
+	}
+	result, err := s.record(ctx, key, fresh)
+	if result.InsertID != fresh.InsertID {
+		// Not recorded (an error, or another insert won): the Secret is nobody's.
+		if derr := deleteImportSecret(ctx, s.kube, key.Namespace, fresh.ImportSecret); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	if err != nil {
+		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+	}
+	s.log.InfoContext(ctx, "media inserted", "vm", key.String(), "slot", slot,
+		"image", image, "insertID", result.InsertID, "phase", result.Phase,
+		"credentials", result.Credentials, "verifyCertificate", !result.Insecure)
+	return result, nil
+}
+
+// record writes fresh into its slot unless the slot turned busy meanwhile:
+// the in-flight slot (same image) or a [*BusyError] then.
+func (s *Service) record(ctx context.Context, key system.Key, fresh system.MediaSlot) (system.MediaSlot, error) {
 	var result system.MediaSlot
 	vm, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
-		cur := slots[slot]
+		cur := slots[fresh.Slot]
 		if cur.Phase.Busy() {
-			if cur.Image != image {
-				return &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+			if cur.Image != fresh.Image {
+				return &BusyError{Slot: fresh.Slot, Image: cur.Image, Requested: fresh.Image}
 			}
 			result = cur
 			return apply.ErrNoChange
 		}
-		slots[slot] = fresh
+		slots[fresh.Slot] = fresh
 		result = fresh
 		return nil
 	})
 	if err != nil && !errors.Is(err, apply.ErrNoChange) {
-		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+		return system.MediaSlot{}, err
 	}
 	if vm != nil {
-		if got, ok := vm.Slots[slot]; ok && got.InsertID == result.InsertID {
+		if got, ok := vm.Slots[fresh.Slot]; ok && got.InsertID == result.InsertID {
 			result = got
 		}
 	}
-	s.log.InfoContext(ctx, "media inserted", "vm", key.String(), "slot", slot,
-		"image", image, "insertID", result.InsertID, "phase", result.Phase)
 	return result, nil
 }
 
@@ -91,7 +126,7 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 	if !ValidSlot(slot) {
 		return fmt.Errorf("eject %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	claim := ClaimName(key, slot)
+	claim, secret := ClaimName(key, slot), ""
 	_, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 		cur, ok := slots[slot]
 		if !ok {
@@ -100,6 +135,7 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 		if cur.ClaimName != "" {
 			claim = cur.ClaimName
 		}
+		secret = cur.ImportSecret
 		delete(slots, slot)
 		return nil
 	})
@@ -107,6 +143,9 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	if err := deleteImports(ctx, s.kube, key, slot, ""); err != nil {
+		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	}
+	if err := deleteImportSecret(ctx, s.kube, key.Namespace, secret); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	if err := deleteClaim(ctx, s.kube, key.Namespace, claim); err != nil {

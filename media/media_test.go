@@ -61,7 +61,7 @@ func testInsertImportsToReady(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	url, sum := e.img.add("/ready.iso", 3<<20+17, true)
 
-	got, err := e.svc.Insert(t.Context(), key, slot, url)
+	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
@@ -137,7 +137,7 @@ func testFailedURL(t *testing.T, e *env) {
 	_, stop := e.startReconciler(t, nil)
 	defer stop()
 	key := e.createVM(t, vmName(t))
-	if _, err := e.svc.Insert(t.Context(), key, slot, e.img.URL+"/missing.iso"); err != nil {
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: e.img.URL + "/missing.iso"}); err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
 	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
@@ -159,7 +159,7 @@ func testReinsertSameURL(t *testing.T, e *env) {
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/same.iso", 1<<20, false)
-	first, err := e.svc.Insert(t.Context(), key, slot, url)
+	first, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func testReinsertSameURL(t *testing.T, e *env) {
 	if url2 != url {
 		t.Fatal("test bug: URL changed")
 	}
-	second, err := e.svc.Insert(t.Context(), key, slot, url)
+	second, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +212,11 @@ func testBusyConflict(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	urlA, _ := e.img.add("/busy-a.iso", 1<<20, true)
 	urlB, _ := e.img.add("/busy-b.iso", 1<<20, false)
-	a, err := e.svc.Insert(t.Context(), key, slot, urlA)
+	a, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: urlA})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.svc.Insert(t.Context(), key, slot, urlA)
+	again, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: urlA})
 	if err != nil {
 		t.Fatalf("same URL while busy: %v", err)
 	}
@@ -224,12 +224,12 @@ func testBusyConflict(t *testing.T, e *env) {
 		t.Errorf("same URL while busy must return the in-flight slot (-first +again):\n%s", d)
 	}
 	e.waitSlot(t, key, slot, "Importing", phaseIs(system.MediaImporting))
-	_, err = e.svc.Insert(t.Context(), key, slot, urlB)
+	_, err = e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: urlB})
 	var busy *media.BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("different URL while busy: err = %v, want *media.BusyError", err)
 	}
-	if _, err := e.svc.Insert(t.Context(), key, slot, "ftp://host/x.iso"); !isInvalidURL(err) {
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: "ftp://host/x.iso"}); !isInvalidURL(err) {
 		t.Errorf("ftp URL: err = %v, want *media.InvalidURLError", err)
 	}
 	vm, err := e.liveVM(t.Context(), key)
@@ -248,7 +248,7 @@ func testEject(t *testing.T, e *env) {
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/eject.iso", 1<<20, false)
-	ins, err := e.svc.Insert(t.Context(), key, slot, url)
+	ins, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func testEject(t *testing.T, e *env) {
 
 	// Eject while importing: the pod goes too and no import finishes later.
 	url2, _ := e.img.add("/eject-busy.iso", 1<<20, true)
-	if _, err := e.svc.Insert(t.Context(), key, slot, url2); err != nil {
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url2}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitSlot(t, key, slot, "Importing", phaseIs(system.MediaImporting))
@@ -304,7 +304,7 @@ func testEject(t *testing.T, e *env) {
 	// An eject interrupted between its apply and its deletes (the bridge
 	// died): the reconciler frees the PVC of the empty slot.
 	url3, _ := e.img.add("/eject-crash.iso", 1<<20, false)
-	if _, err := e.svc.Insert(t.Context(), key, slot, url3); err != nil {
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url3}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))

@@ -2,7 +2,7 @@ package media
 
 import (
 	"fmt"
-	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -103,21 +103,42 @@ func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageCla
 }
 
 // podFor builds the import pod of the slot's current insert. The URL is one
-// argv element of the bridge binary: no shell ever sees it.
+// argv element of the bridge binary: no shell ever sees it. The slot's
+// import Secret (CAs, credentials) is mounted read-only at
+// [ImportConfigPath]; only its file paths are arguments.
 func podFor(o owner, slot system.MediaSlot, image string, timeoutSeconds int64) *corev1.Pod {
 	l := objectLabels(ComponentImporter, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
-	args := []string{
-		"import",
-		"--url=" + slot.Image,
-		"--dest=" + ImageDest,
+	req := ImportRequest{
+		URL:        slot.Image,
+		Dest:       ImageDest,
+		Policy:     CurrentAddrPolicy(),
+		Timeout:    time.Duration(timeoutSeconds) * time.Second,
+		SkipVerify: slot.Insecure,
 	}
-	if pol := CurrentAddrPolicy().String(); pol != "" {
-		args = append(args, "--addr-policy="+pol)
+	mounts := []corev1.VolumeMount{{Name: "image", MountPath: ImageMountPath}}
+	volumes := []corev1.Volume{{
+		Name: "image",
+		VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: slot.ClaimName},
+		},
+	}}
+	if slot.ImportSecret != "" {
+		if slot.CABundle {
+			req.CAFile = ImportConfigPath + "/" + CAKey
+		}
+		if slot.Credentials {
+			req.CredentialsDir = ImportConfigPath
+		}
+		mounts = append(mounts, corev1.VolumeMount{Name: "import-secret", MountPath: ImportConfigPath, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{
+			Name: "import-secret",
+			VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: slot.ImportSecret, DefaultMode: ptr.To[int32](0o440)},
+			},
+		})
 	}
-	if timeoutSeconds > 0 {
-		args = append(args, "--timeout="+strconv.FormatInt(timeoutSeconds, 10)+"s")
-	}
+	args := append([]string{"import"}, req.Args()...)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            PodName(slot.ClaimName, slot.InsertID),
@@ -154,14 +175,9 @@ func podFor(o owner, slot system.MediaSlot, image string, timeoutSeconds int64) 
 					},
 					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "image", MountPath: ImageMountPath}},
+				VolumeMounts: mounts,
 			}},
-			Volumes: []corev1.Volume{{
-				Name: "image",
-				VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: slot.ClaimName},
-				},
-			}},
+			Volumes: volumes,
 		},
 	}
 }

@@ -46,7 +46,7 @@ func TestPodFor(t *testing.T) {
 
 	c := pod.Spec.Containers[0]
 	got := append(append([]string{}, c.Command...), c.Args...)
-	want := []string{"redfish-bridge", "import", "--url=" + url, "--dest=/image/disk.img", "--timeout=60s"}
+	want := []string{"redfish-bridge", "import", "--url=" + url, "--dest=/image/disk.img", "--timeout=1m0s"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("argv (-want +got):\n%s", d)
 	}

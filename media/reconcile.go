@@ -87,6 +87,9 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 
 	remaining := slot.Since.Add(r.opts.ImportTimeout).Sub(time.Now())
 	if remaining <= 0 {
+		if err := deleteImportSecret(ctx, r.opts.Kube, key.Namespace, slot.ImportSecret); err != nil {
+			return 0, err
+		}
 		ok, err := r.finish(ctx, key, slot, system.MediaFailed, "import timed out", 0)
 		if ok {
 			r.c.timedOut.Add(1)
@@ -167,6 +170,13 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 
 // follow acts on the current insert's pod.
 func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.MediaSlot, pod *corev1.Pod, remaining time.Duration) (time.Duration, error) {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		// The credentials were for the download only: gone before the
+		// import is recorded as over.
+		if err := deleteImportSecret(ctx, r.opts.Kube, key.Namespace, slot.ImportSecret); err != nil {
+			return 0, err
+		}
+	}
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		size := slot.SizeBytes
@@ -216,6 +226,7 @@ func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.Med
 		s.Phase = phase
 		s.Reason = reason
 		s.Since = time.Now().UTC()
+		s.ImportSecret = "" // deleted before
 		if size > 0 {
 			s.SizeBytes = size
 		}

@@ -51,7 +51,7 @@ func testRestart(t *testing.T, e *env) {
 		key := e.createVM(t, vmName(t)+"-fin")
 		url, sum := e.img.add("/restart-fin.iso", 1<<20, true)
 		// Accepted with no reconciler running at all.
-		ins, err := e.svc.Insert(t.Context(), key, slot, url)
+		ins, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func testRestart(t *testing.T, e *env) {
 	t.Run("pod lost while down", func(t *testing.T) {
 		key := e.createVM(t, vmName(t)+"-lost")
 		url, sum := e.img.add("/restart-lost.iso", 1<<20, true)
-		ins, err := e.svc.Insert(t.Context(), key, slot, url)
+		ins, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func testStaleImport(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	urlA, _ := e.img.add("/stale-a.iso", 1<<20, true)
 	urlB, sumB := e.img.add("/stale-b.iso", 2<<20, true)
-	a, err := e.svc.Insert(t.Context(), key, slot, urlA)
+	a, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: urlA})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func testStaleImport(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	b, err := e.svc.Insert(t.Context(), key, slot, urlB)
+	b, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: urlB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func testTimeout(t *testing.T, e *env) {
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/timeout.iso", 1<<20, true) // never opened
-	ins, err := e.svc.Insert(t.Context(), key, slot, url)
+	ins, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func testHealVolumeWithoutDisk(t *testing.T, e *env) {
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/heal.iso", 1<<20, false)
-	if _, err := e.svc.Insert(t.Context(), key, slot, url); err != nil {
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))

@@ -93,9 +93,23 @@ type Media interface {
 	// returns once the state is recorded on the VM. The returned slot's
 	// InsertID names the task, so it must be URL-safe ([A-Za-z0-9._-], at
 	// most 128 bytes); an empty InsertID means the insert is done (204).
-	Insert(ctx context.Context, key system.Key, slot, image string) (system.MediaSlot, error)
+	Insert(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (system.MediaSlot, error)
 	// Eject empties slot (a no-op on an empty slot).
 	Eject(ctx context.Context, key system.Key, slot string) error
+}
+
+// MediaTrust keeps a virtual-media slot's TLS trust (VerifyCertificate and
+// Certificates), applied to the slot's next insert.
+type MediaTrust interface {
+	// Trust returns the slot's settings (VerifyCertificate true and no
+	// certificates when never set).
+	Trust(ctx context.Context, key system.Key, slot string) (system.MediaTrust, error)
+	SetVerifyCertificate(ctx context.Context, key system.Key, slot string, verify bool) error
+	// AddCertificate validates and adds a PEM certificate; a bad one is a
+	// [BadValueError] on CertificateString.
+	AddCertificate(ctx context.Context, key system.Key, slot, pem string) (system.MediaCertificate, error)
+	// DeleteCertificate fails with [ErrNotFound] for an unknown id.
+	DeleteCertificate(ctx context.Context, key system.Key, slot, id string) error
 }
 
 // Backends is everything the service calls.
@@ -104,5 +118,6 @@ type Backends struct {
 	Power   Power
 	Boot    Boot
 	Media   Media
+	Trust   MediaTrust
 	Auth    *auth.Authenticator
 }

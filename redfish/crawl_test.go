@@ -66,11 +66,12 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 	// Put a slot into each interesting phase so all task shapes are served.
 	ctx := t.Context()
 	key := system.Key{Namespace: "team-a", Name: "vm1"}
-	if _, err := e.fake.Insert(ctx, key, "cd0", "https://images.example/boot-1.iso"); err != nil {
+	if _, err := e.fake.Insert(ctx, key, "cd0", system.MediaInsert{Image: "https://images.example/boot-1.iso"}); err != nil {
 		t.Fatal(err)
 	}
+	addTestCertificate(t, e.fake, system.Key{Namespace: "team-a", Name: "vm1"}, "cd0")
 	key2 := system.Key{Namespace: "team-a", Name: "vm2"}
-	if _, err := e.fake.Insert(ctx, key2, "cd0", "http://images.example/x.iso"); err != nil {
+	if _, err := e.fake.Insert(ctx, key2, "cd0", system.MediaInsert{Image: "http://images.example/x.iso"}); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.setPhase(key2.ID(), "cd0", system.MediaFailed, "404 from image server")

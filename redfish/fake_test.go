@@ -30,10 +30,14 @@ type fake struct {
 	err, writeErr error
 	// calls records the writes, e.g. "reset team-a.vm1 On".
 	calls []string
+	// lastInsert is the last InsertMedia request, credentials included.
+	lastInsert system.MediaInsert
+	// trust is each slot's trust, by "<system id>/<slot>".
+	trust map[string]system.MediaTrust
 }
 
 func newFake() *fake {
-	f := &fake{systems: map[string]*SystemView{}}
+	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{}}
 	add := func(ns, name string, lbls map[string]string, mac string) {
 		v := &SystemView{
 			Key:         system.Key{Namespace: ns, Name: name},
@@ -166,8 +170,9 @@ func (f *fake) SetSecureBoot(_ context.Context, key system.Key, enable bool) err
 	})
 }
 
-func (f *fake) Insert(_ context.Context, key system.Key, slot, image string) (system.MediaSlot, error) {
+func (f *fake) Insert(_ context.Context, key system.Key, slot string, req system.MediaInsert) (system.MediaSlot, error) {
 	var got system.MediaSlot
+	image := req.Image
 	err := f.write(key, "insert "+key.ID()+" "+slot+" "+image, func(v *SystemView) error {
 		for i := range v.Slots {
 			if v.Slots[i].Slot == slot {
@@ -175,7 +180,9 @@ func (f *fake) Insert(_ context.Context, key system.Key, slot, image string) (sy
 				v.Slots[i] = system.MediaSlot{
 					Slot: slot, Image: image, Phase: system.MediaPending,
 					InsertID: fmt.Sprintf("ins-%d", f.inserts), Since: time.Unix(1700000000, 0),
+					Credentials: req.HasCredentials(),
 				}
+				f.lastInsert = req
 				got = v.Slots[i]
 				return nil
 			}
@@ -302,7 +309,7 @@ func newEnv(t *testing.T) *env {
 	}
 	f := newFake()
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
-		Backends{Systems: f, Power: f, Boot: f, Media: f, Auth: a})
+		Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}

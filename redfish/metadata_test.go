@@ -53,9 +53,10 @@ func TestMetadataCoversServedTypes(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.fake.Insert(t.Context(), system.Key{Namespace: "team-a", Name: "vm1"}, "cd0", "http://i/a.iso"); err != nil {
+	if _, err := e.fake.Insert(t.Context(), system.Key{Namespace: "team-a", Name: "vm1"}, "cd0", system.MediaInsert{Image: "http://i/a.iso"}); err != nil {
 		t.Fatal(err)
 	}
+	addTestCertificate(t, e.fake, system.Key{Namespace: "team-a", Name: "vm1"}, "cd0")
 	for uri, body := range crawl(t, e, "admin") {
 		if !strings.HasSuffix(uri, ".json") {
 			walk(body)

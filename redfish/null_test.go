@@ -49,7 +49,12 @@ func TestNullRefused(t *testing.T) {
 		// Accounts live in a Secret: the account service takes no writes.
 		{"ManagerAccount Password", http.MethodPatch, "/redfish/v1/AccountService/Accounts/alice", `{"Password":null}`, notAllowed},
 		{"AccountService", http.MethodPatch, "/redfish/v1/AccountService", `{"ServiceEnabled":null}`, notAllowed},
-		{"VirtualMedia", http.MethodPatch, media, `{"Image":null}`, notAllowed},
+		{"InsertMedia UserName", http.MethodPost, media + "/Actions/VirtualMedia.InsertMedia", `{` + image + `,"UserName":null,"Password":"p"}`, paramErr("#/UserName")},
+		{"InsertMedia Password", http.MethodPost, media + "/Actions/VirtualMedia.InsertMedia", `{` + image + `,"UserName":"u","Password":null}`, paramErr("#/Password")},
+		{"VirtualMedia VerifyCertificate", http.MethodPatch, media, `{"VerifyCertificate":null}`, typeErr("#/VerifyCertificate")},
+		{"VirtualMedia Image", http.MethodPatch, media, `{"Image":null}`, &errorInfo{Status: 400, IDs: []string{"PropertyNotWritable"}, Related: []string{"#/Image"}}},
+		{"Certificates CertificateString", http.MethodPost, media + "/Certificates", `{"CertificateString":null,"CertificateType":"PEM"}`, typeErr("#/CertificateString")},
+		{"Certificates CertificateType", http.MethodPost, media + "/Certificates", `{"CertificateString":"x","CertificateType":null}`, typeErr("#/CertificateType")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ func TestObserve(t *testing.T) {
 			defer mu.Unlock()
 			got = append(got, call{method, route, status})
 		},
-	}, Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Auth: base.auth})
+	}, Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ type Server struct {
 // The caller wires TLS and timeouts (the server answers well within sushy's
 // 60 s read timeout).
 func New(cfg Config, b Backends) (*echo.Echo, error) {
-	if b.Systems == nil || b.Power == nil || b.Boot == nil || b.Media == nil || b.Auth == nil {
+	if b.Systems == nil || b.Power == nil || b.Boot == nil || b.Media == nil || b.Trust == nil || b.Auth == nil {
 		return nil, errors.New("redfish: every backend is required")
 	}
 	if cfg.ServiceUUID == "" {
@@ -128,6 +128,11 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, patch, sys+"/SecureBoot", s.patchSecureBoot, false)
 	s.handle(e, get, sys+"/VirtualMedia", s.listVirtualMedia, false)
 	s.handle(e, get, sys+"/VirtualMedia/:slot", s.getVirtualMedia, false)
+	s.handle(e, patch, sys+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
+	s.handle(e, get, sys+"/VirtualMedia/:slot/Certificates", s.listCertificates, false)
+	s.handle(e, post, sys+"/VirtualMedia/:slot/Certificates", s.postCertificate, false)
+	s.handle(e, get, sys+"/VirtualMedia/:slot/Certificates/:cert", s.getCertificate, false)
+	s.handle(e, del, sys+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
 	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
 	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
 
@@ -135,6 +140,11 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, mgr, s.getManager, false)
 	s.handle(e, get, mgr+"/VirtualMedia", s.listVirtualMedia, false)
 	s.handle(e, get, mgr+"/VirtualMedia/:slot", s.getVirtualMedia, false)
+	s.handle(e, patch, mgr+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
+	s.handle(e, get, mgr+"/VirtualMedia/:slot/Certificates", s.listCertificates, false)
+	s.handle(e, post, mgr+"/VirtualMedia/:slot/Certificates", s.postCertificate, false)
+	s.handle(e, get, mgr+"/VirtualMedia/:slot/Certificates/:cert", s.getCertificate, false)
+	s.handle(e, del, mgr+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
 	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
 	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
 

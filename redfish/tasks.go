@@ -103,7 +103,7 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 		"Payload": obj{
 			"HttpOperation": "POST",
 			"TargetUri":     mediaURI + "/Actions/" + insertAction,
-			"JsonBody":      insertBody(sl.Image),
+			"JsonBody":      insertBody(sl),
 		},
 		"Messages": []obj{},
 	}
@@ -146,10 +146,22 @@ func (s *Server) getTaskMonitor(c echo.Context) error {
 }
 
 // insertBody is the InsertMedia request body that started a task, as the
-// JSON text Task.Payload.JsonBody holds. encoding/json, not strconv.Quote:
-// Go's quoting escapes non-BMP and non-printable runes as \UXXXXXXXX and
-// \xXX, which are not JSON.
-func insertBody(image string) string {
-	quoted, _ := json.Marshal(image) //nolint:errchkjson // a string always marshals
-	return `{"Image":` + string(quoted) + `}`
+// JSON text Task.Payload.JsonBody holds, with the credentials (if any)
+// redacted: the bridge never keeps them where a task could read them.
+// encoding/json, not strconv.Quote: Go's quoting escapes non-BMP and
+// non-printable runes as \UXXXXXXXX and \xXX, which are not JSON.
+func insertBody(sl system.MediaSlot) string {
+	body := struct {
+		Image    string `json:"Image"`
+		UserName string `json:"UserName,omitempty"`
+		Password string `json:"Password,omitempty"`
+	}{Image: sl.Image}
+	if sl.Credentials {
+		body.UserName, body.Password = redacted, redacted
+	}
+	b, _ := json.Marshal(body) //nolint:errchkjson // strings always marshal
+	return string(b)
 }
+
+// redacted stands for a credential in what the service shows.
+const redacted = "******"

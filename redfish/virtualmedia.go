@@ -103,12 +103,18 @@ func (s *Server) getVirtualMedia(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, renderMedia(mediaBase(c, v), sl), v.Version)
+	body, err := s.renderMediaTrust(c, v, sl)
+	if err != nil {
+		return err
+	}
+	return send(c, http.StatusOK, body, v.Version)
 }
 
 // insertMedia accepts {"Image": url} (Inserted and WriteProtected may be
-// given, and must be true; TransferProtocolType must match the URL) and
-// answers 202 with the task of the import, whose monitor is in Location.
+// given, and must be true; TransferProtocolType must match the URL;
+// UserName and Password, together, are the image server's Basic
+// credentials) and answers 202 with the task of the import, whose monitor
+// is in Location.
 func (s *Server) insertMedia(c echo.Context) error {
 	v, sl, err := s.slot(c)
 	if err != nil {
@@ -139,11 +145,13 @@ func (s *Server) insertMedia(c echo.Context) error {
 		p.add(msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image"))
 	}
 	p.str("TransferMethod", []string{"Stream", "Upload"})
+	req := system.MediaInsert{Image: image}
+	req.UserName, req.Password = credentials(p)
 	p.done(nil)
 	if err := p.err(); err != nil {
 		return err
 	}
-	got, err := s.b.Media.Insert(c.Request().Context(), v.Key, sl.Slot, image)
+	got, err := s.b.Media.Insert(c.Request().Context(), v.Key, sl.Slot, req)
 	if err != nil {
 		return fmt.Errorf("insert %s into %s slot %s: %w", image, v.Key, sl.Slot, err)
 	}

@@ -64,7 +64,19 @@ func TestInsertMedia(t *testing.T) {
 		},
 		{
 			name: "credentials", base: mgrMedia, body: `{"Image":"http://i/a.iso","UserName":"u","Password":"p"}`,
-			wantErr: &errorInfo{Status: 400, IDs: []string{"ActionParameterNotSupported", "ActionParameterNotSupported"}, Related: []string{"#/Password", "#/UserName"}},
+			wantCalls: []string{"insert team-a.vm1 cd0 http://i/a.iso"},
+		},
+		{
+			name: "user name without password", base: mgrMedia, body: `{"Image":"http://i/a.iso","UserName":"u"}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"ActionParameterMissing"}, Related: []string{"#/Password"}},
+		},
+		{
+			name: "password without user name", base: mgrMedia, body: `{"Image":"http://i/a.iso","Password":"p"}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"ActionParameterMissing"}, Related: []string{"#/UserName"}},
+		},
+		{
+			name: "password not a string", base: mgrMedia, body: `{"Image":"http://i/a.iso","UserName":"u","Password":271828}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"ActionParameterValueTypeError"}, Related: []string{"#/Password"}},
 		},
 		{
 			name: "unknown slot", base: "/redfish/v1/Managers/team-a.vm1/VirtualMedia/usb0", body: `{"Image":"http://i/a.iso"}`,

@@ -47,6 +47,10 @@ type Config struct {
 	// ImporterImage runs import pods; StorageClass holds image PVCs.
 	ImporterImage string
 	StorageClass  string
+	// ImageCAConfigMap names a ConfigMap in Namespace whose key
+	// ImageCAKey (default ca.crt) is a PEM bundle every verifying import
+	// trusts besides the system roots; "" for none.
+	ImageCAConfigMap, ImageCAKey string
 	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
 	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
 	// collects).
@@ -138,6 +142,9 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	writer := apply.New(dyn, inv, mode, apply.Options{Log: log})
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube, log)
+	if cfg.ImageCAConfigMap != "" {
+		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
+	}
 	mediaOpts := media.Options{
 		Writer: writer, Kube: kube, Events: inv, Namespaces: cfg.Namespaces,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,

@@ -38,6 +38,16 @@ type MediaSlot struct {
 	ClaimName string `json:"claimName,omitempty"`
 	// SizeBytes is the image size once known.
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// ImportSecret names the Secret (owned by the VM) that carries what the
+	// import pod needs besides the URL: the CAs it trusts (CABundle) and
+	// the credentials (Credentials). "" when it needs neither. It is
+	// deleted when the import ends and on eject.
+	ImportSecret string `json:"importSecret,omitempty"`
+	CABundle     bool   `json:"caBundle,omitempty"`
+	Credentials  bool   `json:"credentials,omitempty"`
+	// Insecure is set when the insert does not verify the image server's
+	// TLS certificate (the slot's VerifyCertificate was false).
+	Insecure bool `json:"insecure,omitempty"`
 }
 
 // Inserted reports Redfish VirtualMedia.Inserted: true only when the image is
@@ -74,4 +84,35 @@ type PowerIntent struct {
 	OnDeferred    bool      `json:"onDeferred,omitempty"`
 	DeferredAt    time.Time `json:"deferredAt,omitzero"`
 	DroppedReason string    `json:"droppedReason,omitempty"`
+}
+
+// MediaInsert is one InsertMedia request.
+type MediaInsert struct {
+	Image string
+	// UserName and Password are HTTP Basic credentials for the image URL.
+	// They are kept in a Secret owned by the VM for the import only, never
+	// recorded on the VM, logged or shown.
+	UserName, Password string
+}
+
+// HasCredentials reports whether the insert carries credentials.
+func (m MediaInsert) HasCredentials() bool { return m.UserName != "" || m.Password != "" }
+
+// MediaTrust is what a virtual-media slot trusts when it fetches an image
+// over HTTPS (Redfish VerifyCertificate and the slot's Certificates). It
+// outlives inserts and ejects, like a BMC's setting.
+type MediaTrust struct {
+	// VerifyCertificate false skips TLS verification of the image server.
+	VerifyCertificate bool
+	// Certificates are trusted besides the system roots and the bridge's
+	// CA bundle, in the order they were added.
+	Certificates []MediaCertificate
+}
+
+// MediaCertificate is one certificate of a slot's Certificates collection.
+type MediaCertificate struct {
+	// ID is the member id in the collection ("1", "2", ...).
+	ID string
+	// PEM is the certificate (or chain) as posted.
+	PEM string
 }

@@ -114,6 +114,10 @@ func testBridgeRBAC(t *testing.T, c *testcluster.Cluster) {
 		{"no leases elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, false},
 		{"own secrets", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Resource: "secrets", Verb: "get"}, true},
 		{"no secrets elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "get"}, false},
+		{"no secret lists elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "list"}, false},
+		{"create import Secrets", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "create"}, true},
+		{"delete import Secrets", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "delete"}, true},
+		{"update trust ConfigMaps", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "configmaps", Verb: "update"}, true},
 		{"no namespaces", authorizationv1.ResourceAttributes{Resource: "namespaces", Verb: "create"}, false},
 	}
 	got := map[string]bool{}

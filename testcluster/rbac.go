@@ -20,6 +20,11 @@ var bridgeClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	// ISO import: a PVC per medium and a helper pod that fills it.
 	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
+	// The import Secret of an insert (CAs, credentials): created and
+	// deleted by name, never read, listed or watched.
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "delete"}},
+	// A slot's trust (VerifyCertificate, Certificates), read by name.
+	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
 	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	// List-mode detection reads the installed VirtualMachine CRD.
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},

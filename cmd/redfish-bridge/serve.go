@@ -33,6 +33,7 @@ type serveOptions struct {
 	leaseName, podName                  string
 	configFile                          string
 	imagePolicy                         string
+	imageCAConfigMap, imageCAKey        string
 	addrPolicy                          media.AddrPolicy
 	kubeQPS                             float64
 	kubeBurst                           int
@@ -75,6 +76,8 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
 	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused)")
+	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
+	fs.StringVar(&o.imageCAKey, "image-ca-key", media.DefaultCABundleKey, "key of the bundle in --image-ca-configmap")
 	fs.StringVar(&o.metricsListen, "metrics-listen", ":9090", "plain-HTTP address of /metrics, /healthz and /readyz; empty disables")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the reconcilers only on the replica holding the Lease (every replica serves Redfish)")
 	fs.StringVar(&o.leaseName, "lease-name", service.DefaultLeaseName, "name of the Lease in --namespace")
@@ -135,6 +138,7 @@ func runServe(ctx context.Context, args []string) error {
 		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,
 		Listen: o.listen, TLS: tlsCfg, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
+		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		Log:    slog.Default(),
 	})

@@ -9,6 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -87,6 +89,8 @@ func (ca *CA) NewServer(h http.Handler) (*httptest.Server, error) {
 	}
 	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = tc
+	// A client refusing the certificate is what tests provoke: not news.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	return srv, nil
 }

@@ -13,6 +13,10 @@
   "leader-elect" .Values.leaderElection.enabled
   "lease-name" (include "redfish-bridge.leaseName" .)
 }}
+{{- with .Values.imageCA.configMap }}
+{{- $_ := set $cfg "image-ca-configmap" . }}
+{{- $_ := set $cfg "image-ca-key" $.Values.imageCA.key }}
+{{- end }}
 {{- if .Values.insecureHTTP }}
 {{- $_ := set $cfg "insecure-http" true }}
 {{- else }}

@@ -115,6 +115,16 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["create", "get", "list", "watch", "delete"]
+# The import Secret of an insert (its CAs and credentials), created and
+# deleted by name, never read, listed or watched.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create", "delete"]
+# A slot's trust (VerifyCertificate and Certificates), read by name and
+# written back with its resourceVersion.
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "create", "update"]
 # Events on VMs the media reconciler healed.
 - apiGroups: [""]
   resources: ["events"]

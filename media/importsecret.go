@@ -1,0 +1,157 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// The import Secret carries what an import pod needs besides the URL: the
+// CAs it trusts and the InsertMedia credentials. It is created, owned by
+// the VM, before the insert is recorded; the pod mounts it at
+// [ImportConfigPath] (only file paths reach the pod's arguments); it is
+// deleted when the import ends (succeeded, failed, timed out) and on
+// eject. Credentials are needed for the download only, so they do not
+// outlive it.
+
+// ComponentImportSecret labels the import Secrets.
+const ComponentImportSecret = "import-secret"
+
+// ImportConfigPath is where the import pod mounts its import Secret.
+const ImportConfigPath = "/etc/redfish-bridge/import"
+
+// ImportSecretName is the import Secret of one insert (the import pod's
+// name: one Secret per insert).
+func ImportSecretName(claim, insertID string) string { return PodName(claim, insertID) }
+
+// CABundle names the bridge-wide CA bundle: a key of a ConfigMap in the
+// bridge's namespace, trusted by every slot that verifies certificates.
+type CABundle struct {
+	Namespace, ConfigMap, Key string
+}
+
+// DefaultCABundleKey is the bundle's key unless configured otherwise
+// (trust-manager and cert-manager write ca.crt).
+const DefaultCABundleKey = "ca.crt"
+
+// SetCABundle makes every verifying insert trust b besides the system
+// roots; a zero b trusts the system roots alone.
+func (s *Service) SetCABundle(b CABundle) {
+	if b.Key == "" {
+		b.Key = DefaultCABundleKey
+	}
+	s.bundle = b
+}
+
+// readCABundle returns the bridge-wide bundle's PEM ("" when none is set
+// or its ConfigMap does not exist).
+func (s *Service) readCABundle(ctx context.Context) (string, error) {
+	if s.bundle.ConfigMap == "" {
+		return "", nil
+	}
+	cm, err := s.kube.CoreV1().ConfigMaps(s.bundle.Namespace).Get(ctx, s.bundle.ConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// Not there (yet): the system roots and the slot's certificates
+		// still apply; an untrusted server fails the import with a hint.
+		s.log.WarnContext(ctx, "the bridge's CA bundle ConfigMap does not exist; imports trust the system roots and their slot's certificates",
+			"configMap", s.bundle.Namespace+"/"+s.bundle.ConfigMap)
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the bridge's CA bundle ConfigMap %s/%s: %w", s.bundle.Namespace, s.bundle.ConfigMap, err)
+	}
+	pem, ok := cm.Data[s.bundle.Key]
+	if !ok {
+		return "", fmt.Errorf("the bridge's CA bundle ConfigMap %s/%s has no key %q", s.bundle.Namespace, s.bundle.ConfigMap, s.bundle.Key)
+	}
+	return pem, nil
+}
+
+// importSecretData is what an insert's import Secret holds, and the slot
+// fields that say so; nil data when the import needs no Secret.
+func (s *Service) importSecretData(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (map[string][]byte, system.MediaSlot, error) {
+	var fields system.MediaSlot
+	trust, err := s.Trust(ctx, key, slot)
+	if err != nil {
+		return nil, fields, err
+	}
+	data := map[string][]byte{}
+	if trust.VerifyCertificate {
+		bundle, err := s.readCABundle(ctx)
+		if err != nil {
+			return nil, fields, err
+		}
+		var ca strings.Builder
+		for _, p := range append([]string{bundle}, certPEMs(trust)...) {
+			if p = strings.TrimSpace(p); p != "" {
+				ca.WriteString(p + "\n")
+			}
+		}
+		if ca.Len() > 0 {
+			data[CAKey] = []byte(ca.String())
+			fields.CABundle = true
+		}
+	} else {
+		fields.Insecure = true
+	}
+	if req.HasCredentials() {
+		data[CredentialUserKey] = []byte(req.UserName)
+		data[CredentialPasswordKey] = []byte(req.Password)
+		fields.Credentials = true
+	}
+	if len(data) == 0 {
+		return nil, fields, nil
+	}
+	return data, fields, nil
+}
+
+func certPEMs(t system.MediaTrust) []string {
+	out := make([]string, len(t.Certificates))
+	for i, c := range t.Certificates {
+		out[i] = c.PEM
+	}
+	return out
+}
+
+// createImportSecret creates the import Secret of slot (named in
+// slot.ImportSecret), owned by the VM.
+func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot system.MediaSlot, data map[string][]byte) error {
+	o := owner{key: vm.Key, uid: vm.Object.GetUID()}
+	l := objectLabels(ComponentImportSecret, slot.Slot)
+	l[LabelInsertID] = slot.InsertID
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            slot.ImportSecret,
+			Namespace:       vm.Key.Namespace,
+			Labels:          l,
+			OwnerReferences: []metav1.OwnerReference{o.ref()},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if _, err := s.kube.CoreV1().Secrets(vm.Key.Namespace).Create(ctx, sec, metav1.CreateOptions{FieldManager: apply.ManagerMedia}); err != nil {
+		return fmt.Errorf("create import Secret %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)
+	}
+	return nil
+}
+
+// deleteImportSecret deletes an import Secret ("" and a missing one are
+// fine).
+func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
+	if name == "" {
+		return nil
+	}
+	err := kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete import Secret %s/%s: %w", ns, name, err)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package media
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// A slot's trust (Redfish VerifyCertificate and its Certificates
+// collection) lives in a ConfigMap owned by the VM, named by
+// [TrustConfigMapName]: it outlives inserts and ejects, any replica reads
+// it, and it goes with the VM. No ConfigMap means the defaults: verify,
+// with the system roots and the bridge's CA bundle.
+
+// ComponentTrust labels the trust ConfigMaps.
+const ComponentTrust = "media-tls"
+
+const (
+	verifyKey  = "verifyCertificate"
+	certPrefix = "certificate-"
+	// MaxCertificates bounds a slot's Certificates collection.
+	MaxCertificates = 16
+	// maxCertificateBytes bounds one posted CertificateString.
+	maxCertificateBytes = 64 << 10
+)
+
+// ErrCertificateNotFound reports a certificate id the slot does not hold
+// (Redfish 404).
+var ErrCertificateNotFound = errors.New("certificate not found")
+
+// InvalidCertificateError reports a CertificateString the bridge refuses
+// (Redfish 400).
+type InvalidCertificateError struct{ Reason string }
+
+func (e *InvalidCertificateError) Error() string { return "invalid certificate: " + e.Reason }
+
+// TrustConfigMapName is the ConfigMap holding the trust of a VM's slot.
+func TrustConfigMapName(key system.Key, slot string) string { return ClaimName(key, slot) + "-tls" }
+
+// Trust returns the slot's trust settings.
+func (s *Service) Trust(ctx context.Context, key system.Key, slot string) (system.MediaTrust, error) {
+	if !ValidSlot(slot) {
+		return system.MediaTrust{}, fmt.Errorf("trust of %s slot %q: %w", key, slot, ErrInvalidSlot)
+	}
+	cm, err := s.trustConfigMap(ctx, key, slot)
+	if err != nil || cm == nil {
+		return system.MediaTrust{VerifyCertificate: true}, err
+	}
+	return decodeTrust(cm), nil
+}
+
+// SetVerifyCertificate sets the slot's VerifyCertificate; it applies to
+// the next insert.
+func (s *Service) SetVerifyCertificate(ctx context.Context, key system.Key, slot string, verify bool) error {
+	_, err := s.editTrust(ctx, key, slot, func(t *system.MediaTrust) error {
+		t.VerifyCertificate = verify
+		return nil
+	})
+	return err
+}
+
+// AddCertificate adds a PEM certificate (or chain) to the slot's
+// Certificates and returns it with its new id.
+func (s *Service) AddCertificate(ctx context.Context, key system.Key, slot, pemText string) (system.MediaCertificate, error) {
+	if _, err := ParseCertificates(pemText); err != nil {
+		return system.MediaCertificate{}, err
+	}
+	var added system.MediaCertificate
+	_, err := s.editTrust(ctx, key, slot, func(t *system.MediaTrust) error {
+		if len(t.Certificates) >= MaxCertificates {
+			return &InvalidCertificateError{Reason: fmt.Sprintf("the slot holds %d certificates already, the most it takes", MaxCertificates)}
+		}
+		next := 1
+		for _, c := range t.Certificates {
+			if n, err := strconv.Atoi(c.ID); err == nil && n >= next {
+				next = n + 1
+			}
+		}
+		added = system.MediaCertificate{ID: strconv.Itoa(next), PEM: pemText}
+		t.Certificates = append(t.Certificates, added)
+		return nil
+	})
+	if err != nil {
+		return system.MediaCertificate{}, err
+	}
+	s.log.InfoContext(ctx, "media certificate added", "vm", key.String(), "slot", slot, "certificate", added.ID)
+	return added, nil
+}
+
+// DeleteCertificate removes certificate id from the slot's Certificates.
+func (s *Service) DeleteCertificate(ctx context.Context, key system.Key, slot, id string) error {
+	_, err := s.editTrust(ctx, key, slot, func(t *system.MediaTrust) error {
+		for i, c := range t.Certificates {
+			if c.ID == id {
+				t.Certificates = append(t.Certificates[:i], t.Certificates[i+1:]...)
+				return nil
+			}
+		}
+		return fmt.Errorf("certificate %q of %s slot %s: %w", id, key, slot, ErrCertificateNotFound)
+	})
+	if err == nil {
+		s.log.InfoContext(ctx, "media certificate deleted", "vm", key.String(), "slot", slot, "certificate", id)
+	}
+	return err
+}
+
+// ParseCertificates checks a CertificateString: PEM CERTIFICATE blocks
+// only, at least one, each a valid X.509 certificate.
+func ParseCertificates(pemText string) ([]*x509.Certificate, error) {
+	if len(pemText) > maxCertificateBytes {
+		return nil, &InvalidCertificateError{Reason: fmt.Sprintf("longer than %d bytes", maxCertificateBytes)}
+	}
+	var certs []*x509.Certificate
+	rest := []byte(pemText)
+	for {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			return nil, &InvalidCertificateError{Reason: fmt.Sprintf("PEM block %q is not a CERTIFICATE", b.Type)}
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, &InvalidCertificateError{Reason: err.Error()}
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, &InvalidCertificateError{Reason: "no PEM certificate"}
+	}
+	if strings.TrimSpace(string(rest)) != "" {
+		return nil, &InvalidCertificateError{Reason: "text after the last PEM block"}
+	}
+	return certs, nil
+}
+
+// trustConfigMap reads the slot's ConfigMap; nil when there is none.
+func (s *Service) trustConfigMap(ctx context.Context, key system.Key, slot string) (*corev1.ConfigMap, error) {
+	name := TrustConfigMapName(key, slot)
+	cm, err := s.kube.CoreV1().ConfigMaps(key.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trust ConfigMap %s/%s: %w", key.Namespace, name, err)
+	}
+	if !ownedBy(cm, key.Name) {
+		return nil, fmt.Errorf("ConfigMap %s/%s exists and does not belong to VM %s", key.Namespace, name, key)
+	}
+	return cm, nil
+}
+
+// editTrust applies edit to the slot's trust on a fresh read and writes it
+// back (resourceVersion precondition, retried on conflict), creating the
+// ConfigMap, owned by the VM, on the first edit.
+func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, edit func(*system.MediaTrust) error) (system.MediaTrust, error) {
+	if !ValidSlot(slot) {
+		return system.MediaTrust{}, fmt.Errorf("trust of %s slot %q: %w", key, slot, ErrInvalidSlot)
+	}
+	var out system.MediaTrust
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := s.trustConfigMap(ctx, key, slot)
+		if err != nil {
+			return err
+		}
+		t := system.MediaTrust{VerifyCertificate: true}
+		if cm != nil {
+			t = decodeTrust(cm)
+		}
+		if err := edit(&t); err != nil {
+			return err
+		}
+		out = t
+		cms := s.kube.CoreV1().ConfigMaps(key.Namespace)
+		if cm != nil {
+			cm.Data = encodeTrust(t)
+			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: apply.ManagerMedia})
+			return err
+		}
+		vm, err := s.w.Read(ctx, key)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		cm = &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:            TrustConfigMapName(key, slot),
+				Namespace:       key.Namespace,
+				Labels:          objectLabels(ComponentTrust, slot),
+				OwnerReferences: []metav1.OwnerReference{owner{key: key, uid: vm.Object.GetUID()}.ref()},
+			},
+			Data: encodeTrust(t),
+		}
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: apply.ManagerMedia})
+		if apierrors.IsAlreadyExists(err) { // another request created it: edit that one
+			return apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, err)
+		}
+		return err
+	})
+	if err != nil {
+		return system.MediaTrust{}, fmt.Errorf("edit trust of %s slot %s: %w", key, slot, err)
+	}
+	return out, nil
+}
+
+func decodeTrust(cm *corev1.ConfigMap) system.MediaTrust {
+	t := system.MediaTrust{VerifyCertificate: cm.Data[verifyKey] != "false"}
+	for k, v := range cm.Data {
+		if id, ok := strings.CutPrefix(k, certPrefix); ok {
+			t.Certificates = append(t.Certificates, system.MediaCertificate{ID: id, PEM: v})
+		}
+	}
+	sort.Slice(t.Certificates, func(i, j int) bool {
+		a, _ := strconv.Atoi(t.Certificates[i].ID)
+		b, _ := strconv.Atoi(t.Certificates[j].ID)
+		return a < b
+	})
+	return t
+}
+
+func encodeTrust(t system.MediaTrust) map[string]string {
+	data := map[string]string{verifyKey: strconv.FormatBool(t.VerifyCertificate)}
+	for _, c := range t.Certificates {
+		data[certPrefix+c.ID] = c.PEM
+	}
+	return data
+}
