@@ -65,7 +65,7 @@ func startAll(t *testing.T) {
 	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(newCaptureHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, v := range crds.Variants {
 		wg.Go(func() {
 			start := time.Now()

@@ -36,4 +36,12 @@
 // The import pod runs this binary's `import` subcommand ([RunImport]): a
 // plain HTTP(S) GET streamed into the PVC. The URL is passed as an argument,
 // never through a shell.
+//
+// A slot's TLS trust (Redfish VerifyCertificate and Certificates, see
+// [Service.Trust]) lives in a ConfigMap owned by the VM; the bridge-wide CA
+// bundle in a ConfigMap of the bridge's namespace ([Service.SetCABundle]).
+// What an insert needs besides its URL (those CAs, InsertMedia's
+// credentials) goes into its import Secret, owned by the VM, mounted by the
+// import pod (only file paths in its arguments) and deleted when the
+// import ends or on eject.
 package media

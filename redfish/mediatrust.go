@@ -41,11 +41,7 @@ func (s *Server) renderMediaTrust(c echo.Context, v SystemView, sl system.MediaS
 // patchVirtualMedia writes VerifyCertificate, the slot's only writable
 // property; If-Match is checked against the resource's ETag.
 func (s *Server) patchVirtualMedia(c echo.Context) error {
-	v, sl, err := s.slot(c)
-	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
+	v, sl, body, err := s.slotBody(c)
 	if err != nil {
 		return err
 	}
@@ -69,6 +65,16 @@ func (s *Server) patchVirtualMedia(c echo.Context) error {
 		return fmt.Errorf("set VerifyCertificate of %s slot %s: %w", v.Key, sl.Slot, err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// slotBody resolves :slot and reads the request's required body.
+func (s *Server) slotBody(c echo.Context) (SystemView, system.MediaSlot, map[string]json.RawMessage, error) {
+	v, sl, err := s.slot(c)
+	if err != nil {
+		return v, sl, nil, err
+	}
+	body, err := requireBody(c)
+	return v, sl, body, err
 }
 
 func certificatesURI(c echo.Context, v SystemView, slot string) string {
@@ -97,11 +103,7 @@ func (s *Server) listCertificates(c echo.Context) error {
 // postCertificate adds {"CertificateString": pem, "CertificateType": "PEM"}
 // and answers 201 with the new member, its URI in Location.
 func (s *Server) postCertificate(c echo.Context) error {
-	v, sl, err := s.slot(c)
-	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
+	v, sl, body, err := s.slotBody(c)
 	if err != nil {
 		return err
 	}

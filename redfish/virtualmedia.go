@@ -116,11 +116,7 @@ func (s *Server) getVirtualMedia(c echo.Context) error {
 // credentials) and answers 202 with the task of the import, whose monitor
 // is in Location.
 func (s *Server) insertMedia(c echo.Context) error {
-	v, sl, err := s.slot(c)
-	if err != nil {
-		return err
-	}
-	body, err := requireBody(c)
+	v, sl, body, err := s.slotBody(c)
 	if err != nil {
 		return err
 	}
