@@ -63,7 +63,8 @@ func FirmwareMode(vm *VM) system.BootMode {
 // nothing, which releases them), the bootloader once a mode is set, and
 // features.smm.enabled true while Secure Boot is Enabled (dropped, so
 // released, when it is not: an author who owns smm.enabled true as well
-// keeps it).
+// keeps it), and rebootPolicy Terminate while a Once override lays out a
+// boot (see armsTerminate; dropped, so released, when it ends).
 // Disks named in exclude are left out of the layout (an eject in progress).
 // Boot always forces.
 //
@@ -87,6 +88,9 @@ func BuildBoot(mode Mode, vm *VM, o system.BootOverride, exclude map[string]bool
 	}
 	if o.SecureBoot == system.SecureBootEnabled {
 		body.Object = mergeInto(body.Object, smmPath, map[string]any{"enabled": true})
+	}
+	if armsTerminate(vm, o) {
+		_ = unstructured.SetNestedField(body.Object, RebootPolicyTerminate, rebootPolicyPath...)
 	}
 	layout := Layout(o, devicesOf(vm.Object, exclude))
 	if mode == ModeAtomic {

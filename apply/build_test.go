@@ -47,6 +47,13 @@ func TestBuildersGolden(t *testing.T) {
 		{"boot-cd-once-no-cdrom-yet", func(t *testing.T, mode Mode) (*Body, error) {
 			return BuildBoot(mode, decodeFixture(baseVM(t)), cdOnce, nil)
 		}},
+		{"boot-cd-once-author-rebootpolicy", func(t *testing.T, mode Mode) (*Body, error) {
+			u := withCD(t, baseVM(t), 0)
+			if err := unstructured.SetNestedField(u.Object, "Reboot", rebootPolicyPath...); err != nil {
+				t.Fatal(err)
+			}
+			return BuildBoot(mode, decodeFixture(u), cdOnce, nil)
+		}},
 		{"boot-hdd-continuous-uefi", func(t *testing.T, mode Mode) (*Body, error) {
 			o := system.BootOverride{Target: system.BootHdd, Enabled: system.BootContinuous, Mode: system.BootUEFI}
 			return BuildBoot(mode, decodeFixture(withCD(t, baseVM(t), 0)), o, nil)

@@ -32,6 +32,13 @@
 //	               T.domain.features.smm.enabled (true) while Secure Boot is         same
 //	                 Enabled (KubeVirt's secure boot needs SMM); dropped when
 //	                 it is not (an author who also set it true keeps it)
+//	               T.domain.rebootPolicy (Terminate) while a Once override         same
+//	                 lays out a boot, so that a reboot the guest does itself
+//	                 ends the VMI; dropped when the override ends. Never
+//	                 taken from an author who set a value: then, and where
+//	                 the cluster refuses the field (KubeVirt's RebootPolicy
+//	                 feature gate off), the override is applied without it
+//	                 (a Warning event, RebootPolicyFallbacks)
 //	redfish-power  metadata.annotations[redfish-bridge.io/power]                     same
 //	                 (while a power-on is deferred or was dropped)
 //	               spec.runStrategy                                                  same

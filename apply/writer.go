@@ -45,6 +45,13 @@ type Options struct {
 	// race suite sets it to prove its invariant checker detects them. Never
 	// set it in a server.
 	DisablePrecondition bool
+
+	// DisableRebootPolicy is a TEST-ONLY NEGATIVE CONTROL. When true the
+	// Writer strips rebootPolicy from every redfish-boot apply body, which
+	// brings back the install loop rebootPolicy Terminate exists to prevent
+	// (a guest that reboots itself after a Once Cd boot boots the CD again).
+	// Never set it in a server.
+	DisableRebootPolicy bool
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +90,8 @@ type Client struct {
 	// recent: the Client's own writes the cache may not show yet (nil in
 	// tests that measure without it).
 	recent *recent
+	// fallbacks: Once overrides armed without rebootPolicy Terminate.
+	fallbacks fallbackCounters
 }
 
 var _ Writer = (*Client)(nil)
@@ -263,12 +272,25 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 		obj = obj.DeepCopy()
 		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
 	}
+	if c.opts.DisableRebootPolicy && hasRebootPolicy(obj) {
+		obj = withoutRebootPolicy(obj)
+	}
 	var sub []string
 	if b.Subresource != "" {
 		sub = []string{b.Subresource}
 	}
-	out, err := c.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
-		metav1.ApplyOptions{FieldManager: manager, Force: b.Force}, sub...)
+	send := func(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return c.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
+			metav1.ApplyOptions{FieldManager: manager, Force: b.Force}, sub...)
+	}
+	out, err := send(obj)
+	var refusal error
+	if err != nil && hasRebootPolicy(obj) && RebootPolicyRefused(err) {
+		// The cluster does not take rebootPolicy (feature gate off): the
+		// same intent without it (today's revert on the next VMI).
+		refusal, obj = err, withoutRebootPolicy(obj)
+		out, err = send(obj)
+	}
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			st.conflicts.Add(1)
@@ -277,5 +299,9 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 	}
 	st.applies.Add(1)
 	c.recent.remember(read.Key, obj.GetResourceVersion(), out)
-	return Decode(read.Key, out, read.VMI), nil
+	vm := Decode(read.Key, out, read.VMI)
+	if manager == ManagerBoot {
+		c.noteUnarmed(ctx, read, obj, vm, refusal)
+	}
+	return vm, nil
 }

@@ -15,6 +15,7 @@ const (
 	annots  = `\.metadata\.annotations\.`
 	loader  = tmpl + `\.domain\.firmware\.bootloader\.(efi|bios)(\..+)?`
 	smm     = tmpl + `\.domain\.features\.smm\.enabled`
+	reboot  = tmpl + `\.domain\.rebootPolicy`
 	// stateRequests is in the status subresource (an atomic list).
 	stateRequests = `\.status\.stateChangeRequests`
 	named         = `\[name="[^"]+"\]`
@@ -37,6 +38,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			ifaces+named+`(\.name|\.bootOrder)?`,
 			loader,
 			smm,
+			reboot,
 		),
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,
@@ -56,6 +58,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			ifaces,
 			loader,
 			smm,
+			reboot,
 		),
 		apply.ManagerPower: compile(
 			annots+`redfish-bridge\.io/power`,

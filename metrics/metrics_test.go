@@ -25,6 +25,9 @@ func TestCollect(t *testing.T) {
 		},
 		Media:  func() media.Stats { return media.Stats{PodsCreated: 2, ImportsReady: 1, ImportsFailed: 1} },
 		Queues: func() map[string]int { return queues },
+		RebootPolicyFallbacks: func() map[string]int64 {
+			return map[string]int64{apply.FallbackRefused: 2, apply.FallbackAuthor: 0}
+		},
 	})
 	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 3*time.Millisecond)
 	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 5*time.Millisecond)
@@ -52,13 +55,17 @@ redfish_bridge_media_imports_total{event="failed"} 1
 redfish_bridge_media_imports_total{event="started"} 2
 redfish_bridge_media_imports_total{event="succeeded"} 1
 redfish_bridge_media_imports_total{event="timed_out"} 0
+# HELP redfish_bridge_reboot_policy_fallbacks_total Once boot overrides armed without rebootPolicy Terminate (a reboot the guest does itself boots the override's target again), by reason: RebootPolicyRefused (the cluster refused the field: KubeVirt's RebootPolicy feature gate is off), RebootPolicyAuthorOwned (the VM's author set another value).
+# TYPE redfish_bridge_reboot_policy_fallbacks_total counter
+redfish_bridge_reboot_policy_fallbacks_total{reason="RebootPolicyAuthorOwned"} 0
+redfish_bridge_reboot_policy_fallbacks_total{reason="RebootPolicyRefused"} 2
 # HELP redfish_bridge_reconciler_queue_depth VMs waiting in a reconciler's queue.
 # TYPE redfish_bridge_reconciler_queue_depth gauge
 redfish_bridge_reconciler_queue_depth{reconciler="media"} 2
 redfish_bridge_reconciler_queue_depth{reconciler="power"} 0
 `
 	names := []string{"redfish_bridge_applies_total", "redfish_bridge_http_requests_total", "redfish_bridge_leader",
-		"redfish_bridge_media_imports_total", "redfish_bridge_reconciler_queue_depth"}
+		"redfish_bridge_media_imports_total", "redfish_bridge_reboot_policy_fallbacks_total", "redfish_bridge_reconciler_queue_depth"}
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}

@@ -18,6 +18,10 @@ type Sources struct {
 	// Queues returns the reconcilers' queue depths by reconciler name
 	// (empty while this replica does not lead).
 	Queues func() map[string]int
+	// RebootPolicyFallbacks returns how many Once boot overrides were armed
+	// without rebootPolicy Terminate, by reason
+	// (apply.Client.RebootPolicyFallbacks).
+	RebootPolicyFallbacks func() map[string]int64
 }
 
 var (
@@ -30,6 +34,9 @@ var (
 	mediaDesc = prometheus.NewDesc(namespace+"_media_repairs_total",
 		"Media reconciler repairs by kind.",
 		[]string{"kind"}, nil)
+	fallbackDesc = prometheus.NewDesc(namespace+"_reboot_policy_fallbacks_total",
+		"Once boot overrides armed without rebootPolicy Terminate (a reboot the guest does itself boots the override's target again), by reason: RebootPolicyRefused (the cluster refused the field: KubeVirt's RebootPolicy feature gate is off), RebootPolicyAuthorOwned (the VM's author set another value).",
+		[]string{"reason"}, nil)
 	queueDesc = prometheus.NewDesc(namespace+"_reconciler_queue_depth",
 		"VMs waiting in a reconciler's queue.",
 		[]string{"reconciler"}, nil)
@@ -43,7 +50,7 @@ func (m *Metrics) Watch(src Sources) {
 type sourceCollector struct{ src Sources }
 
 func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{appliesDesc, importsDesc, mediaDesc, queueDesc} {
+	for _, d := range []*prometheus.Desc{appliesDesc, importsDesc, mediaDesc, fallbackDesc, queueDesc} {
 		ch <- d
 	}
 }
@@ -58,6 +65,11 @@ func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(appliesDesc, s.Conflicts, manager, "conflict")
 			counter(appliesDesc, s.Retries, manager, "retry")
 			counter(appliesDesc, s.Failures, manager, "failed")
+		}
+	}
+	if c.src.RebootPolicyFallbacks != nil {
+		for reason, n := range c.src.RebootPolicyFallbacks() {
+			counter(fallbackDesc, n, reason)
 		}
 	}
 	if c.src.Media != nil {

@@ -159,7 +159,8 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },
 		workers:  2,
 	}
-	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues})
+	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues,
+		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
 	authn, err := authenticator(ctx, kube, cfg)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,12 @@ type BootOverride struct {
 	// set ("" if none). The override reverts after a VMI with another UID
 	// reaches Running: that is exactly one boot.
 	ArmedVMI string `json:"armedVMI,omitempty"`
+	// RebootVMI is the UID of the VMI that booted a Once override with
+	// rebootPolicy Terminate in its spec ("" if none): when that VMI ends
+	// by itself, its guest rebooted (or powered off: KubeVirt v1.9 records
+	// both as VMI Succeeded), and power starts the VM again so that the
+	// reboot reaches the disk. Cleared once the next VMI runs.
+	RebootVMI string `json:"rebootVMI,omitempty"`
 }
 
 // Pending reports whether the override still has to take effect or stay.

@@ -35,6 +35,9 @@ func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface, 
 	if err := installPolicy(ctx, cs); err != nil {
 		return err
 	}
+	if err := installGatePolicy(ctx, cs); err != nil {
+		return err
+	}
 	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)

@@ -1,0 +1,108 @@
+package apply
+
+import (
+	"errors"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// RebootPolicyTerminate is KubeVirt's rebootPolicy (v1.9,
+// T.domain.rebootPolicy, feature gate RebootPolicy) that ends the VMI when
+// the guest reboots, instead of rebooting the domain in place with the boot
+// order it was started with.
+const RebootPolicyTerminate = "Terminate"
+
+// rebootPolicyPath is where the VM template holds it.
+var rebootPolicyPath = []string{"spec", "template", "spec", "domain", "rebootPolicy"}
+
+// Reasons redfish-boot could not arm rebootPolicy Terminate for a Once
+// override ([Client.RebootPolicyFallbacks], the Warning event's reason).
+const (
+	// FallbackRefused: the cluster refused the field (KubeVirt's RebootPolicy
+	// feature gate is off, or a KubeVirt older than v1.8).
+	FallbackRefused = "RebootPolicyRefused"
+	// FallbackAuthor: the VM's author owns another rebootPolicy value.
+	FallbackAuthor = "RebootPolicyAuthorOwned"
+)
+
+// RebootPolicy returns the VM template's rebootPolicy, "" when unset.
+func RebootPolicy(vm *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(vm.Object, rebootPolicyPath...)
+	return v
+}
+
+// VMIRebootPolicy returns a VMI's spec.domain.rebootPolicy (what its guest
+// reboot does), "" when unset.
+func VMIRebootPolicy(vmi *unstructured.Unstructured) string {
+	v, _, _ := unstructured.NestedString(vmi.Object, "spec", "domain", "rebootPolicy")
+	return v
+}
+
+// armsTerminate reports whether redfish-boot's intent for override o
+// includes rebootPolicy Terminate: while a Once override lays out a boot,
+// so that a reboot the guest does itself ends the VMI and the next VMI boots
+// what the reverted override leaves (the disk). An author's value is never
+// taken: the field is armed only when the VM has none or redfish-boot owns
+// it already.
+func armsTerminate(vm *VM, o system.BootOverride) bool {
+	if o.Enabled != system.BootOnce || !Active(o) {
+		return false
+	}
+	if RebootPolicy(vm.Object) == "" {
+		return true
+	}
+	return owns(vm.Object, ManagerBoot, "spec", "template", "spec", "domain", "rebootPolicy")
+}
+
+// RebootPolicyRefused reports whether err is the cluster refusing
+// T.domain.rebootPolicy: KubeVirt's VM admission webhook with the
+// RebootPolicy feature gate off (v1.9 denies the field with a
+// FieldValueNotSupported cause on it, message naming the gate
+// 'RebootPolicy'), or an apiserver whose VirtualMachine schema predates the
+// field ("field not declared in schema"). Conflicts never are.
+func RebootPolicyRefused(err error) bool {
+	var se apierrors.APIStatus
+	if err == nil || apierrors.IsConflict(err) || !errors.As(err, &se) {
+		return false
+	}
+	st := se.Status()
+	texts := []string{st.Message}
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			texts = append(texts, c.Field, c.Message)
+		}
+	}
+	for _, s := range texts {
+		if strings.Contains(strings.ToLower(s), "rebootpolicy") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasRebootPolicy reports whether an apply body sets rebootPolicy.
+func hasRebootPolicy(body *unstructured.Unstructured) bool {
+	_, found, _ := unstructured.NestedFieldNoCopy(body.Object, rebootPolicyPath...)
+	return found
+}
+
+// withoutRebootPolicy returns a copy of body without rebootPolicy, and
+// without the parents that held nothing else (an empty map in an apply body
+// would claim it).
+func withoutRebootPolicy(body *unstructured.Unstructured) *unstructured.Unstructured {
+	out := body.DeepCopy()
+	for n := len(rebootPolicyPath); n >= 1; n-- {
+		path := rebootPolicyPath[:n]
+		if n < len(rebootPolicyPath) {
+			if m, _, _ := unstructured.NestedMap(out.Object, path...); len(m) > 0 {
+				break
+			}
+		}
+		unstructured.RemoveNestedField(out.Object, path...)
+	}
+	return out
+}
