@@ -9,6 +9,11 @@
 //     VirtualMachineInstance; the VMI walks Pending -> Scheduling ->
 //     Scheduled -> Running; the VM's status (printableStatus, ready,
 //     created, conditions Ready and RestartRequired) follows.
+//   - guests: [Simulator.GuestShutdown] powers one off (VMI Succeeded);
+//     [Simulator.GuestReboot] reboots one as KubeVirt v1.9 does under the
+//     VMI's rebootPolicy (Reboot: in place, the same boot order again;
+//     Terminate: the VMI ends Succeeded). Every VMI records what it booted
+//     ([AnnotationBoots]).
 //   - the corruption KubeVirt really suffers: a template with a volume that
 //     has no disk (or a non-CD-ROM disk with no volume) makes the VMI fail
 //     and the VM crash-loop; every such VM is recorded as a [Corruption]

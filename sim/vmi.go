@@ -50,10 +50,10 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 				"conditions": []any{condition(string(kubevirtv1.VirtualMachineInstanceReady), false, "GuestCrashed", msg)},
 			})
 		}
-		return 0, s.setVMIPhase(ctx, vmi, kubevirtv1.Running, map[string]any{
+		return 0, s.setVMIPhaseAnnotated(ctx, vmi, kubevirtv1.Running, map[string]any{
 			"interfaces": interfaceStatus(vmi),
 			"conditions": []any{condition(string(kubevirtv1.VirtualMachineInstanceReady), true, "", "")},
-		})
+		}, bootsAfterOne(vmi))
 	}
 	return 0, nil
 }
@@ -114,14 +114,20 @@ func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured)
 // setVMIPhase writes status.phase plus extra status fields, guarded by the
 // resourceVersion just read so a stale cache never moves a VMI backwards.
 func (s *Simulator) setVMIPhase(ctx context.Context, vmi *unstructured.Unstructured, phase kubevirtv1.VirtualMachineInstancePhase, extra map[string]any) error {
+	return s.setVMIPhaseAnnotated(ctx, vmi, phase, extra, nil)
+}
+
+// setVMIPhaseAnnotated is setVMIPhase that also merges annotations.
+func (s *Simulator) setVMIPhaseAnnotated(ctx context.Context, vmi *unstructured.Unstructured, phase kubevirtv1.VirtualMachineInstancePhase, extra, annotations map[string]any) error {
 	status := map[string]any{"phase": string(phase), "phaseTransitionTimestamps": phaseTransitions(vmi, phase)}
 	for k, v := range extra {
 		status[k] = v
 	}
-	body := map[string]any{
-		"metadata": map[string]any{"resourceVersion": vmi.GetResourceVersion()},
-		"status":   status,
+	meta := map[string]any{"resourceVersion": vmi.GetResourceVersion()}
+	if annotations != nil {
+		meta["annotations"] = annotations
 	}
+	body := map[string]any{"metadata": meta, "status": status}
 	if err := s.patchStatus(ctx, vmi.GetNamespace(), vmi.GetName(), body); err != nil {
 		return fmt.Errorf("set VMI %s/%s phase %s: %w", vmi.GetNamespace(), vmi.GetName(), phase, err)
 	}
