@@ -19,6 +19,11 @@
 // already on, and a restart appends Stop(uid)+Start, exactly what virt-api's
 // start and restart subresources do; deleting the VMI alone would leave the
 // VM off. Power-off withdraws a pending Start first.
+// A Once override is reverted when the next VMI runs; that VMI carries the
+// rebootPolicy Terminate redfish-boot armed with the override, so a reboot
+// its guest does itself ends it, and the [Reconciler] starts the VM again
+// (from the disk) where KubeVirt does not: see reboot.go for what KubeVirt
+// v1.9 does, and why PowerState stays On across it.
 // Power-on while any media slot is Pending or Importing records OnDeferred
 // on the VM instead; the [Reconciler] starts the VM when the imports are
 // done, or drops the request (DroppedReason) when one failed. Reset types

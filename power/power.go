@@ -74,6 +74,12 @@ const (
 // start powers the VM on (see the package doc). deferred reports that it
 // recorded OnDeferred instead.
 func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err error) {
+	return s.startIf(ctx, key, nil)
+}
+
+// startIf is start that writes nothing unless guard (nil: none) holds on
+// each fresh read it decides on.
+func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool) (deferred bool, err error) {
 	for attempt := range maxStartAttempts {
 		if attempt > 0 {
 			if err := apply.Backoff(ctx, attempt, startBackoff, maxStartBackoff); err != nil {
@@ -83,9 +89,12 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if _, err := s.w.Relayout(ctx, key); err != nil {
 			return false, fmt.Errorf("power on %s: settle boot order: %w", key, err)
 		}
-		running, wasOn := false, false
+		running, wasOn, refused := false, false, false
 		_, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
 			deferred, running = false, false
+			if refused = guard != nil && !guard(vm); refused {
+				return apply.ErrNoChange
+			}
 			wasOn = isOn(vm)
 			if slot, busy := busySlot(vm); busy {
 				// Decide from the VM's own runStrategy (covered by the
@@ -122,7 +131,7 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		if deferred {
 			return true, nil
 		}
-		if running {
+		if running || refused {
 			return false, nil // already on while an import is in flight: touch nothing
 		}
 		if wasOn {
@@ -138,7 +147,7 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 		// observed before this On keeps its runStrategy and stays off.
 		// The Start request (what virt-api's start does) covers them all;
 		// on a VM that is in fact running virt-controller just drops it.
-		return false, s.request(ctx, key, apply.StateRequest{Action: apply.RequestStart})
+		return false, s.requestIf(ctx, key, guard, apply.StateRequest{Action: apply.RequestStart})
 	}
 	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w", key, maxStartAttempts, errUnsettled)
 }
@@ -148,6 +157,9 @@ func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err
 // The Start request goes first: virt-controller answers a Start on a Halted
 // VM without a VMI by switching it to runStrategy Always.
 func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
+	if err := s.endRebootWatch(ctx, key); err != nil {
+		return fmt.Errorf("power off %s: %w", key, err)
+	}
 	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]apply.StateRequest) error {
 		kept := slices.DeleteFunc(slices.Clone(*reqs), func(r apply.StateRequest) bool { return r.Action == apply.RequestStart })
 		if len(kept) == len(*reqs) {
@@ -180,6 +192,9 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 // deleted at once (grace period 0). The boot order is settled first, so a
 // pending override takes effect. A VM that is not on is powered on instead.
 func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
+	if err := s.endRebootWatch(ctx, key); err != nil {
+		return fmt.Errorf("restart %s: %w", key, err)
+	}
 	if _, err := s.w.Relayout(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: settle boot order: %w", key, err)
 	}
@@ -214,7 +229,16 @@ func meantToRun(vm *apply.VM) bool {
 // request appends state change requests unless the list already ends with
 // them (a retried or repeated call adds nothing).
 func (s *Service) request(ctx context.Context, key system.Key, add ...apply.StateRequest) error {
-	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]apply.StateRequest) error {
+	return s.requestIf(ctx, key, nil, add...)
+}
+
+// requestIf is request that appends nothing unless guard (nil: none) holds
+// on the fresh read.
+func (s *Service) requestIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool, add ...apply.StateRequest) error {
+	_, err := s.w.StateChange(ctx, key, func(vm *apply.VM, reqs *[]apply.StateRequest) error {
+		if guard != nil && !guard(vm) {
+			return apply.ErrNoChange
+		}
 		if n := len(*reqs); n >= len(add) && slices.Equal((*reqs)[n-len(add):], add) {
 			return apply.ErrNoChange
 		}

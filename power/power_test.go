@@ -55,6 +55,8 @@ func startEnv(t *testing.T, c *testcluster.Cluster) *env {
 // envOptions vary startEnvWith for the race suite's negative control.
 type envOptions struct {
 	disablePrecondition bool // apply.Options.DisablePrecondition (TEST-ONLY)
+	disableRebootPolicy bool // apply.Options.DisableRebootPolicy (TEST-ONLY)
+	rebootPolicyGateOff bool // a namespace where the cluster refuses rebootPolicy
 	allowCorruption     bool // the control expects corrupted VMs
 }
 
@@ -62,7 +64,9 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	t.Helper()
 	ctx := t.Context()
 	e := &env{ns: fmt.Sprintf("p%d", nsSeq.Add(1))}
-	if err := c.CreateNamespace(ctx, e.ns); err != nil {
+	if o.rebootPolicyGateOff {
+		e.ns = c.RebootPolicyGateOff(t)
+	} else if err := c.CreateNamespace(ctx, e.ns); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -101,7 +105,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log, DisablePrecondition: o.disablePrecondition})
+	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log, DisablePrecondition: o.disablePrecondition, DisableRebootPolicy: o.disableRebootPolicy})
 	e.s = New(e.w, bridge, log)
 	r, err := NewReconciler(e.s, inv)
 	if err != nil {

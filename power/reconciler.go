@@ -18,9 +18,10 @@ type Events interface {
 }
 
 // Reconciler finishes what a request started, driven by VM and VMI
-// changes: (a) reverts a Once override after exactly one boot, (b) runs or
-// drops a deferred power-on, (c) re-lays out boot orders when disks changed
-// under a pending override.
+// changes: (a) reverts a Once override after exactly one boot, (b) starts
+// the VM again after a guest reboot ended the VMI that booted it
+// (reboot.go), (c) runs or drops a deferred power-on, (d) re-lays out boot
+// orders when disks changed under a pending override.
 type Reconciler struct {
 	s *Service
 	q workqueue.TypedRateLimitingInterface[system.Key]
@@ -89,6 +90,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, key system.Key) error {
 		if err := r.revertOnce(ctx, key); err != nil {
 			return err
 		}
+		if vm, err = r.s.w.Read(ctx, key); err != nil {
+			return err
+		}
+	}
+	if rebootWatched(vm) {
+		if err := r.followReboot(ctx, key, vm); err != nil {
+			return err
+		}
 	}
 	if vm.Power.OnDeferred {
 		if err := r.deferred(ctx, key, vm); err != nil {
@@ -104,21 +113,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, key system.Key) error {
 }
 
 // onceDone: a Once override whose boot happened: a VMI other than the one
-// armed is Running.
+// armed is Running, or already Succeeded (its guest rebooted or powered off
+// before the revert: it ran).
 func onceDone(vm *apply.VM) bool {
-	return vm.Boot.Enabled == system.BootOnce && vm.VMI != nil && vm.VMI.GetDeletionTimestamp() == nil &&
-		phase(vm.VMI) == phaseRunning && string(vm.VMI.GetUID()) != vm.Boot.ArmedVMI
+	if vm.Boot.Enabled != system.BootOnce || vm.VMI == nil || string(vm.VMI.GetUID()) == vm.Boot.ArmedVMI {
+		return false
+	}
+	return (phase(vm.VMI) == phaseRunning && vm.VMI.GetDeletionTimestamp() == nil) || phase(vm.VMI) == phaseSucceeded
 }
 
 // revertOnce disables the override (re-checked on the fresh read the
-// Writer passes), which releases the boot orders.
+// Writer passes), which releases the boot orders and rebootPolicy, and
+// watches the VMI that booted it when a guest reboot ends it (reboot.go).
 func (r *Reconciler) revertOnce(ctx context.Context, key system.Key) error {
 	_, err := r.s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		if !onceDone(vm) {
 			return apply.ErrNoChange
 		}
 		r.s.log.InfoContext(ctx, "boot override Once used: reverting", "vm", key, "target", o.Target, "vmi", vm.VMI.GetUID())
-		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode, SecureBoot: o.SecureBoot}
+		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode, SecureBoot: o.SecureBoot,
+			RebootVMI: rebootVMI(vm)}
 		return nil
 	})
 	if err != nil {

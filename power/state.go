@@ -22,8 +22,13 @@ const (
 //   - no VMI, or a VMI in a final phase (Succeeded, Failed): Off;
 //   - a VMI being deleted: PoweringOff;
 //   - Pending, Scheduling, Scheduled (or no phase yet): PoweringOn;
-//   - Running: On, or Paused when its Paused condition is True.
+//   - Running: On, or Paused when its Paused condition is True;
+//   - but On throughout a guest reboot the bridge follows (reboot.go): from
+//     the end of the VMI that booted a Once override to the next one Running.
 func State(vm *apply.VM) system.PowerState {
+	if rebooting(vm) {
+		return system.PowerOn // a guest reboot under rebootPolicy Terminate (reboot.go)
+	}
 	vmi := vm.VMI
 	if vmi == nil || final(vmi) {
 		return system.PowerOff
