@@ -220,17 +220,7 @@ var ready = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: sys
 // override reverts, and the next boot (restart) has no override.
 func testOnce(t *testing.T, e *env) {
 	ctx := t.Context()
-	key := e.createVM(t, "once")
-	e.setSlot(t, key, ready)
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
-		t.Fatal(err)
-	}
-	first := e.eventually(t, key, "first boot running and override reverted", func(vm *apply.VM) bool {
-		return State(vm) == system.PowerOn && vm.Boot.Enabled == system.BootDisabled
-	})
+	key, first := cdOnceBooted(t, e, "once")
 	vmiOrders := ordersOf(first.VMI, "spec", "domain", "devices", "disks")
 	if vmiOrders[apply.DiskName("cd0")] != 1 {
 		t.Errorf("first boot did not boot the CD-ROM first: VMI boot orders %v", vmiOrders)

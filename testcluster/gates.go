@@ -2,7 +2,6 @@ package testcluster
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -35,45 +34,15 @@ const MsgRebootPolicyGate = "spec.template.spec.domain.rebootPolicy: Reboot poli
 // installGatePolicy creates the policy and its binding to gate-off
 // namespaces.
 func installGatePolicy(ctx context.Context, cs kubernetes.Interface) error {
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: GatePolicyName},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{
-							APIGroups: []string{"kubevirt.io"}, APIVersions: []string{"*"}, Resources: []string{"virtualmachines"},
-						},
-					},
-				}},
-			},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: "!object.spec.?template.?spec.?domain.?rebootPolicy.hasValue()",
-				Message:    MsgRebootPolicyGate,
-				Reason:     ptr(metav1.StatusReasonInvalid),
-			}},
-		},
+	vals := []admissionregistrationv1.Validation{{
+		Expression: "!object.spec.?template.?spec.?domain.?rebootPolicy.hasValue()",
+		Message:    MsgRebootPolicyGate,
+		Reason:     ptr(metav1.StatusReasonInvalid),
+	}}
+	match := &admissionregistrationv1.MatchResources{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRebootPolicyGate: "off"}},
 	}
-	api := cs.AdmissionregistrationV1()
-	if _, err := api.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create admission policy %s: %w", GatePolicyName, err)
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: GatePolicyName},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        GatePolicyName,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRebootPolicyGate: "off"}},
-			},
-		},
-	}
-	if _, err := api.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create admission policy binding %s: %w", GatePolicyName, err)
-	}
-	return nil
+	return createVMPolicy(ctx, cs, GatePolicyName, nil, vals, match)
 }
 
 // RebootPolicyGateOff creates a test namespace (named as

@@ -69,8 +69,19 @@ func ptr[T any](v T) *T { return &v }
 
 // installPolicy creates the policy and its Deny binding.
 func installPolicy(ctx context.Context, cs kubernetes.Interface) error {
+	// Status.TypeChecking would report expressions that do not fit the CRD
+	// schema, but its controller runs in kube-controller-manager, which is
+	// not here: the policy tests exercise every validation instead.
+	return createVMPolicy(ctx, cs, PolicyName, policyVariables, policyValidations, nil)
+}
+
+// createVMPolicy creates a Fail-closed ValidatingAdmissionPolicy on
+// VirtualMachine creates and updates, and its Deny binding (limited to
+// match's namespaces; nil: all).
+func createVMPolicy(ctx context.Context, cs kubernetes.Interface, name string, vars []admissionregistrationv1.Variable,
+	vals []admissionregistrationv1.Validation, match *admissionregistrationv1.MatchResources) error {
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{
@@ -85,26 +96,24 @@ func installPolicy(ctx context.Context, cs kubernetes.Interface) error {
 					},
 				}},
 			},
-			Variables:   policyVariables,
-			Validations: policyValidations,
+			Variables:   vars,
+			Validations: vals,
 		},
 	}
 	api := cs.AdmissionregistrationV1()
 	if _, err := api.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create admission policy %s: %w", PolicyName, err)
+		return fmt.Errorf("create admission policy %s: %w", name, err)
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: PolicyName},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        PolicyName,
+			PolicyName:        name,
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources:    match,
 		},
 	}
 	if _, err := api.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create admission policy binding %s: %w", PolicyName, err)
+		return fmt.Errorf("create admission policy binding %s: %w", name, err)
 	}
-	// Status.TypeChecking would report expressions that do not fit the CRD
-	// schema, but its controller runs in kube-controller-manager, which is
-	// not here: the policy tests exercise every validation instead.
 	return nil
 }
