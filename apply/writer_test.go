@@ -123,11 +123,11 @@ func testLifecycle(t *testing.T, e *env) {
 		}, map[Mode]check{
 			ModeMap: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
 				ManagerMedia: mediaFields[ModeMap],
-				ManagerBoot:  append(bootOrders("cloudinit", cd0, "rootdisk"), bootAnn),
+				ManagerBoot:  append(bootOrders("cloudinit", cd0, "rootdisk"), bootAnn, path(rebootPolicyPath)),
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
 				ManagerMedia: {mediaAnn, path(volumesPath)},
-				ManagerBoot:  {bootAnn, path(disksPath)},
+				ManagerBoot:  {bootAnn, path(disksPath), path(rebootPolicyPath)},
 			}},
 		}},
 		{"power on", func() (*VM, error) {
@@ -144,11 +144,11 @@ func testLifecycle(t *testing.T, e *env) {
 			// map: boot released media-cd0's bootOrder first and renumbered.
 			ModeMap: {map[string]string{"rootdisk": "disk/1", "cloudinit": "disk/2"}, map[string][]string{
 				ManagerMedia: nil,
-				ManagerBoot:  append(bootOrders("cloudinit", "rootdisk"), bootAnn),
+				ManagerBoot:  append(bootOrders("cloudinit", "rootdisk"), bootAnn, path(rebootPolicyPath)),
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3"}, map[string][]string{
 				ManagerMedia: {path(disksPath), path(volumesPath)},
-				ManagerBoot:  {bootAnn},
+				ManagerBoot:  {bootAnn, path(rebootPolicyPath)},
 			}},
 		}},
 		{"revert override", func() (*VM, error) {
