@@ -120,3 +120,29 @@ func TestInsertCredentialsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestMediaTrustScoped: a user of another namespace can neither read nor
+// change a slot's trust (the attack: trusting a CA of one's own for
+// someone else's imports, or turning their verification off).
+func TestMediaTrustScoped(t *testing.T) {
+	e := newEnv(t)
+	ca, err := testca.New("attacker CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, _ := json.Marshal(map[string]string{"CertificateString": ca.PEM, "CertificateType": "PEM"})
+	for _, r := range []req{
+		{method: http.MethodPost, path: mgrMedia + "/Certificates", body: string(post)},
+		{method: http.MethodPatch, path: mgrMedia, body: `{"VerifyCertificate":false}`},
+		{method: http.MethodGet, path: sysMedia + "/Certificates"},
+		{method: http.MethodDelete, path: sysMedia + "/Certificates/1"},
+	} {
+		r.user = "bob"
+		if rec := e.do(t, r); rec.Code != http.StatusNotFound {
+			t.Errorf("bob %s %s: %d, want 404", r.method, r.path, rec.Code)
+		}
+	}
+	if calls := e.fake.takeCalls(); len(calls) != 0 {
+		t.Errorf("writes from another namespace reached the backend: %v", calls)
+	}
+}

@@ -38,12 +38,13 @@ service-uuid: file-uuid
 	// got is the part of the options these cases look at.
 	type got struct {
 		Namespaces, Listen, MetricsListen, LeaseName, PodName, ServiceUUID string
+		ImageCAConfigMap, ImageCAKey                                       string
 		LeaderElect, Insecure                                              bool
 		QPS                                                                float64
 		Burst                                                              int
 	}
 	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
-		QPS: defaultKubeQPS, Burst: defaultKubeBurst}
+		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst}
 	with := func(edit func(*got)) got { g := defaults; edit(&g); return g }
 	for _, tc := range []struct {
 		name    string
@@ -71,6 +72,9 @@ service-uuid: file-uuid
 		{name: "missing file", args: append([]string{"--config", filepath.Join(dir, "nope.yaml")}, base...), wantErr: "config file: open"},
 		{name: "bad env", args: base, env: map[string]string{"REDFISH_BRIDGE_LEADER_ELECT": "sometimes"}, wantErr: "REDFISH_BRIDGE_LEADER_ELECT="},
 		{name: "bad image address policy", args: append([]string{"--image-addr-policy", "deny=not-a-prefix"}, base...), wantErr: "--image-addr-policy"},
+		{name: "image CA bundle from the chart's config", args: base,
+			env:  map[string]string{"REDFISH_BRIDGE_IMAGE_CA_CONFIGMAP": "metal3-ironic-ca", "REDFISH_BRIDGE_IMAGE_CA_KEY": "tls.crt"},
+			want: with(func(g *got) { g.ImageCAConfigMap, g.ImageCAKey = "metal3-ironic-ca", "tls.crt" })},
 		{name: "uuid required", args: []string{"--namespace", "x"}, wantErr: "--service-uuid"},
 		{name: "kube rate limit", args: append([]string{"--kube-qps", "50"}, base...), env: map[string]string{"REDFISH_BRIDGE_KUBE_BURST": "80"},
 			want: with(func(g *got) { g.QPS, g.Burst = 50, 80 })},
@@ -91,7 +95,7 @@ service-uuid: file-uuid
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst}
+			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
