@@ -125,6 +125,7 @@ func install(t *testing.T) *installed {
 		"--set", "users.list[0].name="+user,
 		"--set", "users.list[0].passwordHash="+string(hash),
 		"--set", "users.list[0].namespaces={"+vmNS+"}",
+		"--set", "imageCA.configMap=metal3-ironic-ca",
 	)
 	t.Logf("helm install took %s", time.Since(start).Round(time.Millisecond))
 	admin, err := kubernetes.NewForConfig(cluster.Admin)

@@ -45,6 +45,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	keySecret := env.configString(t, "session-key-secret")
 	sessions := env.configString(t, "sessions-configmap")
 	lease := env.configString(t, "lease-name")
+	imageCA := env.configString(t, "image-ca-configmap")
 	dryRun := []string{metav1.DryRunAll}
 	byName := func(name string) metav1.ListOptions {
 		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
@@ -183,6 +184,11 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		{"", "configmaps", "create", releaseNS}: func(ctx context.Context) error {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: sessions, Namespace: releaseNS}}
 			_, err := cms.Create(ctx, cm, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		// media: the bridge-wide CA bundle, read at each insert (media/importsecret.go).
+		{"", "configmaps", "get", releaseNS}: func(ctx context.Context) error {
+			_, err := cms.Get(ctx, imageCA, metav1.GetOptions{})
 			return err
 		},
 		// Leader election (client-go resourcelock.LeaseLock: get, create, update).
@@ -342,6 +348,10 @@ func everyVerbNeeded(t *testing.T, env *installed) {
 			},
 			"get another CRD": func(ctx context.Context) error {
 				_, err := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Get(ctx, "virtualmachineinstances.kubevirt.io", metav1.GetOptions{})
+				return err
+			},
+			"get a ConfigMap of the release other than the CA bundle": func(ctx context.Context) error {
+				_, err := kube.CoreV1().ConfigMaps(releaseNS).Get(ctx, fullname, metav1.GetOptions{})
 				return err
 			},
 			"read a Secret where VMs live": func(ctx context.Context) error {
