@@ -166,6 +166,7 @@ func TestGofish(t *testing.T) {
 			}
 			return s.PowerState == redfish.OnPowerState, string(s.PowerState)
 		})
+		t.Run("guest reboot boots the disk", func(t *testing.T) { checkGuestReboot(t, env, a, c, sys.ODataID, vmGofish) })
 	})
 }
 
