@@ -4,10 +4,12 @@
 //
 //   - [SecretUsers]: users from a Secret (bcrypt hashes and scopes, see
 //     auth.ParseSecretData), watched, so a changed password or removed user
-//     takes effect at once.
+//     takes effect at once; a malformed entry rejects that user only.
 //   - [ConfigMapRevocations]: ended sessions as keys of a ConfigMap (session
-//     id -> expiry), each written by a server-side apply of that one key
-//     under the field manager "redfish-sessions"; expired keys are pruned.
+//     id -> expiry), each written by a JSON merge patch of that one key
+//     under the field manager "redfish-sessions"; expired keys are pruned,
+//     at most [MaxRevocations] live ones are kept, and a logout that cannot
+//     be recorded still ends the session on this replica (fail closed).
 //   - [SessionKey]: the HMAC key that signs session tokens, from a Secret
-//     every replica reads.
+//     every replica reads (at least 32 bytes).
 package kubeauth

@@ -3,6 +3,7 @@ package kubeauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,6 +19,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
+// MaxRevocations bounds the sessions a revocations ConfigMap records at
+// once: an entry is ~62 bytes (a 32-character session id and an RFC 3339
+// time), so 10000 stay near 620 KB, well under the apiserver's 1 MiB limit
+// on a ConfigMap. Entries leave when their token expires (30 minutes by
+// default), so the bound is ~5 logouts per second sustained.
+const MaxRevocations = 10000
+
+// ErrRevocationsFull is returned by a revoke that found the ConfigMap
+// holding [MaxRevocations] unexpired sessions.
+var ErrRevocationsFull = errors.New("session revocations full")
+
 // ConfigMapRevocations implements auth.Revocations with one ConfigMap whose
 // keys are ended session ids and whose values are RFC 3339 expiry times.
 //
@@ -26,14 +38,21 @@ import (
 // replicas never overwrite each other (unlike a list, a map needs no
 // ownership bookkeeping here). Expired keys are removed with the next
 // revoke (a null in a merge patch deletes the key).
+//
+// It fails closed: a revoke is recorded in this replica's memory first, so
+// a logout the ConfigMap cannot take (full, too large for the apiserver,
+// apiserver down) still ends the session here; the revoke returns the error
+// so the client learns other replicas may still accept the token.
 type ConfigMapRevocations struct {
 	kube            kubernetes.Interface
 	namespace, name string
 	lister          listerscorev1.ConfigMapLister
 	now             func() time.Time
+	// max is [MaxRevocations] outside tests.
+	max int
 
 	mu    sync.Mutex
-	local map[string]time.Time // read-your-writes before the watch catches up
+	local map[string]time.Time // this replica's revokes, until their tokens expire
 }
 
 // WatchConfigMapRevocations watches namespace/name (created on first revoke).
@@ -43,7 +62,8 @@ func WatchConfigMapRevocations(ctx context.Context, kube kubernetes.Interface, n
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}))
 	inf := f.Core().V1().ConfigMaps()
-	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now, local: map[string]time.Time{}}
+	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now,
+		max: MaxRevocations, local: map[string]time.Time{}}
 	informer := inf.Informer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
@@ -55,13 +75,21 @@ func WatchConfigMapRevocations(ctx context.Context, kube kubernetes.Interface, n
 // Revoke implements auth.Revocations.
 func (r *ConfigMapRevocations) Revoke(ctx context.Context, id string, until time.Time) error {
 	now := r.now()
+	r.remember(id, until, now)
 	data := map[string]any{id: until.UTC().Format(time.RFC3339)}
+	live := 0
 	if cm, err := r.lister.ConfigMaps(r.namespace).Get(r.name); err == nil {
 		for k, v := range cm.Data {
-			if t, err := time.Parse(time.RFC3339, v); err != nil || t.Before(now) {
+			if t, err := time.Parse(time.RFC3339, v); err != nil || !t.After(now) {
 				data[k] = nil
+			} else if k != id {
+				live++
 			}
 		}
+	}
+	if live >= r.max {
+		return fmt.Errorf("revoke session in %s/%s: %w: %d unexpired sessions recorded, at most %d (ended on this replica only)",
+			r.namespace, r.name, ErrRevocationsFull, live, r.max)
 	}
 	patch, err := json.Marshal(map[string]any{"data": data})
 	if err != nil {
@@ -79,12 +107,22 @@ func (r *ConfigMapRevocations) Revoke(ctx context.Context, id string, until time
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("revoke session in %s/%s: %w", r.namespace, r.name, err)
+		return fmt.Errorf("revoke session in %s/%s (ended on this replica only): %w", r.namespace, r.name, err)
 	}
-	r.mu.Lock()
-	r.local[id] = until
-	r.mu.Unlock()
 	return nil
+}
+
+// remember records a revoke in this replica's memory and drops the
+// expired ones.
+func (r *ConfigMapRevocations) remember(id string, until, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, t := range r.local {
+		if !t.After(now) {
+			delete(r.local, k)
+		}
+	}
+	r.local[id] = until
 }
 
 // Revoked implements auth.Revocations.

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
 // SessionKeyField is the Secret data key holding the session signing key.
@@ -21,7 +23,7 @@ func SessionKey(ctx context.Context, kube kubernetes.Interface, namespace, name 
 	secrets := kube.CoreV1().Secrets(namespace)
 	sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		key := make([]byte, 32)
+		key := make([]byte, auth.MinKeyLen)
 		if _, err := rand.Read(key); err != nil {
 			return nil, fmt.Errorf("generate session key: %w", err)
 		}
@@ -37,8 +39,9 @@ func SessionKey(ctx context.Context, kube kubernetes.Interface, namespace, name 
 		return nil, fmt.Errorf("session key secret %s/%s: %w", namespace, name, err)
 	}
 	key := sec.Data[SessionKeyField]
-	if len(key) < 16 {
-		return nil, fmt.Errorf("session key secret %s/%s: %q must hold at least 16 bytes", namespace, name, SessionKeyField)
+	if len(key) < auth.MinKeyLen {
+		return nil, fmt.Errorf("session key secret %s/%s: %q holds %d bytes, the token signer needs at least %d (HMAC-SHA256)",
+			namespace, name, SessionKeyField, len(key), auth.MinKeyLen)
 	}
 	return key, nil
 }

@@ -3,6 +3,7 @@ package kubeauth
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +24,11 @@ type SecretUsers struct {
 }
 
 // WatchSecretUsers starts watching namespace/name and waits for the first
-// read. A Secret that is missing or malformed makes every lookup fail (and
-// is logged by the caller through the returned error at start).
-func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*SecretUsers, error) {
+// read. A Secret that is missing or deleted makes every lookup fail (and is
+// reported through the returned error at start). A malformed entry rejects
+// that user only (see auth.ParseSecretData): the others keep working, and
+// log receives one warning per rejected entry each time the Secret is read.
+func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace, name string, log *slog.Logger) (*SecretUsers, error) {
 	s := &SecretUsers{err: fmt.Errorf("users secret %s/%s not found", namespace, name)}
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -38,12 +41,12 @@ func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace,
 			return
 		}
 		users, err := auth.ParseSecretData(sec.Data)
+		if err != nil {
+			log.WarnContext(ctx, "users secret: malformed entries rejected, the other users are served",
+				"secret", namespace+"/"+name, "users", len(users), "rejected", err.Error())
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if err != nil {
-			s.users, s.err = nil, fmt.Errorf("users secret %s/%s: %w", namespace, name, err)
-			return
-		}
 		s.users, s.err = users, nil
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

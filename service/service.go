@@ -161,7 +161,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	authn, err := authenticator(ctx, kube, cfg)
+	authn, err := authenticator(ctx, kube, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -200,8 +200,8 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	return r, nil
 }
 
-func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config) (*auth.Authenticator, error) {
-	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret)
+func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, log *slog.Logger) (*auth.Authenticator, error) {
+	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret, log)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}

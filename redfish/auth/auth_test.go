@@ -2,6 +2,8 @@ package auth
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,21 +275,32 @@ func TestParseSecretData(t *testing.T) {
 		{"empty namespaces", map[string][]byte{"alice": h, "alice.namespaces": []byte(" , ")}, "empty", nil},
 		{"not bcrypt", map[string][]byte{"alice": []byte("plaintext"), "alice.namespaces": []byte("a")}, "hash", nil},
 		{"bad selector", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.selector": []byte("===")}, "selector", nil},
-		{"orphan scope", map[string][]byte{"bob.namespaces": []byte("a")}, "no password", nil},
+		{"orphan scope", map[string][]byte{"alice.namespaces": []byte("a")}, "no password", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, err := ParseSecretData(tt.data)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one mentioning %q", err, tt.wantErr)
+			if tt.wantErr == "" {
+				u, err := ParseSecretData(tt.data)
+				if err != nil {
+					t.Fatal(err)
 				}
+				tt.check(t, u)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
+			// A malformed entry rejects its user only: bob, well formed,
+			// stays.
+			data := maps.Clone(tt.data)
+			data["bob"], data["bob.namespaces"] = h, []byte("b")
+			u, err := ParseSecretData(data)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one mentioning %q", err, tt.wantErr)
 			}
-			tt.check(t, u)
+			if _, ok := u["alice"]; ok {
+				t.Error("the malformed user alice was kept")
+			}
+			if b, ok := u["bob"]; !ok || !b.Scope.AllowsNamespace("b") || len(u) != 1 {
+				t.Errorf("users %v, want bob alone (the well-formed entry kept)", slices.Collect(maps.Keys(u)))
+			}
 		})
 	}
 }

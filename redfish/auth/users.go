@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -53,44 +54,59 @@ const (
 //	<user>.namespaces  comma-separated namespaces, or "*" for all (required)
 //	<user>.selector    optional label selector on VMs, e.g. "team=a,env!=prod"
 //
-// User names therefore cannot contain '.'. A user without namespaces is an
-// error rather than a user who silently sees nothing.
+// User names therefore cannot contain '.'. A malformed entry (a hash that
+// is not bcrypt, no or empty namespaces, a bad selector, scope keys without
+// a hash) rejects that user only: the users returned are the well-formed
+// ones, and the error joins one error per rejected entry. A user without
+// namespaces is rejected rather than a user who silently sees nothing.
 func ParseSecretData(data map[string][]byte) (StaticUsers, error) {
 	users := StaticUsers{}
+	var errs []error
 	for key, val := range data {
 		if strings.Contains(key, ".") {
 			continue
 		}
-		if _, err := bcrypt.Cost(val); err != nil {
-			return nil, fmt.Errorf("user %q: password hash: %w", key, err)
-		}
-		u := User{Name: key, PasswordHash: val}
-		ns, ok := data[key+SuffixNamespaces]
-		if !ok {
-			return nil, fmt.Errorf("user %q: missing key %q", key, key+SuffixNamespaces)
-		}
-		for _, n := range strings.Split(string(ns), ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				u.Scope.Namespaces = append(u.Scope.Namespaces, n)
-			}
-		}
-		if len(u.Scope.Namespaces) == 0 {
-			return nil, fmt.Errorf("user %q: %q is empty", key, key+SuffixNamespaces)
-		}
-		if sel, ok := data[key+SuffixSelector]; ok && strings.TrimSpace(string(sel)) != "" {
-			s, err := labels.Parse(string(sel))
-			if err != nil {
-				return nil, fmt.Errorf("user %q: selector: %w", key, err)
-			}
-			u.Scope.Selector = s
+		u, err := parseUser(key, val, data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("user %q rejected: %w", key, err))
+			continue
 		}
 		users[key] = u
 	}
 	for key := range data {
 		base, _, ok := strings.Cut(key, ".")
-		if _, known := users[base]; ok && !known {
-			return nil, fmt.Errorf("key %q: no password hash under key %q", key, base)
+		if _, hashed := data[base]; ok && !hashed {
+			errs = append(errs, fmt.Errorf("key %q ignored: no password hash under key %q", key, base))
 		}
 	}
-	return users, nil
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return users, errors.Join(errs...)
+}
+
+// parseUser reads user name's entry (its hash is hash) from data.
+func parseUser(name string, hash []byte, data map[string][]byte) (User, error) {
+	if _, err := bcrypt.Cost(hash); err != nil {
+		return User{}, fmt.Errorf("password hash: %w", err)
+	}
+	u := User{Name: name, PasswordHash: hash}
+	ns, ok := data[name+SuffixNamespaces]
+	if !ok {
+		return User{}, fmt.Errorf("missing key %q", name+SuffixNamespaces)
+	}
+	for _, n := range strings.Split(string(ns), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			u.Scope.Namespaces = append(u.Scope.Namespaces, n)
+		}
+	}
+	if len(u.Scope.Namespaces) == 0 {
+		return User{}, fmt.Errorf("%q is empty", name+SuffixNamespaces)
+	}
+	if sel, ok := data[name+SuffixSelector]; ok && strings.TrimSpace(string(sel)) != "" {
+		s, err := labels.Parse(string(sel))
+		if err != nil {
+			return User{}, fmt.Errorf("selector: %w", err)
+		}
+		u.Scope.Selector = s
+	}
+	return u, nil
 }
