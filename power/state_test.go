@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -56,6 +57,43 @@ func TestState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := State(&apply.VM{VMI: tt.vmi}); got != tt.want {
+				t.Errorf("State = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestStateRebooting: while the bridge follows a guest reboot (the watched
+// VMI ended, the next not yet Running) Redfish sees On; switched off, Off.
+func TestStateRebooting(t *testing.T) {
+	withUID := func(u *unstructured.Unstructured, uid string) *unstructured.Unstructured {
+		u.SetUID(types.UID(uid))
+		return u
+	}
+	vmWith := func(runStrategy string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"runStrategy": runStrategy}}}
+	}
+	tests := []struct {
+		name        string
+		runStrategy string
+		watch       string
+		vmi         *unstructured.Unstructured
+		want        system.PowerState
+	}{
+		{"watched VMI Succeeded", runOn, "u1", withUID(vmi(phaseSucceeded, false), "u1"), system.PowerOn},
+		{"watched VMI being removed", runOn, "u1", withUID(vmi(phaseSucceeded, true), "u1"), system.PowerOn},
+		{"no VMI yet", runOn, "u1", nil, system.PowerOn},
+		{"next VMI pending", runOn, "u1", withUID(vmi(phasePending, false), "u2"), system.PowerOn},
+		{"next VMI running", runOn, "u1", withUID(vmi(phaseRunning, false), "u2"), system.PowerOn},
+		{"watched VMI still running", runOn, "u1", withUID(vmi(phaseRunning, false), "u1"), system.PowerOn},
+		{"switched off since", runOff, "u1", nil, system.PowerOff},
+		{"no watch: a guest shutdown is Off", runOn, "", withUID(vmi(phaseSucceeded, false), "u1"), system.PowerOff},
+		{"no watch: pending is PoweringOn", runOn, "", withUID(vmi(phasePending, false), "u2"), system.PowerPoweringOn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vm := &apply.VM{Object: vmWith(tt.runStrategy), VMI: tt.vmi, Boot: system.BootOverride{RebootVMI: tt.watch}}
+			if got := State(vm); got != tt.want {
 				t.Errorf("State = %s, want %s", got, tt.want)
 			}
 		})
