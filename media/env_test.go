@@ -35,14 +35,16 @@ const waitTimeout = 20 * time.Second
 // gate opens (HEAD answers at once).
 type images struct {
 	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-	gates map[string]chan struct{}
+	mu        sync.Mutex
+	files     map[string][]byte
+	gates     map[string]chan struct{}
+	chunked   map[string]bool  // served without Content-Length
+	announced map[string]int64 // Content-Length announced, no body sent
 }
 
 func newImages(t *testing.T) *images {
 	t.Helper()
-	im := &images{files: map[string][]byte{}, gates: map[string]chan struct{}{}}
+	im := &images{files: map[string][]byte{}, gates: map[string]chan struct{}{}, chunked: map[string]bool{}, announced: map[string]int64{}}
 	im.Server = httptest.NewServer(http.HandlerFunc(im.serve))
 	t.Cleanup(func() {
 		im.mu.Lock()
@@ -60,7 +62,14 @@ func (im *images) serve(w http.ResponseWriter, r *http.Request) {
 	im.mu.Lock()
 	data, ok := im.files[r.URL.Path]
 	gate := im.gates[r.URL.Path]
+	chunked := im.chunked[r.URL.Path]
+	announced, lies := im.announced[r.URL.Path]
 	im.mu.Unlock()
+	if lies {
+		w.Header().Set("Content-Length", fmt.Sprint(announced))
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -72,7 +81,34 @@ func (im *images) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if chunked {
+		for b := data; len(b) > 0; b = b[min(len(b), 64<<10):] {
+			if _, err := w.Write(b[:min(len(b), 64<<10)]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+		return
+	}
 	http.ServeContent(w, r, r.URL.Path, time.Time{}, bytes.NewReader(data))
+}
+
+// addChunked serves an image without Content-Length (its size is known
+// only once all of it was read).
+func (im *images) addChunked(path string, size int) (string, [32]byte) {
+	url, sum := im.add(path, size, false)
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.chunked[path] = true
+	return url, sum
+}
+
+// announce serves a path whose response claims n bytes and sends none.
+func (im *images) announce(path string, n int64) string {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.announced[path] = n
+	return im.URL + path
 }
 
 // add serves a fresh random-ish image at path and returns its URL and sha256.

@@ -135,11 +135,12 @@ func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, r
 // from a stale cache), once they are older than OrphanGrace and the VM no
 // longer references the PVC.
 func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, error) {
-	claims, err := r.listClaims(vm.Key)
+	o := owner{key: vm.Key, uid: vm.Object.GetUID()}
+	claims, err := r.listClaims(o)
 	if err != nil {
 		return 0, err
 	}
-	pods, err := r.listPods(vm.Key, "")
+	pods, err := r.listPods(o, "")
 	if err != nil {
 		return 0, err
 	}
@@ -166,13 +167,13 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 	var errs []error
 	for _, p := range pods {
 		if orphan(p) {
-			errs = append(errs, deletePod(ctx, r.opts.Kube, p.Namespace, p.Name))
+			errs = append(errs, deletePod(ctx, r.opts.Kube, p))
 		}
 	}
 	for _, c := range claims {
 		if orphan(c) && !used[c.Name] {
 			r.log.InfoContext(ctx, "deleting PVC of an empty slot", "vm", vm.Key.String(), "pvc", c.Name)
-			if err := deleteClaim(ctx, r.opts.Kube, c.Namespace, c.Name); err != nil {
+			if err := deleteClaim(ctx, r.opts.Kube, c); err != nil {
 				errs = append(errs, err)
 				continue
 			}

@@ -144,3 +144,20 @@ func TestParseImportResult(t *testing.T) {
 		}
 	}
 }
+
+// TestImportArgsDefaults: an import pod without size flags still stops at
+// the default maximum image size.
+func TestImportArgsDefaults(t *testing.T) {
+	def, err := ParseImportArgs([]string{"--url=http://x/", "--dest=/d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.MaxBytes != DefaultMaxImageSize || !def.ClaimSize.IsZero() {
+		t.Errorf("defaults: max %d, claim %s", def.MaxBytes, def.ClaimSize.String())
+	}
+	for _, bad := range []string{"--max-size=0", "--max-size=2Pi", "--claim-size=lots"} {
+		if _, err := ParseImportArgs([]string{"--url=http://x/", "--dest=/d", bad}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // ImportRequest is one import, as the import pod's arguments carry it
@@ -30,6 +32,13 @@ type ImportRequest struct {
 	// [CredentialPasswordKey] (the mounted import Secret): HTTP Basic
 	// credentials for the image URL's host only.
 	CredentialsDir string
+	// MaxBytes is the maximum image size: a larger image fails the import
+	// ([*TooLargeError]); 0: no limit.
+	MaxBytes int64
+	// ClaimSize is the PVC's requested size: an image larger than
+	// [ClaimRoom] of it is not written but reported with its size
+	// ([*NeedRoomError]); zero: no such bound.
+	ClaimSize resource.Quantity
 }
 
 // Args is the request as `redfish-bridge import` arguments (without the
@@ -52,6 +61,12 @@ func (r ImportRequest) Args() []string {
 	if r.CredentialsDir != "" {
 		args = append(args, "--credentials-dir="+r.CredentialsDir)
 	}
+	if r.MaxBytes > 0 {
+		args = append(args, "--max-size="+FormatBytes(r.MaxBytes))
+	}
+	if !r.ClaimSize.IsZero() {
+		args = append(args, "--claim-size="+r.ClaimSize.String())
+	}
 	return args
 }
 
@@ -66,6 +81,8 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 	fs.StringVar(&r.CAFile, "ca-file", "", "PEM bundle trusted besides the system roots")
 	fs.BoolVar(&r.SkipVerify, "insecure-skip-verify", false, "do not verify the image server's TLS certificate")
 	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")
+	maxSize := fs.String("max-size", FormatBytes(DefaultMaxImageSize), "refuse a larger image")
+	claimSize := fs.String("claim-size", "", "size of the destination PVC; a larger image is reported with its size, not written")
 	return func() (ImportRequest, error) {
 		if r.URL == "" || r.Dest == "" {
 			return r, errors.New("--url and --dest are required")
@@ -73,6 +90,14 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 		var err error
 		if r.Policy, err = ParseAddrPolicy(*policy); err != nil {
 			return r, err
+		}
+		if r.MaxBytes, err = ParseImageSize(*maxSize); err != nil {
+			return r, fmt.Errorf("--max-size: %w", err)
+		}
+		if *claimSize != "" {
+			if r.ClaimSize, err = resource.ParseQuantity(*claimSize); err != nil {
+				return r, fmt.Errorf("--claim-size: %w", err)
+			}
 		}
 		return r, nil
 	}
@@ -111,10 +136,17 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)
 	}
-	res, err := Import(ctx, client, r.URL, r.Dest)
+	lim := Limits{MaxBytes: r.MaxBytes}
+	if !r.ClaimSize.IsZero() {
+		// A PVC too small for any image still gets a room of one byte: the
+		// image is reported with its size instead of written.
+		lim.RoomBytes = max(ClaimRoom(r.ClaimSize), 1)
+	}
+	res, err := Import(ctx, client, r.URL, r.Dest, lim)
+	var nr *NeedRoomError
 	switch {
-	case err == nil:
-		return res, nil
+	case err == nil, errors.As(err, &nr):
+		return res, err
 	case errors.Is(err, context.DeadlineExceeded):
 		return ImportResult{}, fmt.Errorf("import timed out after %s: %w", r.Timeout, err)
 	}
@@ -122,13 +154,18 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 }
 
 // TerminationMessage is what an import with this outcome leaves for the
-// reconciler: the [ImportResult] JSON, or the error text, cut to the
-// kubelet's limit.
+// reconciler: the [ImportResult] JSON (with only NeedBytes for a
+// [*NeedRoomError]), or the error text, cut to the kubelet's limit.
 func TerminationMessage(res ImportResult, err error) string {
+	var nr *NeedRoomError
 	msg := ""
-	if err != nil {
+	switch {
+	case errors.As(err, &nr):
+		b, _ := json.Marshal(ImportResult{NeedBytes: nr.Bytes})
+		msg = string(b)
+	case err != nil:
 		msg = err.Error()
-	} else {
+	default:
 		b, _ := json.Marshal(res)
 		msg = string(b)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 )
 
@@ -172,12 +174,14 @@ func TestImportArgsRoundTrip(t *testing.T) {
 	want := ImportRequest{
 		URL: "https://images.example/a.iso", Dest: "/image/disk.img", Timeout: 90 * time.Second,
 		Policy: AddrPolicy{DenyPrivate: true}, CAFile: "/etc/ca.pem", SkipVerify: true, CredentialsDir: "/etc/creds",
+		MaxBytes: 3 << 30, ClaimSize: resource.MustParse("8Gi"),
 	}
 	got, err := ParseImportArgs(want.Args())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(AddrPolicy{})); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(AddrPolicy{}),
+		cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Fatalf("ParseImportArgs(Args()) (-want +got):\n%s", diff)
 	}
 	if _, err := ParseImportArgs([]string{"--url=x", "--dest=y", "stray"}); err == nil {

@@ -143,15 +143,23 @@ func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot sys
 	return nil
 }
 
-// deleteImportSecret deletes an import Secret ("" and a missing one are
-// fine).
-func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
+// deleteImportSecret deletes the slot's import Secret ("" and a missing
+// one are fine). The bridge may not read Secrets, so the name is checked
+// instead: only the name the bridge gives this insert's Secret
+// ([ImportSecretName] of the VM's own claim) is ever deleted; another
+// Secret a hand-edited slot annotation names is left alone.
+func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, o owner, slot system.MediaSlot) error {
+	name := slot.ImportSecret
 	if name == "" {
 		return nil
 	}
-	err := kube.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if slot.ClaimName != ClaimName(o.key, slot.Slot) || name != ImportSecretName(slot.ClaimName, slot.InsertID) ||
+		len(slot.InsertID) != insertIDLength {
+		return nil // not a name the bridge gives: left alone
+	}
+	err := kube.CoreV1().Secrets(o.key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete import Secret %s/%s: %w", ns, name, err)
+		return fmt.Errorf("delete import Secret %s/%s: %w", o.key.Namespace, name, err)
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -77,7 +75,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	result, err := s.record(ctx, key, fresh)
 	if result.InsertID != fresh.InsertID {
 		// Not recorded (an error, or another insert won): the Secret is nobody's.
-		if derr := deleteImportSecret(ctx, s.kube, key.Namespace, fresh.ImportSecret); derr != nil {
+		if derr := deleteImportSecret(ctx, s.kube, owner{key: key, uid: vm.Object.GetUID()}, fresh); derr != nil {
 			err = errors.Join(err, derr)
 		}
 	}
@@ -120,14 +118,18 @@ func (s *Service) record(ctx context.Context, key system.Key, fresh system.Media
 
 // Eject empties the slot: one apply removes the slot, its CD-ROM disk and
 // its volume together (apply/ releases boot fields on the disk first); then
-// the import pods and the PVC are deleted. Ejecting an empty slot succeeds
-// and still cleans up leftovers of an interrupted eject.
+// the import pods, the import Secret and the PVC the bridge made for this
+// VM are deleted. Ejecting an empty slot succeeds and still cleans up
+// leftovers of an interrupted eject.
 func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error {
 	if !ValidSlot(slot) {
 		return fmt.Errorf("eject %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	claim, secret := ClaimName(key, slot), ""
-	_, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+	claim := ClaimName(key, slot)
+	var ejected system.MediaSlot
+	o := owner{key: key}
+	_, err := s.w.Media(ctx, key, func(vm *apply.VM, slots map[string]system.MediaSlot) error {
+		o.uid = vm.Object.GetUID()
 		cur, ok := slots[slot]
 		if !ok {
 			return apply.ErrNoChange
@@ -135,59 +137,24 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 		if cur.ClaimName != "" {
 			claim = cur.ClaimName
 		}
-		secret = cur.ImportSecret
+		ejected = cur
 		delete(slots, slot)
 		return nil
 	})
 	if err != nil && !errors.Is(err, apply.ErrNoChange) {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
-	if err := deleteImports(ctx, s.kube, key, slot, ""); err != nil {
+	// Only what the bridge made for this VM (label and ownerReference to
+	// its UID) is deleted, never an object that merely has the name.
+	if err := deleteImports(ctx, s.kube, o, slot, ""); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
-	if err := deleteImportSecret(ctx, s.kube, key.Namespace, secret); err != nil {
+	if err := deleteImportSecret(ctx, s.kube, o, ejected); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
-	if err := deleteClaim(ctx, s.kube, key.Namespace, claim); err != nil {
+	if err := deleteOwnedClaim(ctx, s.kube, o, claim); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	s.log.InfoContext(ctx, "media ejected", "vm", key.String(), "slot", slot)
-	return nil
-}
-
-// deleteImports deletes the slot's import pods except the one of keepID.
-func deleteImports(ctx context.Context, kube kubernetes.Interface, key system.Key, slot, keepID string) error {
-	pods, err := kube.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: importerSelector(slot).String(),
-	})
-	if err != nil {
-		return fmt.Errorf("list import pods: %w", err)
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !ownedBy(p, key.Name) || p.Labels[LabelInsertID] == keepID {
-			continue
-		}
-		if err := deletePod(ctx, kube, p.Namespace, p.Name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func deletePod(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
-	grace := int64(0)
-	err := kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete import pod %s/%s: %w", ns, name, err)
-	}
-	return nil
-}
-
-func deleteClaim(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
-	err := kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete PVC %s/%s: %w", ns, name, err)
-	}
 	return nil
 }

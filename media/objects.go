@@ -2,13 +2,11 @@ package media
 
 import (
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -21,41 +19,6 @@ const (
 	ImageDest         = ImageMountPath + "/disk.img"
 	importerUID       = 107 // KubeVirt's qemu user, so the image is readable by virt-launcher
 )
-
-const mi = 1 << 20
-
-// minClaimBytes is the smallest PVC the bridge asks for.
-const minClaimBytes = 64 * mi
-
-// ClaimSize turns an image size (from HEAD Content-Length; <= 0 unknown)
-// into a PVC request: the size plus 10% rounded up to a whole Mi, at least
-// 64Mi; def when the size is unknown.
-func ClaimSize(contentLength int64, def resource.Quantity) resource.Quantity {
-	if contentLength <= 0 {
-		return def.DeepCopy()
-	}
-	want := contentLength + (contentLength+9)/10
-	want = (want + mi - 1) / mi * mi
-	want = max(want, minClaimBytes)
-	return *resource.NewQuantity(want, resource.BinarySI)
-}
-
-// owner is the VM an import object belongs to.
-type owner struct {
-	key system.Key
-	uid types.UID
-}
-
-func (o owner) ref() metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion:         "kubevirt.io/v1",
-		Kind:               "VirtualMachine",
-		Name:               o.key.Name,
-		UID:                o.uid,
-		Controller:         ptr.To(false),
-		BlockOwnerDeletion: ptr.To(false),
-	}
-}
 
 func objectLabels(component, slot string) map[string]string {
 	return map[string]string{
@@ -102,20 +65,16 @@ func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageCla
 	return pvc
 }
 
-// podFor builds the import pod of the slot's current insert. The URL is one
+// podFor builds the import pod of the slot's current insert, running req
+// (its policy, timeout and size limits; URL, destination and trust come
+// from the slot). The URL is one
 // argv element of the bridge binary: no shell ever sees it. The slot's
 // import Secret (CAs, credentials) is mounted read-only at
 // [ImportConfigPath]; only its file paths are arguments.
-func podFor(o owner, slot system.MediaSlot, image string, timeoutSeconds int64) *corev1.Pod {
+func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *corev1.Pod {
 	l := objectLabels(ComponentImporter, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
-	req := ImportRequest{
-		URL:        slot.Image,
-		Dest:       ImageDest,
-		Policy:     CurrentAddrPolicy(),
-		Timeout:    time.Duration(timeoutSeconds) * time.Second,
-		SkipVerify: slot.Insecure,
-	}
+	req.URL, req.Dest, req.SkipVerify = slot.Image, ImageDest, slot.Insecure
 	mounts := []corev1.VolumeMount{{Name: "image", MountPath: ImageMountPath}}
 	volumes := []corev1.Volume{{
 		Name: "image",
@@ -180,22 +139,6 @@ func podFor(o owner, slot system.MediaSlot, image string, timeoutSeconds int64) 
 			Volumes: volumes,
 		},
 	}
-}
-
-// ownedBy reports whether obj has an ownerReference to the VM named name.
-func ownedBy(obj metav1.Object, name string) bool {
-	n, ok := ownerName(obj)
-	return ok && n == name
-}
-
-// ownerName returns the name of obj's owning VirtualMachine.
-func ownerName(obj metav1.Object) (string, bool) {
-	for _, r := range obj.GetOwnerReferences() {
-		if r.Kind == "VirtualMachine" && r.APIVersion == "kubevirt.io/v1" {
-			return r.Name, true
-		}
-	}
-	return "", false
 }
 
 // terminationMessage is what an import pod left: the importer container's

@@ -2,6 +2,7 @@ package media
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -10,43 +11,19 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-func TestClaimSize(t *testing.T) {
-	def := resource.MustParse("8Gi")
-	tests := []struct {
-		name string
-		n    int64
-		want string
-	}{
-		{"unknown", -1, "8Gi"},
-		{"zero", 0, "8Gi"},
-		{"tiny gets the minimum", 1000, "64Mi"},
-		{"100Mi plus 10%", 100 * mi, "110Mi"},
-		{"rounded up to Mi", 1000 * mi, "1100Mi"},
-		{"odd bytes", 1<<30 + 1, "1127Mi"}, // 1Gi+1 +10% = 1181116007.4 bytes -> 1127Mi
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := ClaimSize(tt.n, def)
-			want := resource.MustParse(tt.want)
-			if got.Cmp(want) != 0 {
-				t.Fatalf("ClaimSize(%d) = %s, want %s", tt.n, got.String(), tt.want)
-			}
-			if tt.n > 0 && got.Value() < tt.n+tt.n/10 {
-				t.Fatalf("ClaimSize(%d) = %d, below size+10%%", tt.n, got.Value())
-			}
-		})
-	}
-}
-
 func TestPodFor(t *testing.T) {
 	o := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
 	url := "http://host/x.iso?a=$(reboot)&b=`id`;rm -rf /"
 	slot := system.MediaSlot{Slot: "cd0", Image: url, InsertID: "0123456789abcdef", ClaimName: "vm1-media-cd0"}
-	pod := podFor(o, slot, "img:1", 60)
+	pod := podFor(o, slot, "img:1", ImportRequest{
+		URL: url, Dest: ImageDest, Timeout: time.Minute,
+		MaxBytes: 64 << 30, ClaimSize: resource.MustParse("8Gi"),
+	})
 
 	c := pod.Spec.Containers[0]
 	got := append(append([]string{}, c.Command...), c.Args...)
-	want := []string{"redfish-bridge", "import", "--url=" + url, "--dest=/image/disk.img", "--timeout=1m0s"}
+	want := []string{"redfish-bridge", "import", "--url=" + url, "--dest=/image/disk.img", "--timeout=1m0s",
+		"--max-size=64Gi", "--claim-size=8Gi"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("argv (-want +got):\n%s", d)
 	}
@@ -71,8 +48,8 @@ func TestPodFor(t *testing.T) {
 			t.Errorf("pod: %s wrong", what)
 		}
 	}
-	if !ownedBy(pod, "vm1") || ownedBy(pod, "vm2") {
-		t.Errorf("ownedBy wrong")
+	if !o.owns(pod) {
+		t.Errorf("the VM does not own its own import pod")
 	}
 }
 

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -51,7 +51,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 // reconcileSlot advances one slot's import.
 func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
 	key := vm.Key
-	pods, err := r.listPods(key, slot.Slot)
+	pods, err := r.listPods(o, slot.Slot)
 	if err != nil {
 		return 0, err
 	}
@@ -66,7 +66,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			continue
 		}
 		if p.DeletionTimestamp == nil {
-			if err := deletePod(ctx, r.opts.Kube, p.Namespace, p.Name); err != nil {
+			if err := deletePod(ctx, r.opts.Kube, p); err != nil {
 				return 0, err
 			}
 			if !mine {
@@ -87,7 +87,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 
 	remaining := slot.Since.Add(r.opts.ImportTimeout).Sub(time.Now())
 	if remaining <= 0 {
-		if err := deleteImportSecret(ctx, r.opts.Kube, key.Namespace, slot.ImportSecret); err != nil {
+		if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
 			return 0, err
 		}
 		ok, err := r.finish(ctx, key, slot, system.MediaFailed, "import timed out", 0)
@@ -98,13 +98,17 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			}
 		}
 		if current != nil && err == nil {
-			err = deletePod(ctx, r.opts.Kube, current.Namespace, current.Name)
+			err = deletePod(ctx, r.opts.Kube, current)
 		}
 		return 0, err
 	}
 
+	if current != nil && current.DeletionTimestamp != nil {
+		// Deleted after it reported (its deletion is an event).
+		return min(remaining, waitPoll), nil
+	}
 	if current != nil {
-		return r.follow(ctx, key, slot, current, remaining)
+		return r.follow(ctx, o, slot, current, remaining)
 	}
 	if others > 0 {
 		// Never two imports into one PVC: wait until the older pods are gone
@@ -122,8 +126,17 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			return 0, fmt.Errorf("get import pod %s/%s: %w", key.Namespace, podName, err)
 		}
 	}
-	size := r.headSize(ctx, slot.Image)
-	exists, ready, err := r.checkClaim(ctx, o, slot, size)
+	// The image's size is known only once an import pod reported it (the
+	// bridge itself never contacts the image server): until then the PVC
+	// gets DefaultSize.
+	size := slot.SizeBytes
+	if size > r.opts.MaxImageSize {
+		return 0, r.refuse(ctx, o, slot, (&TooLargeError{Bytes: size, Announced: true, Max: r.opts.MaxImageSize}).Error())
+	}
+	exists, ready, claimSize, err := r.checkClaim(ctx, o, slot, size)
+	if foreign := (*ForeignClaimError)(nil); errors.As(err, &foreign) {
+		return 0, r.refuse(ctx, o, slot, foreign.Error())
+	}
 	if err != nil || !ready {
 		return min(remaining, waitPoll), err
 	}
@@ -141,9 +154,6 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			// Always a new value: the apply must happen to prove the read fresh.
 			s.Reason = "import pod re-created at " + now.Format(time.RFC3339Nano)
 		}
-		if size > 0 {
-			s.SizeBytes = size
-		}
 	})
 	if err != nil || !started {
 		r.log.DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
@@ -154,7 +164,10 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			return 0, err
 		}
 	}
-	pod := podFor(o, slot, r.opts.ImporterImage, int64(r.opts.ImportTimeout/time.Second))
+	pod := podFor(o, slot, r.opts.ImporterImage, ImportRequest{
+		Policy: CurrentAddrPolicy(), Timeout: r.opts.ImportTimeout,
+		MaxBytes: r.opts.MaxImageSize, ClaimSize: claimSize,
+	})
 	_, err = r.opts.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
@@ -169,18 +182,25 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 }
 
 // follow acts on the current insert's pod.
-func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.MediaSlot, pod *corev1.Pod, remaining time.Duration) (time.Duration, error) {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+func (r *Reconciler) follow(ctx context.Context, o owner, slot system.MediaSlot, pod *corev1.Pod, remaining time.Duration) (time.Duration, error) {
+	key := o.key
+	ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	res, ok := ParseImportResult(terminationMessage(pod))
+	if ended && ok && res.NeedBytes > 0 {
+		// The next pod downloads again: its import Secret stays.
+		return r.resize(ctx, o, slot, pod, res.NeedBytes, remaining)
+	}
+	if ended {
 		// The credentials were for the download only: gone before the
 		// import is recorded as over.
-		if err := deleteImportSecret(ctx, r.opts.Kube, key.Namespace, slot.ImportSecret); err != nil {
+		if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
 			return 0, err
 		}
 	}
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded:
 		size := slot.SizeBytes
-		if res, ok := ParseImportResult(terminationMessage(pod)); ok {
+		if ok {
 			size = res.Bytes
 		}
 		ok, err := r.finish(ctx, key, slot, system.MediaReady, "imported", size)
@@ -191,8 +211,8 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 			r.c.ready.Add(1)
 			r.observeImport("succeeded", pod)
 		}
-		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
-	case corev1.PodFailed:
+		return 0, deletePod(ctx, r.opts.Kube, pod)
+	case pod.Status.Phase == corev1.PodFailed:
 		reason := terminationMessage(pod)
 		if reason == "" {
 			reason = "import pod failed"
@@ -205,7 +225,7 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 			r.c.failed.Add(1)
 			r.observeImport("failed", pod)
 		}
-		return 0, deletePod(ctx, r.opts.Kube, pod.Namespace, pod.Name)
+		return 0, deletePod(ctx, r.opts.Kube, pod)
 	}
 	if slot.Phase == system.MediaPending {
 		// Accepted by an earlier run that created the pod but did not record it.
@@ -218,6 +238,41 @@ func (r *Reconciler) follow(ctx context.Context, key system.Key, slot system.Med
 		}
 	}
 	return remaining, nil
+}
+
+// resize acts on an import pod that found the image larger than its PVC:
+// the image's size is recorded on the slot, the pod deleted, and the next
+// round replaces the PVC with one of ClaimSize(need), strictly larger than
+// the one the pod had (see [ClaimRoom]), and starts a new pod.
+func (r *Reconciler) resize(ctx context.Context, o owner, slot system.MediaSlot, pod *corev1.Pod, need int64, remaining time.Duration) (time.Duration, error) {
+	key := o.key
+	if need > r.opts.MaxImageSize {
+		if err := r.refuse(ctx, o, slot, (&TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
+			return 0, err
+		}
+		return 0, deletePod(ctx, r.opts.Kube, pod)
+	}
+	if need > slot.SizeBytes { // else: this pod's report is already recorded
+		_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+			s.SizeBytes = need
+			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, FormatBytes(need), slot.ClaimName)
+		})
+		if err != nil {
+			return 0, err
+		}
+		r.log.InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
+	}
+	return min(remaining, waitPoll), deletePod(ctx, r.opts.Kube, pod)
+}
+
+// refuse fails the slot's import before (or instead of) a download: its
+// import Secret goes, then the slot is recorded Failed with reason.
+func (r *Reconciler) refuse(ctx context.Context, o owner, slot system.MediaSlot, reason string) error {
+	if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
+		return err
+	}
+	_, err := r.finish(ctx, o.key, slot, system.MediaFailed, reason, 0)
+	return err
 }
 
 // finish records a final phase for the slot's current insert.
@@ -266,26 +321,26 @@ func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system
 
 // checkClaim looks at the slot's cached PVC: exists, and ready for an
 // import (ours, not being deleted, large enough for size bytes; an absent
-// PVC is ready to be created). A too small PVC is deleted (and re-created
-// once gone).
-func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, err error) {
+// PVC is ready to be created), and the size the import pod writes into. A
+// too small PVC is deleted (and re-created once gone).
+func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, claimSize resource.Quantity, err error) {
+	want := ClaimSize(size, r.opts.DefaultSize)
 	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
 	if err != nil || pvc == nil {
-		return false, err == nil, err
+		return false, err == nil, want, err
 	}
 	switch {
 	case pvc.DeletionTimestamp != nil:
-		return true, false, nil
-	case !ownedBy(pvc, o.key.Name):
-		return true, false, fmt.Errorf("PVC %s/%s exists and does not belong to VM %s", pvc.Namespace, pvc.Name, o.key)
+		return true, false, want, nil
+	case !o.owns(pvc):
+		return true, false, want, &ForeignClaimError{Namespace: pvc.Namespace, Name: pvc.Name, VM: o.key}
 	}
 	have := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	want := ClaimSize(size, r.opts.DefaultSize)
 	if size <= 0 || have.Cmp(want) >= 0 {
-		return true, true, nil
+		return true, true, have, nil
 	}
 	r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
-	return true, false, deleteClaim(ctx, r.opts.Kube, pvc.Namespace, pvc.Name)
+	return true, false, want, deleteClaim(ctx, r.opts.Kube, pvc)
 }
 
 // createClaim creates the slot's PVC sized for size bytes.
@@ -317,22 +372,4 @@ func (r *Reconciler) claim(ns, name string) (*corev1.PersistentVolumeClaim, erro
 		return pvc, nil
 	}
 	return nil, nil
-}
-
-// headSize asks the image server for the size; 0 when it does not say.
-func (r *Reconciler) headSize(ctx context.Context, url string) int64 {
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
-	if err != nil {
-		return 0
-	}
-	resp, err := r.opts.HTTPClient.Do(req)
-	if err != nil {
-		r.log.DebugContext(ctx, "HEAD image failed", "url", url, "err", err)
-		return 0
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
-		return 0
-	}
-	return resp.ContentLength
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -42,18 +41,20 @@ type Options struct {
 	ImporterImage string
 	// StorageClass of the image PVCs; "" uses the cluster default.
 	StorageClass string
-	// DefaultSize is the PVC size when HEAD gives no Content-Length; default 8Gi.
+	// DefaultSize is the size of an image PVC before the image's size is
+	// known; an import pod that finds the image larger reports its size and
+	// the PVC is re-created to fit. Default 8Gi.
 	DefaultSize resource.Quantity
+	// MaxImageSize in bytes fails the import of a larger image; default
+	// [DefaultMaxImageSize], at most [MaxImageSizeLimit].
+	MaxImageSize int64
 	// ImportTimeout fails a Pending/Importing slot older than this; default 30m.
 	ImportTimeout time.Duration
 	// OrphanGrace is how old a PVC of an empty slot must be before it is
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
-	// HTTPClient sends the HEAD request that sizes the PVC; default a client
-	// with a 10s timeout under the process's [AddrPolicy].
-	HTTPClient *http.Client
-	Workers    int // default 2
-	Log        *slog.Logger
+	Workers     int // default 2
+	Log         *slog.Logger
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
 	// "timed_out" and the time since the slot entered its phase.
@@ -114,8 +115,11 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.OrphanGrace <= 0 {
 		opts.OrphanGrace = 30 * time.Second
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = PolicyClient(CurrentAddrPolicy(), 10*time.Second)
+	if opts.MaxImageSize == 0 {
+		opts.MaxImageSize = DefaultMaxImageSize
+	}
+	if opts.MaxImageSize < 0 || opts.MaxImageSize > MaxImageSizeLimit {
+		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, MaxImageSizeLimit)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 2
@@ -238,16 +242,16 @@ func (r *Reconciler) next(ctx context.Context) bool {
 	return true
 }
 
-// listPods returns the cached import pods of the VM's slot.
-func (r *Reconciler) listPods(key system.Key, slot string) ([]*corev1.Pod, error) {
+// listPods returns the cached import pods of the VM's slot ("": all).
+func (r *Reconciler) listPods(o owner, slot string) ([]*corev1.Pod, error) {
 	var out []*corev1.Pod
 	for _, l := range r.pods {
-		pods, err := l.Pods(key.Namespace).List(importerSelector(slot))
+		pods, err := l.Pods(o.key.Namespace).List(importerSelector(slot))
 		if err != nil {
-			return nil, fmt.Errorf("list import pods of %s: %w", key, err)
+			return nil, fmt.Errorf("list import pods of %s: %w", o.key, err)
 		}
 		for _, p := range pods {
-			if ownedBy(p, key.Name) {
+			if o.owns(p) {
 				out = append(out, p)
 			}
 		}
@@ -256,15 +260,15 @@ func (r *Reconciler) listPods(key system.Key, slot string) ([]*corev1.Pod, error
 }
 
 // listClaims returns the cached media PVCs owned by the VM.
-func (r *Reconciler) listClaims(key system.Key) ([]*corev1.PersistentVolumeClaim, error) {
+func (r *Reconciler) listClaims(o owner) ([]*corev1.PersistentVolumeClaim, error) {
 	var out []*corev1.PersistentVolumeClaim
 	for _, l := range r.claims {
-		pvcs, err := l.PersistentVolumeClaims(key.Namespace).List(partOfSelector())
+		pvcs, err := l.PersistentVolumeClaims(o.key.Namespace).List(partOfSelector())
 		if err != nil {
-			return nil, fmt.Errorf("list PVCs of %s: %w", key, err)
+			return nil, fmt.Errorf("list PVCs of %s: %w", o.key, err)
 		}
 		for _, p := range pvcs {
-			if ownedBy(p, key.Name) && p.Labels[LabelComponent] == ComponentMedia {
+			if o.owns(p) && p.Labels[LabelComponent] == ComponentMedia {
 				out = append(out, p)
 			}
 		}

@@ -109,7 +109,7 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 	}
 	job, err := parseImportPod(pod)
 	if err != nil {
-		s.finishImport(ctx, pod, err, "")
+		s.finishImport(ctx, pod, err, err.Error())
 		return 0, nil
 	}
 	pvcObj, exists, err := c.pvc.GetIndexer().GetByKey(ns + "/" + job.claim)
@@ -177,12 +177,12 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 	return nil
 }
 
-// finishImport terminates the importer container: exit 0 with msg, or
-// exit 1 with the error as termination message.
+// finishImport terminates the importer container with msg as termination
+// message: exit 0, or exit 1 when importErr is set.
 func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr error, msg string) {
 	phase, term := corev1.PodSucceeded, corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: msg}
 	if importErr != nil {
-		phase, term = corev1.PodFailed, corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: importErr.Error()}
+		phase, term = corev1.PodFailed, corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: msg}
 	}
 	now := metav1.Now()
 	term.FinishedAt = now

@@ -1,0 +1,144 @@
+package media
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// owner is the VM an import object belongs to.
+type owner struct {
+	key system.Key
+	uid types.UID
+}
+
+func (o owner) ref() metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         "kubevirt.io/v1",
+		Kind:               "VirtualMachine",
+		Name:               o.key.Name,
+		UID:                o.uid,
+		Controller:         ptr.To(false),
+		BlockOwnerDeletion: ptr.To(false),
+	}
+}
+
+// owns reports whether obj is one the bridge made for this VM: it carries
+// the bridge's part-of label and an ownerReference to this VM's UID. A
+// name proves nothing (anyone allowed to create PVCs in the namespace can
+// create one called <vm>-media-cd0), so nothing is ever deleted by name
+// alone.
+func (o owner) owns(obj metav1.Object) bool {
+	if o.uid == "" || obj.GetNamespace() != o.key.Namespace || obj.GetLabels()[LabelPartOf] != PartOf {
+		return false
+	}
+	for _, r := range obj.GetOwnerReferences() {
+		if r.Kind == "VirtualMachine" && r.APIVersion == "kubevirt.io/v1" && r.Name == o.key.Name && r.UID == o.uid {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedBy reports whether obj has an ownerReference to the VM named name.
+// Good enough to decide what to read; never what to delete (see
+// [owner.owns]).
+func ownedBy(obj metav1.Object, name string) bool {
+	n, ok := ownerName(obj)
+	return ok && n == name
+}
+
+// ownerName returns the name of obj's owning VirtualMachine.
+func ownerName(obj metav1.Object) (string, bool) {
+	for _, r := range obj.GetOwnerReferences() {
+		if r.Kind == "VirtualMachine" && r.APIVersion == "kubevirt.io/v1" {
+			return r.Name, true
+		}
+	}
+	return "", false
+}
+
+// ForeignClaimError reports a PVC with the slot's claim name that the
+// bridge did not create for this VM: it is neither used nor deleted.
+type ForeignClaimError struct {
+	Namespace, Name string
+	VM              system.Key
+}
+
+func (e *ForeignClaimError) Error() string {
+	return fmt.Sprintf("PVC %s/%s exists and was not created by redfish-bridge for VM %s; delete or rename it, then insert again",
+		e.Namespace, e.Name, e.VM)
+}
+
+// deletePod deletes the import pod p, only if it is still the object read
+// (UID precondition).
+func deletePod(ctx context.Context, kube kubernetes.Interface, p *corev1.Pod) error {
+	err := kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      &metav1.Preconditions{UID: &p.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete import pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// deleteClaim deletes the image PVC c, only if it is still the object read
+// (UID precondition).
+func deleteClaim(ctx context.Context, kube kubernetes.Interface, c *corev1.PersistentVolumeClaim) error {
+	err := kube.CoreV1().PersistentVolumeClaims(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &c.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete PVC %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	return nil
+}
+
+// deleteOwnedClaim deletes the PVC named name if o owns it; a PVC someone
+// else made under that name is left alone.
+func deleteOwnedClaim(ctx context.Context, kube kubernetes.Interface, o owner, name string) error {
+	// A list by name: the bridge may list PVCs, not get them.
+	l, err := kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	})
+	if err != nil {
+		return fmt.Errorf("list PVC %s/%s: %w", o.key.Namespace, name, err)
+	}
+	for i := range l.Items {
+		if pvc := &l.Items[i]; pvc.Name == name && o.owns(pvc) {
+			return deleteClaim(ctx, kube, pvc)
+		}
+	}
+	return nil
+}
+
+// deleteImports deletes the slot's import pods o owns, except the one of
+// keepID.
+func deleteImports(ctx context.Context, kube kubernetes.Interface, o owner, slot, keepID string) error {
+	pods, err := kube.CoreV1().Pods(o.key.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: importerSelector(slot).String(),
+	})
+	if err != nil {
+		return fmt.Errorf("list import pods: %w", err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !o.owns(p) || p.Labels[LabelInsertID] == keepID {
+			continue
+		}
+		if err := deletePod(ctx, kube, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
