@@ -103,6 +103,8 @@ func TestValuesRejected(t *testing.T) {
 		{"bad namespace name", []string{"--set", "watchNamespaces={Not_A_Namespace}"}, "watchNamespaces"},
 		{"root pod", []string{"--set", "podSecurityContext.runAsNonRoot=false"}, "runAsNonRoot"},
 		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
+		{"max image size not a quantity", []string{"--set", "maxImageSize=lots"}, "maxImageSize"},
+		{"image claim size not a quantity", []string{"--set", "imageClaimSize=-8Gi"}, "imageClaimSize"},
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
 		{"two TLS sources", []string{"--set", "tls.existingSecret=x", "--set", "tls.certManager.enabled=true", "--set", "tls.certManager.issuerRef.name=ca"}, "only one of tls.existingSecret"},

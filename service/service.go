@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,6 +52,11 @@ type Config struct {
 	// ImageCAKey (default ca.crt) is a PEM bundle every verifying import
 	// trusts besides the system roots; "" for none.
 	ImageCAConfigMap, ImageCAKey string
+	// MaxImageSize is the largest image an import writes (bytes; 0: the
+	// media default); ImageClaimSize the size of an image PVC before the
+	// image's size is known (zero: the media default).
+	MaxImageSize   int64
+	ImageClaimSize resource.Quantity
 	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
 	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
 	// collects).
@@ -148,6 +154,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	mediaOpts := media.Options{
 		Writer: writer, Kube: kube, Events: inv, Namespaces: cfg.Namespaces,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,
+		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize,
 		ObserveImport: m.ObserveImport,
 	}
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now

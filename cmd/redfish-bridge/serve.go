@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -37,6 +38,9 @@ type serveOptions struct {
 	addrPolicy                          media.AddrPolicy
 	kubeQPS                             float64
 	kubeBurst                           int
+	maxImageSize, imageClaimSize        string
+	maxImageBytes                       int64
+	imageClaim                          resource.Quantity
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -75,6 +79,8 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	fs.StringVar(&o.serviceUUID, "service-uuid", "", "Redfish service root UUID, the same on every replica (required)")
 	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
+	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
+	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
 	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused)")
 	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
 	fs.StringVar(&o.imageCAKey, "image-ca-key", media.DefaultCABundleKey, "key of the bundle in --image-ca-configmap")
@@ -104,6 +110,12 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 		return nil, fmt.Errorf("serve: --image-addr-policy: %w", err)
 	}
 	o.addrPolicy = p
+	if o.maxImageBytes, err = media.ParseImageSize(o.maxImageSize); err != nil {
+		return nil, fmt.Errorf("serve: --max-image-size: %w", err)
+	}
+	if o.imageClaim, err = resource.ParseQuantity(o.imageClaimSize); err != nil || o.imageClaim.Sign() <= 0 {
+		return nil, fmt.Errorf("serve: --image-claim-size %q: a positive quantity such as 8Gi is required", o.imageClaimSize)
+	}
 	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
 		return nil, fmt.Errorf("serve: --kube-qps and --kube-burst must be positive (got %v, %d)", o.kubeQPS, o.kubeBurst)
 	}
@@ -139,6 +151,7 @@ func runServe(ctx context.Context, args []string) error {
 		Listen: o.listen, TLS: tlsCfg, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
+		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim,
 		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		Log:    slog.Default(),
 	})

@@ -42,9 +42,11 @@ service-uuid: file-uuid
 		LeaderElect, Insecure                                              bool
 		QPS                                                                float64
 		Burst                                                              int
+		MaxImage                                                           int64
+		Claim                                                              string
 	}
 	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
-		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst}
+		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst, MaxImage: 64 << 30, Claim: "8Gi"}
 	with := func(edit func(*got)) got { g := defaults; edit(&g); return g }
 	for _, tc := range []struct {
 		name    string
@@ -78,6 +80,11 @@ service-uuid: file-uuid
 		{name: "uuid required", args: []string{"--namespace", "x"}, wantErr: "--service-uuid"},
 		{name: "kube rate limit", args: append([]string{"--kube-qps", "50"}, base...), env: map[string]string{"REDFISH_BRIDGE_KUBE_BURST": "80"},
 			want: with(func(g *got) { g.QPS, g.Burst = 50, 80 })},
+		{name: "image sizes", args: append([]string{"--max-image-size", "2Gi"}, base...), env: map[string]string{"REDFISH_BRIDGE_IMAGE_CLAIM_SIZE": "1Gi"},
+			want: with(func(g *got) { g.MaxImage, g.Claim = 2<<30, "1Gi" })},
+		{name: "absurd maximum image size", args: append([]string{"--max-image-size", "8Ei"}, base...), wantErr: "--max-image-size"},
+		{name: "zero maximum image size", args: append([]string{"--max-image-size", "0"}, base...), wantErr: "--max-image-size"},
+		{name: "bad claim size", args: append([]string{"--image-claim-size", "-1Gi"}, base...), wantErr: "--image-claim-size"},
 		{name: "kube rate limit positive", args: append([]string{"--kube-qps", "0"}, base...), wantErr: "--kube-qps and --kube-burst must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +102,8 @@ service-uuid: file-uuid
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst}
+			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst,
+				o.maxImageBytes, o.imageClaim.String()}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}

@@ -10,6 +10,8 @@
   "service-uuid" (include "redfish-bridge.serviceUUID" .)
   "importer-image" (default (include "redfish-bridge.image" .) .Values.importerImage)
   "storage-class" .Values.storageClass
+  "max-image-size" .Values.maxImageSize
+  "image-claim-size" .Values.imageClaimSize
   "leader-elect" .Values.leaderElection.enabled
   "lease-name" (include "redfish-bridge.leaseName" .)
 }}
