@@ -12,8 +12,9 @@ import (
 )
 
 // AddrPolicy decides which addresses an image URL may point at, so a
-// Redfish user cannot make the bridge (HEAD) or an import pod (GET) reach
-// the cloud metadata service or other internal endpoints (SSRF).
+// Redfish user cannot make an import pod (the only one that contacts an
+// image server) reach the cloud metadata service or other internal
+// endpoints (SSRF).
 //
 // Literal IPs in a URL are checked at insert ([ValidateURL], a 400); every
 // address actually dialed is checked again by [AddrPolicy.Control], so a

@@ -22,9 +22,20 @@
 //
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
+//	          -> pod reports needBytes    -> SizeBytes recorded, pod deleted, PVC re-created larger, pod re-created
 //	          -> pod Failed               -> Failed (termination message as Reason, pod deleted)
 //	          -> pod gone                 -> pod re-created
 //	          -> older than ImportTimeout -> Failed "import timed out" (pod deleted)
+//
+// The bridge never contacts an image server: no network call on the
+// reconcile path, so no tenant's URL can hold the shared workers. A PVC
+// starts at DefaultSize; the import pod, which knows the image's size
+// (Content-Length, or counted when the server sends none), reports an
+// image that does not fit ([NeedRoomError]) and the PVC is re-created at
+// [ClaimSize]. An image above MaxImageSize fails the import
+// ([TooLargeError]). Only objects with the bridge's label and an
+// ownerReference to the VM's UID are ever deleted; a PVC that merely has
+// the slot's name fails the insert ([ForeignClaimError]).
 //
 // Every transition is guarded by the InsertID: a pod of an older insert
 // never changes the current slot (it is deleted instead). The reconciler
@@ -34,8 +45,9 @@
 // its volume (slog, Warning event, counter).
 //
 // The import pod runs this binary's `import` subcommand ([RunImport]): a
-// plain HTTP(S) GET streamed into the PVC. The URL is passed as an argument,
-// never through a shell.
+// plain HTTP(S) GET with Accept-Encoding identity (a compressed response
+// is refused, never inflated) streamed into the PVC up to the limits. The
+// URL is passed as an argument, never through a shell.
 //
 // A slot's TLS trust (Redfish VerifyCertificate and Certificates, see
 // [Service.Trust]) lives in a ConfigMap owned by the VM; the bridge-wide CA
