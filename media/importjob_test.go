@@ -59,6 +59,37 @@ func runJob(t *testing.T, job ImportRequest) (ImportResult, error) {
 	return job.Run(t.Context())
 }
 
+// jobCase is one import and the error it must end with ("" = imported).
+type jobCase struct {
+	name    string
+	job     ImportRequest
+	wantErr string
+}
+
+// runJobCases runs each case; a successful one must have imported
+// payload, and no error may show secret.
+func runJobCases(t *testing.T, cases []jobCase, payload []byte, secret string) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := runJob(t, tt.job)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSum(t, res, payload)
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+			}
+			if secret != "" && strings.Contains(err.Error(), secret) {
+				t.Fatalf("error %q shows the secret", err)
+			}
+		})
+	}
+}
+
 func checkSum(t *testing.T, res ImportResult, payload []byte) {
 	t.Helper()
 	sum := sha256.Sum256(payload)
@@ -72,31 +103,13 @@ func TestImportRequestTLS(t *testing.T) {
 	srv, ca := tlsImageServer(t, payload)
 	_, otherCA := tlsImageServer(t, payload)
 
-	tests := []struct {
-		name    string
-		job     ImportRequest
-		wantErr string
-	}{
+	tests := []jobCase{
 		{"system roots only: refused", ImportRequest{URL: srv.URL + "/a.iso"}, "not trusted: POST its CA to the slot's Certificates"},
 		{"another CA: refused", ImportRequest{URL: srv.URL + "/a.iso", CAFile: otherCA}, "certificate signed by unknown authority"},
 		{"its CA: imported", ImportRequest{URL: srv.URL + "/a.iso", CAFile: ca}, ""},
 		{"VerifyCertificate false: imported", ImportRequest{URL: srv.URL + "/a.iso", SkipVerify: true}, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := runJob(t, tt.job)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkSum(t, res, payload)
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
-			}
-		})
-	}
+	runJobCases(t, tests, payload, "")
 	t.Run("a CA file without certificates is an error", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "ca.pem")
 		if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
@@ -137,34 +150,13 @@ func TestImportRequestBasicAuth(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	tests := []struct {
-		name    string
-		job     ImportRequest
-		wantErr string
-	}{
+	tests := []jobCase{
 		{"no credentials", ImportRequest{URL: srv.URL + "/a.iso"}, "HTTP 401 Unauthorized (the image server asks for credentials: give UserName and Password in InsertMedia)"},
 		{"wrong password", ImportRequest{URL: srv.URL + "/a.iso", CredentialsDir: credentialsDir(t, user, "wrong")}, "refused the UserName and Password"},
 		{"right credentials", ImportRequest{URL: srv.URL + "/a.iso", CredentialsDir: credentialsDir(t, user, pass)}, ""},
 		{"redirect to another host", ImportRequest{URL: srv.URL + "/redirect.iso", CredentialsDir: credentialsDir(t, user, pass)}, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := runJob(t, tt.job)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkSum(t, res, payload)
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
-			}
-			if strings.Contains(err.Error(), pass) {
-				t.Fatalf("error %q shows the password", err)
-			}
-		})
-	}
+	runJobCases(t, tests, payload, pass)
 	if n := leaked.Load(); n != 0 {
 		t.Fatalf("the host a redirect led to received credentials %d times", n)
 	}
