@@ -12,18 +12,77 @@ import (
 	"time"
 )
 
+// Defaults of [Limits]. Redfish requests carry a few hundred bytes of
+// headers (a session token, Basic credentials, If-Match); Go's own default
+// of 1 MiB per request let slow clients holding unfinished headers grow the
+// bridge by ~1.4 MB per connection.
+const (
+	DefaultMaxHeaderBytes = 32 << 10
+	DefaultMaxConnections = 512
+)
+
+// Limits bound what unauthenticated clients can make the server hold.
+type Limits struct {
+	// MaxHeaderBytes caps a request's header (HTTP/1 request line and
+	// headers; HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE, which net/http derives
+	// from it); default [DefaultMaxHeaderBytes].
+	MaxHeaderBytes int
+	// MaxConnections caps open connections, TLS handshakes in progress
+	// included; further connections wait in the kernel's accept queue until
+	// one closes. Default [DefaultMaxConnections]; negative means no cap.
+	MaxConnections int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if l.MaxConnections == 0 {
+		l.MaxConnections = DefaultMaxConnections
+	}
+	return l
+}
+
+// tlsSuites are the TLS 1.2 cipher suites served: ECDHE with AEAD only (no
+// CBC, no SHA-1 MAC, no RSA key exchange). TLS 1.3 suites are not
+// configurable and all AEAD.
+var tlsSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// hardenTLS returns a copy of cfg serving TLS 1.2 or later with
+// [tlsSuites] unless cfg names its own.
+func hardenTLS(cfg *tls.Config) *tls.Config {
+	cfg = cfg.Clone()
+	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
+	if cfg.CipherSuites == nil {
+		cfg.CipherSuites = tlsSuites
+	}
+	return cfg
+}
+
 // serve listens on addr and serves h (HTTPS when tlsCfg is set) until ctx
 // ends; it returns the resolved address. A serving error calls fail.
 func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Handler, tlsCfg *tls.Config,
-	log *slog.Logger, fail func(error)) (string, error) {
+	limits Limits, log *slog.Logger, fail func(error)) (string, error) {
+	limits = limits.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("%s: listen on %s: %w", name, addr, err)
 	}
+	if limits.MaxConnections > 0 {
+		ln = newLimitListener(ln, limits.MaxConnections)
+	}
+	if tlsCfg != nil {
+		tlsCfg = hardenTLS(tlsCfg)
+	}
 	srv := &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsCfg,
-		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    limits.MaxHeaderBytes,
+		ReadHeaderTimeout: 10 * time.Second, // also bounds the TLS handshake
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
 		IdleTimeout:       60 * time.Second,

@@ -40,8 +40,11 @@ type Config struct {
 	// Listen is the HTTPS address, e.g. ":8443" or "127.0.0.1:0".
 	Listen string
 	// TLS serves HTTPS; nil serves plain HTTP (only with an explicit
-	// --insecure-http).
+	// --insecure-http). TLS 1.2 is limited to ECDHE AEAD suites unless the
+	// config names its own.
 	TLS *tls.Config
+	// Limits bound header size and open connections of both servers.
+	Limits Limits
 	// ServiceUUID is the Redfish service root UUID (same on every replica).
 	ServiceUUID string
 	Version     string
@@ -125,7 +128,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 			}
 			return nil
 		})
-		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, log, fail); err != nil {
+		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, cfg.Limits, log, fail); err != nil {
 			return nil, err
 		}
 	}
@@ -179,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, log, fail); err != nil {
+	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits, log, fail); err != nil {
 		return nil, err
 	}
 	ready.Store(true)

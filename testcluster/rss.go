@@ -15,10 +15,12 @@ func (c *Cluster) APIServerRSS() (int64, error) {
 	if c.apiserver == nil || c.apiserver.exited() {
 		return 0, errors.New("apiserver RSS: kube-apiserver is not running")
 	}
-	return processRSS(c.apiserver.cmd.Process.Pid)
+	return ProcessRSS(c.apiserver.cmd.Process.Pid)
 }
 
-func processRSS(pid int) (int64, error) {
+// ProcessRSS returns process pid's resident set size in bytes (VmRSS from
+// /proc/<pid>/status; Linux only).
+func ProcessRSS(pid int) (int64, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/status"
 	f, err := os.Open(path)
 	if err != nil {

@@ -41,6 +41,7 @@ type serveOptions struct {
 	maxImageSize, imageClaimSize        string
 	maxImageBytes                       int64
 	imageClaim                          resource.Quantity
+	maxHeaderBytes, maxConnections      int
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -90,6 +91,8 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	fs.StringVar(&o.podName, "pod-name", podName, "leader identity (default $POD_NAME, else the hostname)")
 	fs.Float64Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "client-side rate limit of apiserver requests per second")
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
+	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
+	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections served at once per listener (TLS handshakes included); -1 for no cap")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -148,7 +151,7 @@ func runServe(ctx context.Context, args []string) error {
 	run, err := service.Start(ctx, service.Config{
 		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,
 		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,
-		Listen: o.listen, TLS: tlsCfg, ServiceUUID: o.serviceUUID, Version: version,
+		Listen: o.listen, TLS: tlsCfg, Limits: service.Limits{MaxHeaderBytes: o.maxHeaderBytes, MaxConnections: o.maxConnections}, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim,

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // ServiceUUID is the Redfish service root UUID every started bridge uses.
@@ -49,6 +51,8 @@ type Options struct {
 	PodName string
 	// Log is the file receiving the bridge's output (text logs).
 	Log string
+	// Args are further serve flags, e.g. "--max-header-bytes=1048576".
+	Args []string
 }
 
 // Proc is `redfish-bridge serve` running as a child process.
@@ -68,10 +72,11 @@ func Start(o Options) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bridge log: %w", err)
 	}
-	cmd := exec.Command(o.Bin, "serve", //nolint:gosec,noctx // our own binary; ended by Kill
-		"--kubeconfig="+o.Kubeconfig, "--namespace="+o.Namespace, "--namespaces="+strings.Join(o.Namespaces, ","),
-		"--service-uuid="+ServiceUUID, "--listen="+o.Listen, "--insecure-http",
-		"--metrics-listen="+o.MetricsListen, "--pod-name="+o.PodName)
+	args := append([]string{"serve",
+		"--kubeconfig=" + o.Kubeconfig, "--namespace=" + o.Namespace, "--namespaces=" + strings.Join(o.Namespaces, ","),
+		"--service-uuid=" + ServiceUUID, "--listen=" + o.Listen, "--insecure-http",
+		"--metrics-listen=" + o.MetricsListen, "--pod-name=" + o.PodName}, o.Args...)
+	cmd := exec.Command(o.Bin, args...) //nolint:gosec,noctx // our own binary; ended by Kill
 	cmd.Env = append(os.Environ(), "REDFISH_BRIDGE_LOG=text")
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
@@ -86,6 +91,9 @@ func Start(o Options) (*Proc, error) {
 	}()
 	return p, nil
 }
+
+// RSS is the bridge's resident set size in bytes (VmRSS; Linux only).
+func (p *Proc) RSS() (int64, error) { return testcluster.ProcessRSS(p.Pid()) }
 
 // Pid is the bridge's process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }

@@ -1,0 +1,89 @@
+package service
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bridge"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"bridge"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestServeTLSAndHeaderLimits: the HTTPS server refuses TLS 1.2 CBC-SHA1
+// suites, answers 431 to an HTTP/1 header over the limit and advertises
+// the limit to HTTP/2 clients.
+func TestServeTLSAndHeaderLimits(t *testing.T) {
+	var wg sync.WaitGroup
+	ctx := t.Context()
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	addr, err := serve(ctx, &wg, "test", "127.0.0.1:0", h, &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}},
+		Limits{}, slog.New(slog.DiscardHandler), func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wg.Wait)
+	dial := func(suite uint16) error {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, //nolint:gosec // the test's own certificate
+			CipherSuites: []uint16{suite}})
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	}
+	for _, s := range []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256} {
+		if err := dial(s); err == nil {
+			t.Errorf("TLS 1.2 with %s accepted", tls.CipherSuiteName(s))
+		}
+	}
+	if err := dial(tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256); err != nil {
+		t.Errorf("TLS 1.2 with ECDHE-ECDSA-AES128-GCM-SHA256: %v", err)
+	}
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: proto == "HTTP/2.0"} //nolint:gosec // the test's own certificate
+		if proto == "HTTP/1.1" {
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+		}
+		hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		for _, size := range []int{1 << 10, 2 * DefaultMaxHeaderBytes} {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/redfish/v1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Pad", strings.Repeat("a", size))
+			resp, err := hc.Do(req)
+			ok := err == nil && resp.StatusCode == http.StatusNoContent
+			if err == nil {
+				_ = resp.Body.Close()
+				if resp.Proto != proto {
+					t.Errorf("%s: answered over %s", proto, resp.Proto)
+				}
+			}
+			if want := size < DefaultMaxHeaderBytes; ok != want {
+				t.Errorf("%s with a %d-byte header: served %t (err %v), want %t", proto, size, ok, err, want)
+			}
+		}
+		tr.CloseIdleConnections()
+	}
+}
