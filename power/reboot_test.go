@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -30,6 +33,7 @@ func TestGuestReboot(t *testing.T) {
 			testGuestRebootLoops(t, startEnvWith(t, c, envOptions{rebootPolicyGateOff: true}))
 		})
 		t.Run("ForceOff during the watched boot stays off", func(t *testing.T) { testRebootWatchThenOff(t, startEnv(t, c)) })
+		t.Run("runStrategy Always: KubeVirt restarts it alone", func(t *testing.T) { testGuestRebootAlways(t, startEnv(t, c)) })
 	})
 }
 
@@ -59,8 +63,37 @@ func cdOnceBooted(t *testing.T, e *env, name string) (system.Key, *apply.VM) {
 }
 
 func testGuestRebootBootsDisk(t *testing.T, e *env) {
-	ctx := t.Context()
 	key, first := cdOnceBooted(t, e, "installer")
+	next := e.guestRebootToDisk(t, key, first)
+	if rs := runStrategy(next); rs != runOn {
+		t.Errorf("runStrategy %s after the reboot, want %s", rs, runOn)
+	}
+}
+
+// testGuestRebootAlways: under the author's runStrategy Always virt-controller
+// replaces the ended VMI itself; the bridge adds no Start request.
+func testGuestRebootAlways(t *testing.T, e *env) {
+	key, first := cdOnceBooted(t, e, "always")
+	patch := []byte(`{"spec":{"runStrategy":"Always"}}`)
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(t.Context(), key.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatal(err)
+	}
+	next := e.guestRebootToDisk(t, key, first)
+	if rs := runStrategy(next); rs != "Always" {
+		t.Errorf("runStrategy %s after the reboot, want the author's Always", rs)
+	}
+	if reqs := apply.StateRequests(next); len(reqs) != 0 {
+		t.Errorf("state change requests %v after a reboot KubeVirt restarted alone", reqs)
+	}
+}
+
+// guestRebootToDisk lets the guest of the Cd/Once boot first reboot itself
+// and checks that Redfish says On throughout and the next VMI boots the
+// disk; it returns the read with the next VMI running.
+func (e *env) guestRebootToDisk(t *testing.T, key system.Key, first *apply.VM) *apply.VM {
+	t.Helper()
+	ctx := t.Context()
 	if got := apply.VMIRebootPolicy(first.VMI); got != apply.RebootPolicyTerminate {
 		t.Fatalf("the CD boot's VMI has rebootPolicy %q, want %s", got, apply.RebootPolicyTerminate)
 	}
@@ -86,9 +119,7 @@ func testGuestRebootBootsDisk(t *testing.T, e *env) {
 	if got := apply.VMIRebootPolicy(next.VMI); got != "" {
 		t.Errorf("the disk boot's VMI has rebootPolicy %q, want none (the override ended)", got)
 	}
-	if rs := runStrategy(next); rs != runOn {
-		t.Errorf("runStrategy %s after the reboot, want %s", rs, runOn)
-	}
+	return next
 }
 
 // testGuestRebootLoops: without rebootPolicy Terminate KubeVirt reboots the
