@@ -36,26 +36,9 @@ func ValidateSecureBoot(o system.BootOverride) error {
 		if mode == "" {
 			mode = "not set"
 		}
-		return fmt.Errorf("%w: Secure Boot needs boot mode UEFI (BootSourceOverrideMode is %s): set the UEFI mode first, or disable Secure Boot before switching to Legacy", ErrInvalid, mode)
+		return &RefusedError{Conflict: true, Reason: fmt.Sprintf("Secure Boot needs boot mode UEFI (BootSourceOverrideMode is %s): set the UEFI mode first, or disable Secure Boot before switching to Legacy.", mode)}
 	}
 	return nil
-}
-
-// FirmwareMode is the boot mode the VM boots with: the override's Mode when
-// one is recorded, otherwise what the spec's bootloader says (efi is UEFI,
-// bios is Legacy), "" when it names none.
-func FirmwareMode(vm *VM) system.BootMode {
-	if vm.Boot.Mode != "" {
-		return vm.Boot.Mode
-	}
-	bl, _, _ := unstructured.NestedMap(vm.Object.Object, bootloaderPath...)
-	switch {
-	case bl["efi"] != nil:
-		return system.BootUEFI
-	case bl["bios"] != nil:
-		return system.BootLegacy
-	}
-	return ""
 }
 
 // BuildBoot returns redfish-boot's complete intent for override o given a

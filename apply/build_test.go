@@ -79,6 +79,13 @@ func TestBuildersGolden(t *testing.T) {
 			o := system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled}
 			return BuildBoot(mode, decodeFixture(withBoot(baseVM(t), on)), o, nil)
 		}},
+		{"boot-legacy-after-secureboot-off", func(t *testing.T, mode Mode) (*Body, error) {
+			// Secure Boot on, off, then Legacy: bios only, efi left out (its
+			// removal is SSA's: redfish-boot owns it alone, ValidateLegacy).
+			off := system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled}
+			o := system.BootOverride{Mode: system.BootLegacy, SecureBoot: system.SecureBootDisabled}
+			return BuildBoot(mode, decodeFixture(withBoot(baseVM(t), off)), o, nil)
+		}},
 		{"boot-cd-once-secureboot-on", func(t *testing.T, mode Mode) (*Body, error) {
 			o := cdOnce
 			o.Mode, o.SecureBoot = system.BootUEFI, system.SecureBootEnabled
@@ -198,35 +205,5 @@ func TestBuildBootSecureBoot(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func TestFirmwareMode(t *testing.T) {
-	tests := []struct {
-		name       string
-		annotation string
-		loader     map[string]any
-		want       system.BootMode
-	}{
-		{name: "nothing", want: ""},
-		{name: "spec efi", loader: map[string]any{"efi": map[string]any{}}, want: system.BootUEFI},
-		{name: "spec bios", loader: map[string]any{"bios": map[string]any{}}, want: system.BootLegacy},
-		{name: "recorded mode wins", annotation: `{"mode":"Legacy"}`, loader: map[string]any{"efi": map[string]any{}}, want: system.BootLegacy},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			u := baseVM(t)
-			if tt.annotation != "" {
-				annotate(u, AnnotationBoot, tt.annotation)
-			}
-			if tt.loader != nil {
-				if err := unstructured.SetNestedMap(u.Object, tt.loader, bootloaderPath...); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if got := FirmwareMode(decodeFixture(u)); got != tt.want {
-				t.Errorf("FirmwareMode = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }

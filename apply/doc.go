@@ -29,6 +29,8 @@
 //	                 already carried one (renumbered after the disks: unique)          an interface is numbered
 //	               T.domain.firmware.bootloader.efi.secureBoot (true only while      same
 //	                 Secure Boot is Enabled) or .bios, once a mode was set
+//	                 (Legacy only when redfish-boot alone owns all of efi:
+//	                 ValidateLegacy)
 //	               T.domain.features.smm.enabled (true) while Secure Boot is         same
 //	                 Enabled (KubeVirt's secure boot needs SMM); dropped when
 //	                 it is not (an author who also set it true keeps it)
@@ -87,7 +89,11 @@
 //     other cached version is trusted, so an outside write is never hidden).
 //   - Force: redfish-boot forces (bootOrder and bootloader usually belong to
 //     the VM's author, and the Redfish client has explicitly asked to change
-//     exactly those fields); redfish-power forces spec.runStrategy (the VM's
+//     exactly those fields; force takes a value, it never removes another
+//     manager's field: an author's firmware.bootloader.efi survives any
+//     apply, KubeVirt boots UEFI while it is set, so Legacy is refused then
+//     ([ValidateLegacy]) and what the VM boots is read from the spec alone
+//     ([Firmware])); redfish-power forces spec.runStrategy (the VM's
 //     author and virt-api own it; the Redfish power request is the authority
 //     on power). redfish-media never forces in map mode: its entries are its
 //     own, and a conflict there means someone else edited the bridge's

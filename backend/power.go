@@ -40,6 +40,9 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.Boo
 		}
 	}
 	vm, err := b.power.SetBoot(ctx, key, power.BootPatch{Target: patch.Target, Enabled: patch.Enabled, Mode: patch.Mode})
+	if refused, ok := errors.AsType[*apply.RefusedError](err); ok && patch.Mode != nil {
+		return fmt.Errorf("%w: %w", refusal(refused, "Boot/BootSourceOverrideMode", string(*patch.Mode), "SecureBootEnable"), err)
+	}
 	if err != nil {
 		return translate(err)
 	}
@@ -52,13 +55,24 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.Boo
 // SetBoot it returns once the cache shows the write.
 func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool) error {
 	vm, err := b.power.SetSecureBoot(ctx, key, enable)
-	if errors.Is(err, apply.ErrInvalid) {
-		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "SecureBootEnable", Value: strconv.FormatBool(enable), Reason: err.Error()}, err)
+	if refused, ok := errors.AsType[*apply.RefusedError](err); ok {
+		return fmt.Errorf("%w: %w", refusal(refused, "SecureBootEnable", strconv.FormatBool(enable), "BootSourceOverrideMode"), err)
 	}
 	if err != nil {
 		return translate(err)
 	}
 	return b.awaitCache(ctx, key, vm)
+}
+
+// refusal is the Redfish form of a firmware change power refused: property
+// set to value conflicts with other, or (no conflict) the VM's spec is in
+// the way.
+func refusal(r *apply.RefusedError, property, value, other string) *redfish.RefusedValueError {
+	e := &redfish.RefusedValueError{Property: property, Value: value, Resolution: r.Reason}
+	if r.Conflict {
+		e.ConflictsWith = other
+	}
+	return e
 }
 
 // awaitCache waits (bounded) until a read of the VM (what the client's next

@@ -43,7 +43,7 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 		Threads:    intAt(domain, 1, "cpu", "threads"),
 	}
 	v.MemoryBytes = memoryBytes(domain)
-	v.BootMode, v.SecureBoot = firmware(domain)
+	v.BootMode, v.SecureBoot = apply.Firmware(vm.Object)
 	v.NICs = nics(vm, domain)
 	v.Disks = disks(vm.Key.Namespace, tmpl, pvc)
 	for _, id := range slots {
@@ -97,17 +97,6 @@ func memoryBytes(domain map[string]any) int64 {
 		}
 	}
 	return 0
-}
-
-// firmware maps KubeVirt's bootloader to a Redfish boot mode: efi is UEFI
-// (Secure Boot defaults to on, as in KubeVirt), anything else is Legacy.
-func firmware(domain map[string]any) (system.BootMode, bool) {
-	efi := mapAt(domain, "firmware", "bootloader", "efi")
-	if efi == nil {
-		return system.BootLegacy, false
-	}
-	sb, set := efi["secureBoot"].(bool)
-	return system.BootUEFI, !set || sb
 }
 
 func nics(vm *apply.VM, domain map[string]any) []redfish.NIC {

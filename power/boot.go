@@ -27,8 +27,11 @@ type BootPatch struct {
 // redfish-boot: boot orders are laid out (or released) and a Mode maps to
 // firmware.bootloader efi or bios. A resulting Once override is armed with
 // the UID of the current VMI: it reverts after the next VMI reaches Running.
-// Mode Legacy while Secure Boot is Enabled is rejected ([apply.ErrInvalid]):
-// the client disables Secure Boot first. It returns the VM as written.
+// Mode UEFI on a VM that boots UEFI keeps its Secure Boot setting. Mode
+// Legacy is refused ([*apply.RefusedError]) while Secure Boot is Enabled
+// (the client disables it first) and while firmware.bootloader.efi belongs
+// to another writer ([apply.ValidateLegacy]: KubeVirt would keep booting
+// UEFI). It returns the VM as written.
 func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		if patch.IfVersion != "" && patch.IfVersion != vm.Object.GetResourceVersion() {
@@ -41,6 +44,7 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 			o.Enabled = *patch.Enabled
 		}
 		if patch.Mode != nil {
+			keepSecureBoot(vm, o, *patch.Mode)
 			o.Mode = *patch.Mode
 		}
 		if err := apply.ValidateBoot(*o); err != nil {
@@ -48,6 +52,11 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 		}
 		if err := apply.ValidateSecureBoot(*o); err != nil {
 			return s.confirm(ctx, vm, err)
+		}
+		if patch.Mode != nil && *patch.Mode == system.BootLegacy {
+			if err := apply.ValidateLegacy(vm); err != nil {
+				return s.confirm(ctx, vm, err)
+			}
 		}
 		if o.Enabled == system.BootOnce && (patch.Target != nil || patch.Enabled != nil) {
 			o.ArmedVMI = ""
@@ -69,19 +78,16 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 // SetSecureBoot records Secure Boot enabled or disabled in the override and
 // applies it through redfish-boot (efi.secureBoot, and features.smm.enabled
 // while enabled). Secure Boot exists only under UEFI: enabling it when the
-// VM boots Legacy (recorded mode, or a spec without efi) is rejected with
-// [apply.ErrInvalid], as a BMC refuses it in BIOS mode; Ironic sets the UEFI
-// mode first. When the VM boots UEFI from its spec and no mode is recorded,
-// UEFI is recorded so that redfish-boot writes the bootloader. Disabling it
-// on a Legacy VM only records the setting. It returns the VM as written.
+// VM boots Legacy (its spec has no efi: [apply.Firmware]) is refused with
+// [*apply.RefusedError], as a BMC refuses it in BIOS mode; Ironic sets the
+// UEFI mode first. When the VM boots UEFI, UEFI is recorded so that
+// redfish-boot writes the bootloader. Disabling it on a Legacy VM only
+// records the setting. It returns the VM as written.
 func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
-		mode := apply.FirmwareMode(vm)
+		mode, _ := apply.Firmware(vm.Object)
 		if enable && mode != system.BootUEFI {
-			if mode == "" {
-				mode = system.BootLegacy
-			}
-			return s.confirm(ctx, vm, fmt.Errorf("%w: Secure Boot needs boot mode UEFI, the system boots %s: set BootSourceOverrideMode UEFI first", apply.ErrInvalid, mode))
+			return s.confirm(ctx, vm, &apply.RefusedError{Conflict: true, Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
 		}
 		o.SecureBoot = system.SecureBootDisabled
 		if enable {
@@ -96,6 +102,21 @@ func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 		return nil, fmt.Errorf("set secure boot of %s: %w", key, err)
 	}
 	return vm, nil
+}
+
+// keepSecureBoot records the Secure Boot the VM boots with when the client
+// sets mode UEFI on a VM that already boots UEFI and no setting is recorded
+// (the author's efi): the bootloader redfish-boot then writes keeps it
+// instead of turning Secure Boot off.
+func keepSecureBoot(vm *apply.VM, o *system.BootOverride, mode system.BootMode) {
+	current, secure := apply.Firmware(vm.Object)
+	if mode != system.BootUEFI || current != system.BootUEFI || o.SecureBoot != "" {
+		return
+	}
+	o.SecureBoot = system.SecureBootDisabled
+	if secure {
+		o.SecureBoot = system.SecureBootEnabled
+	}
 }
 
 // confirm returns refusal, decided on read, unless read is older than the VM

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,8 @@ func TestSecureBoot(t *testing.T) {
 	eachVariant(t, func(t *testing.T, _ crds.Variant, c *testcluster.Cluster) {
 		t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })
 		t.Run("author's efi counts as UEFI", func(t *testing.T) { testSecureBootAuthorEFI(t, startEnv(t, c)) })
+		t.Run("Legacy refused over the author's efi", func(t *testing.T) { testLegacyAuthorEFI(t, startEnv(t, c)) })
+		t.Run("UEFI keeps the author's Secure Boot", func(t *testing.T) { testUEFIKeepsSecureBoot(t, startEnv(t, c)) })
 	})
 }
 
@@ -100,17 +103,7 @@ func testSecureBoot(t *testing.T, e *env) {
 // the bootloader.
 func testSecureBootAuthorEFI(t *testing.T, e *env) {
 	ctx := t.Context()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, "efi", e.ns), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{"secureBoot": false}}, "spec", "template", "spec", "domain", "firmware", "bootloader"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
-		t.Fatal(err)
-	}
-	key := system.Key{Namespace: e.ns, Name: "efi"}
+	key := e.createEFIVM(t, "efi")
 	if _, err := e.s.SetSecureBoot(ctx, key, true); err != nil {
 		t.Fatalf("secure boot on an efi VM: %v", err)
 	}
@@ -120,5 +113,85 @@ func testSecureBootAuthorEFI(t *testing.T, e *env) {
 	}
 	if got.Boot.Mode != system.BootUEFI || got.Boot.SecureBoot != system.SecureBootEnabled {
 		t.Errorf("recorded override %+v, want mode UEFI, secure boot Enabled", got.Boot)
+	}
+}
+
+// createEFIVM creates a VM whose author (test-author, an Update manager)
+// wrote firmware.bootloader.efi {secureBoot: false}, as the demo VMs are.
+func (e *env) createEFIVM(t *testing.T, name string) system.Key {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, name, e.ns), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{"secureBoot": false}}, "spec", "template", "spec", "domain", "firmware", "bootloader"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatal(err)
+	}
+	return system.Key{Namespace: e.ns, Name: name}
+}
+
+// testLegacyAuthorEFI: KubeVirt boots UEFI while efi is set, and an apply
+// cannot remove the author's efi. Legacy is refused (a RefusedError naming
+// the author), before and after Secure Boot went on and off (the sequence
+// that made the apiserver reject efi: null), and the VM keeps booting UEFI.
+func testLegacyAuthorEFI(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createEFIVM(t, "efi-legacy")
+	legacy := func(step string) {
+		t.Helper()
+		_, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)})
+		refused, ok := errors.AsType[*apply.RefusedError](err)
+		if !ok || !strings.Contains(refused.Reason, "test-author") {
+			t.Fatalf("%s: Legacy over the author's efi: %v, want a RefusedError naming test-author", step, err)
+		}
+		if got := firmware(e.live(t, key)); !strings.HasPrefix(got, "secureBoot=false") || !strings.HasSuffix(got, "bios=-") {
+			t.Errorf("%s: firmware %s after the refusal, want efi secureBoot=false and no bios", step, got)
+		}
+	}
+	legacy("fresh VM")
+	for _, on := range []bool{true, false} {
+		if _, err := e.s.SetSecureBoot(ctx, key, on); err != nil {
+			t.Fatalf("secure boot %v: %v", on, err)
+		}
+	}
+	legacy("after Secure Boot on, off")
+	// UEFI, the mode it boots, is accepted and keeps Secure Boot off.
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+		t.Fatalf("UEFI: %v", err)
+	}
+	if got := firmware(e.live(t, key)); got != "secureBoot=false smm=- bios=-" {
+		t.Errorf("after UEFI: firmware %s", got)
+	}
+}
+
+// testUEFIKeepsSecureBoot: BootSourceOverrideMode UEFI on a VM whose author
+// wrote efi with KubeVirt's default Secure Boot (and SMM) leaves Secure
+// Boot on: setting the mode the VM already boots changes nothing else.
+func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
+	ctx := t.Context()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, "efi-sb", e.ns), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	domain := []string{"spec", "template", "spec", "domain"}
+	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{}}, append(domain, "firmware", "bootloader")...); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedMap(u.Object, map[string]any{"enabled": true}, append(domain, "features", "smm")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+		t.Fatal(err)
+	}
+	key := system.Key{Namespace: e.ns, Name: "efi-sb"}
+	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+		t.Fatalf("UEFI: %v", err)
+	}
+	vm := e.live(t, key)
+	if mode, secure := apply.Firmware(vm.Object); mode != system.BootUEFI || !secure {
+		t.Errorf("after UEFI the VM boots %s, Secure Boot %v (firmware %s); want UEFI with Secure Boot", mode, secure, firmware(vm))
 	}
 }

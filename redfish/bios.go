@@ -21,12 +21,8 @@ var (
 )
 
 func biosAttributes(v SystemView) obj {
-	mode := v.Boot.Mode
-	if mode == "" {
-		mode = v.BootMode
-	}
 	attrs := obj{"SecureBoot": onOff[v.SecureBoot]}
-	if m, ok := biosBootModes[mode]; ok {
+	if m, ok := biosBootModes[v.BootMode]; ok {
 		attrs["BootMode"] = m
 	}
 	return attrs
@@ -130,10 +126,20 @@ func (s *Server) setBiosSecureBoot(c echo.Context, key system.Key, enable bool) 
 	return nil
 }
 
+// biosAttributeOf names the Bios attribute of a property the backend
+// names.
+var biosAttributeOf = map[string]string{
+	"SecureBootEnable": "Attributes/SecureBoot", "BootSourceOverrideMode": "Attributes/BootMode",
+}
+
 // asAttribute reports a value the backend refused against the Bios
 // attribute name (Related #/Attributes/<name>), not the property of the
 // resource the backend names.
 func asAttribute(err error, name, value string) error {
+	if refused, ok := errors.AsType[*RefusedValueError](err); ok {
+		other := biosAttributeOf[refused.ConflictsWith]
+		return fmt.Errorf("%w: %w", &RefusedValueError{Property: "Attributes/" + name, Value: value, ConflictsWith: other, Resolution: refused.Resolution}, err)
+	}
 	if bad, ok := errors.AsType[*BadValueError](err); ok {
 		return fmt.Errorf("%w: %w", &BadValueError{Property: "Attributes/" + name, Value: value, Reason: bad.Reason}, err)
 	}

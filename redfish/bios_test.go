@@ -58,20 +58,20 @@ func TestBiosSettings(t *testing.T) {
 		},
 		{
 			name: "secure boot resource in bios mode", path: "/SecureBoot", body: `{"SecureBootEnable":true}`,
-			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
-			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/SecureBootEnable"}},
+			setup:     func(v *SystemView) { v.BootMode = system.BootLegacy },
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueConflict"}, Related: []string{"#/SecureBootEnable"}},
 			wantAttrs: map[string]any{"BootMode": "Bios", "SecureBoot": "Disabled"},
 		},
 		{
 			name: "secure boot attribute in bios mode", path: "/Bios/Settings", body: `{"Attributes":{"SecureBoot":"Enabled"}}`,
-			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
-			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/Attributes/SecureBoot"}},
+			setup:     func(v *SystemView) { v.BootMode = system.BootLegacy },
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueConflict"}, Related: []string{"#/Attributes/SecureBoot"}},
 			wantAttrs: map[string]any{"BootMode": "Bios", "SecureBoot": "Disabled"},
 		},
 		{
 			name: "to bios with secure boot on", path: "/Bios/Settings", body: `{"Attributes":{"BootMode":"Bios"}}`,
 			setup:     func(v *SystemView) { v.SecureBoot = true },
-			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/Attributes/BootMode"}},
+			wantErr:   &errorInfo{Status: 400, IDs: []string{"PropertyValueConflict"}, Related: []string{"#/Attributes/BootMode"}},
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
 		},
 		{
@@ -87,7 +87,7 @@ func TestBiosSettings(t *testing.T) {
 			// and comes on after the switch to Uefi.
 			name: "to uefi turning secure boot on", path: "/Bios/Settings",
 			body:      `{"Attributes":{"SecureBoot":"Enabled","BootMode":"Uefi"}}`,
-			setup:     func(v *SystemView) { v.Boot.Mode = system.BootLegacy },
+			setup:     func(v *SystemView) { v.BootMode = system.BootLegacy },
 			wantCalls: []string{"boot team-b.vm3 - - UEFI", "secureboot team-b.vm3 true"},
 			wantAttrs: map[string]any{"BootMode": "Uefi", "SecureBoot": "Enabled"},
 		},

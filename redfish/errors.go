@@ -46,6 +46,31 @@ func (e *BadValueError) Error() string {
 	return fmt.Sprintf("value %q of %s is not acceptable", e.Value, e.Property)
 }
 
+// RefusedValueError says a valid value cannot be written in the system's
+// current state. 400 PropertyValueConflict when ConflictsWith names the
+// property in the way, else PropertyValueIncorrect; Resolution, shown to
+// the client, says what to do.
+type RefusedValueError struct {
+	Property, Value string
+	ConflictsWith   string
+	Resolution      string
+}
+
+func (e *RefusedValueError) Error() string {
+	return fmt.Sprintf("value %q of %s refused: %s", e.Value, e.Property, e.Resolution)
+}
+
+// message is the Redfish message of the refusal.
+func (e *RefusedValueError) message() Message {
+	related := []string{"#/" + e.Property}
+	m := msg("PropertyValueIncorrect", related, e.Property, e.Value)
+	if e.ConflictsWith != "" {
+		m = msg("PropertyValueConflict", related, e.Property, e.ConflictsWith)
+	}
+	m.Resolution = e.Resolution
+	return m
+}
+
 // Error is a complete Redfish error answer: status, messages, headers.
 type Error struct {
 	Status   int
@@ -84,11 +109,14 @@ const actionKey = "redfish.action"
 func classify(err error, uri, action string) *Error {
 	var rf *Error
 	var bad *BadValueError
+	var refused *RefusedValueError
 	var he *echo.HTTPError
 	var throttled *auth.ThrottledError
 	switch {
 	case errors.As(err, &rf):
 		return rf
+	case errors.As(err, &refused):
+		return &Error{Status: http.StatusBadRequest, Messages: []Message{refused.message()}, Cause: err}
 	case errors.As(err, &bad) && action != "":
 		e := newError(http.StatusBadRequest, msg("ActionParameterValueFormatError", []string{"#/" + bad.Property}, bad.Value, bad.Property, action))
 		e.Cause = err

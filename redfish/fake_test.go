@@ -148,9 +148,9 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 		}
 		if p.Mode != nil {
 			if *p.Mode != system.BootUEFI && v.SecureBoot {
-				return &BadValueError{Property: "Boot", Value: string(*p.Mode), Reason: "Secure Boot is enabled"}
+				return &RefusedValueError{Property: "Boot/BootSourceOverrideMode", Value: string(*p.Mode), ConflictsWith: "SecureBootEnable", Resolution: "Disable Secure Boot first."}
 			}
-			v.Boot.Mode = *p.Mode
+			v.Boot.Mode, v.BootMode = *p.Mode, *p.Mode
 		}
 		return nil
 	})
@@ -158,12 +158,8 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 
 func (f *fake) SetSecureBoot(_ context.Context, key system.Key, enable bool) error {
 	return f.write(key, fmt.Sprintf("secureboot %s %t", key.ID(), enable), func(v *SystemView) error {
-		mode := v.Boot.Mode
-		if mode == "" {
-			mode = v.BootMode
-		}
-		if enable && mode != system.BootUEFI {
-			return &BadValueError{Property: "SecureBootEnable", Value: "true", Reason: "needs UEFI"}
+		if enable && v.BootMode != system.BootUEFI {
+			return &RefusedValueError{Property: "SecureBootEnable", Value: "true", ConflictsWith: "BootSourceOverrideMode", Resolution: "Set UEFI first."}
 		}
 		v.SecureBoot = enable
 		return nil

@@ -39,18 +39,16 @@ func (s *Server) getSystem(c echo.Context) error {
 	return send(c, http.StatusOK, s.renderSystem(v), v.Version)
 }
 
-// bootView is the Boot object as shown: the recorded override, with the
-// requested mode (it reads back at once) or else the effective one.
+// bootView is the Boot object as shown: the recorded override, and the mode
+// the VM boots (a mode just set reads back at once: the write changed the
+// spec).
 func bootView(v SystemView) obj {
-	target, enabled, mode := v.Boot.Target, v.Boot.Enabled, v.Boot.Mode
+	target, enabled, mode := v.Boot.Target, v.Boot.Enabled, v.BootMode
 	if target == "" {
 		target = system.BootNone
 	}
 	if enabled == "" {
 		enabled = system.BootDisabled
-	}
-	if mode == "" {
-		mode = v.BootMode
 	}
 	b := obj{
 		"BootSourceOverrideTarget":                          target,

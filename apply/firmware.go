@@ -1,0 +1,122 @@
+package apply
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// efiPath is KubeVirt's UEFI bootloader: while it is set the VM boots UEFI,
+// whatever else the bootloader says.
+var efiPath = append(append([]string(nil), bootloaderPath...), "efi")
+
+// Firmware is what a VM boots, read from its spec alone, as KubeVirt
+// decides it: UEFI whenever firmware.bootloader.efi is set, with Secure
+// Boot unless efi.secureBoot is false (KubeVirt's default is true);
+// otherwise BIOS (Legacy), with or without firmware.bootloader.bios. It is
+// the one answer to "what does this VM boot" for Redfish reads and for the
+// decisions of writes alike.
+func Firmware(vm *unstructured.Unstructured) (mode system.BootMode, secureBoot bool) {
+	efi, found, err := unstructured.NestedFieldNoCopy(vm.Object, efiPath...)
+	if !found || err != nil || efi == nil {
+		return system.BootLegacy, false
+	}
+	m, _ := efi.(map[string]any)
+	sb, set := m["secureBoot"].(bool)
+	return system.BootUEFI, !set || sb
+}
+
+// RefusedError is a firmware change the bridge refuses because the VM would
+// not boot what Redfish then reports. Reason is written for the Redfish
+// client (it names what to do); the error is also [ErrInvalid].
+type RefusedError struct {
+	// Conflict: Secure Boot and the boot mode stand against each other (the
+	// client changes the other one first); false: the VM's spec is in the way.
+	Conflict bool
+	Reason   string
+}
+
+func (e *RefusedError) Error() string { return ErrInvalid.Error() + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *RefusedError) Unwrap() error { return ErrInvalid }
+
+// ValidateLegacy refuses switching vm to Legacy while anything of
+// firmware.bootloader.efi belongs to someone other than redfish-boot (the
+// VM's author, typically): KubeVirt boots UEFI whenever efi is set, and an
+// apply can only remove fields its own manager owns alone. Taking the
+// author's efi would need SSA to delete another manager's map, which it
+// does not do cleanly (forcing only the leaves left efi owned by the author
+// and emptied to null, which the CRD rejects: the 500 Ironic saw). efi that
+// redfish-boot wrote itself is removed by the Legacy apply.
+func ValidateLegacy(vm *VM) error {
+	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, efiPath...)
+	if !found || efi == nil {
+		return nil
+	}
+	owned, err := Owned(vm.Object)
+	if err != nil {
+		return fmt.Errorf("read owners of %s: %w", strings.Join(efiPath, "."), err)
+	}
+	prefix := fieldpath.MakePathOrDie(toAny(efiPath)...)
+	var others []string
+	for manager, set := range owned {
+		if manager != ManagerBoot && touches(set, prefix) {
+			others = append(others, manager)
+		}
+	}
+	if len(others) == 0 && ownsEveryLeaf(owned[ManagerBoot], prefix, efi) {
+		return nil
+	}
+	slices.Sort(others)
+	who := "a writer other than the bridge"
+	if len(others) > 0 {
+		who = "field manager " + strings.Join(others, ", ")
+	}
+	return &RefusedError{Reason: fmt.Sprintf("The VirtualMachine's spec.template.spec.domain.firmware.bootloader.efi is owned by %s, and KubeVirt boots UEFI "+
+		"whenever it is set: the bridge will not report Legacy for a VM that boots UEFI. Keep BootSourceOverrideMode UEFI, "+
+		"or remove firmware.bootloader.efi from the VirtualMachine and retry.", who)}
+}
+
+// touches reports whether set holds prefix or any path below it.
+func touches(set *fieldpath.Set, prefix fieldpath.Path) bool {
+	found := false
+	set.Iterate(func(p fieldpath.Path) {
+		if len(p) >= len(prefix) && p[:len(prefix)].Equals(prefix) {
+			found = true
+		}
+	})
+	return found
+}
+
+// ownsEveryLeaf reports whether set holds every leaf of value at prefix (an
+// empty map is its own leaf).
+func ownsEveryLeaf(set *fieldpath.Set, prefix fieldpath.Path, value any) bool {
+	if set == nil {
+		return false
+	}
+	m, ok := value.(map[string]any)
+	if !ok || len(m) == 0 {
+		return set.Has(prefix)
+	}
+	for k, v := range m {
+		child := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
+		if !ownsEveryLeaf(set, child, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func toAny(path []string) []any {
+	out := make([]any, len(path))
+	for i, s := range path {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package apply
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// TestFirmware: what the VM boots comes from its spec alone, as KubeVirt
+// decides it; a recorded override never outvotes the spec.
+func TestFirmware(t *testing.T) {
+	tests := []struct {
+		name       string
+		annotation string
+		loader     map[string]any
+		wantMode   system.BootMode
+		wantSecure bool
+	}{
+		{name: "no bootloader boots BIOS", wantMode: system.BootLegacy},
+		{name: "bios", loader: map[string]any{"bios": map[string]any{}}, wantMode: system.BootLegacy},
+		{name: "efi: Secure Boot by default", loader: map[string]any{"efi": map[string]any{}}, wantMode: system.BootUEFI, wantSecure: true},
+		{name: "efi secureBoot false", loader: map[string]any{"efi": map[string]any{"secureBoot": false}}, wantMode: system.BootUEFI},
+		{name: "efi and bios: efi wins", loader: map[string]any{"efi": map[string]any{"secureBoot": false}, "bios": map[string]any{}}, wantMode: system.BootUEFI},
+		{name: "recorded Legacy, spec efi: the spec", annotation: `{"mode":"Legacy"}`, loader: map[string]any{"efi": map[string]any{}}, wantMode: system.BootUEFI, wantSecure: true},
+		{name: "recorded UEFI, no bootloader: the spec", annotation: `{"mode":"UEFI"}`, wantMode: system.BootLegacy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := baseVM(t)
+			if tt.annotation != "" {
+				annotate(u, AnnotationBoot, tt.annotation)
+			}
+			if tt.loader != nil {
+				if err := unstructured.SetNestedMap(u.Object, tt.loader, bootloaderPath...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mode, secure := Firmware(decodeFixture(u).Object)
+			if mode != tt.wantMode || secure != tt.wantSecure {
+				t.Errorf("Firmware = %s, secure boot %v; want %s, %v", mode, secure, tt.wantMode, tt.wantSecure)
+			}
+		})
+	}
+}
+
+// TestValidateLegacy: Legacy is refused while anything of efi belongs to
+// another writer (an apply cannot remove it), allowed when redfish-boot
+// wrote all of it (the Legacy apply removes it).
+func TestValidateLegacy(t *testing.T) {
+	const efiBoot = `{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`
+	tests := []struct {
+		name    string
+		efi     map[string]any
+		owners  map[string]string // manager -> FieldsV1
+		wantWho string            // "" for allowed
+	}{
+		{name: "no efi", owners: map[string]string{"author": `{"f:spec":{"f:runStrategy":{}}}`}},
+		{name: "efi written by redfish-boot", efi: map[string]any{"secureBoot": false}, owners: map[string]string{ManagerBoot: efiBoot}},
+		{
+			// The state after Secure Boot was forced on and off: the author
+			// keeps the efi map itself.
+			name: "author keeps the efi map", efi: map[string]any{"secureBoot": false},
+			owners:  map[string]string{ManagerBoot: efiBoot, "demo-author": `{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{}}}}}}}}`},
+			wantWho: "field manager demo-author",
+		},
+		{
+			name: "shared leaf", efi: map[string]any{"secureBoot": false},
+			owners:  map[string]string{ManagerBoot: efiBoot, "kubectl-edit": efiBoot},
+			wantWho: "field manager kubectl-edit",
+		},
+		{name: "nobody recorded", efi: map[string]any{"secureBoot": false}, wantWho: "a writer other than the bridge"},
+		{
+			name: "a leaf redfish-boot does not own", efi: map[string]any{"secureBoot": false, "persistent": true},
+			owners: map[string]string{ManagerBoot: efiBoot}, wantWho: "a writer other than the bridge",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := baseVM(t)
+			if tt.efi != nil {
+				if err := unstructured.SetNestedMap(u.Object, tt.efi, efiPath...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var mfs []metav1.ManagedFieldsEntry
+			for manager, fields := range tt.owners {
+				mfs = append(mfs, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}})
+			}
+			u.SetManagedFields(mfs)
+			err := ValidateLegacy(decodeFixture(u))
+			if tt.wantWho == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			refused, ok := errors.AsType[*RefusedError](err)
+			if !ok || !errors.Is(err, ErrInvalid) || refused.Conflict {
+				t.Fatalf("err %v, want a RefusedError (ErrInvalid, no conflict)", err)
+			}
+			if !strings.Contains(refused.Reason, "owned by "+tt.wantWho) || !strings.Contains(refused.Reason, "boots UEFI") {
+				t.Errorf("reason %q does not name %q and why", refused.Reason, tt.wantWho)
+			}
+		})
+	}
+}
