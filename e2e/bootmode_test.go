@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -74,6 +75,7 @@ func TestFirmwareEveryOrder(t *testing.T) {
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate
 		}}
 		steps, refusals := 0, 0
+		var created []string
 		for _, authorEFI := range []bool{false, true} {
 			for i, order := range permutations(len(firmwareOps)) {
 				name := fmt.Sprintf("fw-%s-%d", map[bool]string{false: "bare", true: "efi"}[authorEFI], i)
@@ -81,9 +83,14 @@ func TestFirmwareEveryOrder(t *testing.T) {
 				if !authorEFI {
 					unstructured.RemoveNestedField(vm.Object, "spec", "template", "spec", "domain", "firmware", "bootloader")
 				}
-				if _, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
+				vms := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace)
+				if _, err := vms.Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 					t.Fatalf("create %s: %v", name, err)
 				}
+				// The env is shared: other tests count its systems (deleted
+				// below; this cleanup covers a failed walk).
+				created = append(created, name)
+				t.Cleanup(func() { _ = vms.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 				uri := "/redfish/v1/Systems/" + system.Key{Namespace: demo.VMNamespace, Name: name}.ID()
 				waitFor(t, name+" served", func() (bool, string) {
 					status, _ := call(t, client, env, http.MethodGet, uri, "")
@@ -126,6 +133,15 @@ func TestFirmwareEveryOrder(t *testing.T) {
 			}
 		}
 		t.Logf("%d steps, %d refused with a 400, 0 answers of 5xx", steps, refusals)
+		for _, name := range created {
+			if err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("delete %s: %v", name, err)
+			}
+		}
+		waitFor(t, "the walk's systems gone", func() (bool, string) {
+			_, body := call(t, client, env, http.MethodGet, "/redfish/v1/Systems", "")
+			return !strings.Contains(string(body), ".fw-"), string(body)
+		})
 	})
 }
 
