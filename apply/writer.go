@@ -132,10 +132,11 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	var obj *unstructured.Unstructured
 	var err error
 	if !live {
+		// The synced informer is authoritative for absence too: a miss is
+		// NotFound without asking the apiserver, so a caller cannot load it
+		// with misses, nor time which names exist outside its scope. A VM
+		// created a moment ago is NotFound until its watch event arrives.
 		obj, err = c.cache.VM(key)
-		// A VM created a moment ago may not be in the cache yet: a
-		// NotFound from the cache is confirmed live.
-		live = apierrors.IsNotFound(err)
 		if err == nil {
 			obj = c.recent.resolve(key, obj)
 		}

@@ -1,0 +1,85 @@
+package apply
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// vmGETs counts GETs of single VirtualMachines sent through it.
+type vmGETs struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *vmGETs) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/virtualmachines/") {
+		c.n.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
+
+// TestReadMissNoAPIServer is the attack of issue 13 item 9: every cache
+// miss used to be a live GET, so a caller could load the apiserver with
+// reads of names that do not exist and, scoped by a label selector, tell
+// by the time of a 404 which names exist outside its scope. A miss must
+// cost no apiserver request once the cache is synced.
+func TestReadMissNoAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	c := testcluster.ForTest(t, crds.Stock)
+	e := newEnv(t, c)
+	counter := &vmGETs{}
+	cfg := rest.CopyConfig(c.Bridge)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Start(t.Context(), dyn, kube, []string{e.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := New(dyn, inv, e.mode, Options{})
+	key := e.createVM(t, "exists")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := w.Read(t.Context(), key); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the created VM never reached the cache: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := counter.n.Load()
+	const misses = 200
+	for i := range misses {
+		_, err := w.Read(t.Context(), system.Key{Namespace: e.ns, Name: "absent-" + strconv.Itoa(i)})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("read of an absent VM: %v, want NotFound", err)
+		}
+	}
+	if _, err := w.Read(t.Context(), key); err != nil {
+		t.Fatalf("read of the existing VM: %v", err)
+	}
+	if n := counter.n.Load() - before; n != 0 {
+		t.Errorf("%d cache misses sent %d GETs to the apiserver, want 0", misses, n)
+	}
+}
