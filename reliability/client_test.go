@@ -17,11 +17,11 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/demo"
 )
 
-// startDemo runs a demo with n VMs for the test.
-func startDemo(t *testing.T, n int) *demo.Env {
+// startDemo runs a demo with n VMs on CRD variant v for the test.
+func startDemo(t *testing.T, v crds.Variant, n int) *demo.Env {
 	t.Helper()
 	env, err := demo.Start(t.Context(), demo.Options{
-		Variant: crds.Stock, VMs: n, Listen: "127.0.0.1:0",
+		Variant: v, VMs: n, Listen: "127.0.0.1:0",
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

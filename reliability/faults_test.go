@@ -35,19 +35,30 @@ func (n *tally) add(r *rig) {
 	n.retried += r.retried
 }
 
-// TestFaults runs on one demo (3 VMs, one per fault): kube-apiserver
-// stopped mid-cycle, etcd stopped mid-cycle, and outside writers
-// interleaved with cycles. Each fault is followed by full provisioning
-// cycles that must complete with nothing lost or corrupted.
-func TestFaults(t *testing.T) {
-	env := startDemo(t, 3)
+// eachVariant runs f once per CRD variant (stock atomic lists, keyed
+// maplist), as a subtest named after it.
+func eachVariant(t *testing.T, f func(t *testing.T, v crds.Variant)) {
+	t.Helper()
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) { f(t, v) })
+	}
+}
+
+// TestFaults runs, on each CRD variant, one demo (3 VMs, one per fault):
+// kube-apiserver stopped mid-cycle, etcd stopped mid-cycle, and outside
+// writers interleaved with cycles. Each fault is followed by full
+// provisioning cycles that must complete with nothing lost or corrupted.
+func TestFaults(t *testing.T) { eachVariant(t, testFaults) }
+
+func testFaults(t *testing.T, v crds.Variant) {
+	env := startDemo(t, v, 3)
 	admin := auth{user: env.User, password: env.Password}
 	boot, bootSum := env.Images.URL+"/images/boot.iso", env.Images.SHA256["boot.iso"]
 	deploy, deploySum := env.Images.URL+"/images/deploy.iso", env.Images.SHA256["deploy.iso"]
 	var n tally
 	defer func() {
-		t.Logf("RELIABILITY faults: %d faults injected, %d requests, %d objects/fields checked, %d writes retried after 409/503, %d lost or corrupted",
-			n.faults, n.requests, n.checked, n.retried, n.lost)
+		t.Logf("RELIABILITY faults (%s): %d faults injected, %d requests, %d objects/fields checked, %d writes retried after 409/503, %d lost or corrupted",
+			v, n.faults, n.requests, n.checked, n.retried, n.lost)
 	}()
 	rigFor := func(t *testing.T, i int) *rig {
 		c := newClient(t, env.URL, "")
@@ -192,7 +203,9 @@ func checkUserFields(t *testing.T, want, got map[string]any) int {
 // power-on (deferred behind the import), SIGKILLs the bridge and starts a
 // new one: the import must finish, the deferred power-on happen after it,
 // and the image arrive intact.
-func TestBridgeKilledMidImport(t *testing.T) {
+func TestBridgeKilledMidImport(t *testing.T) { eachVariant(t, testBridgeKilledMidImport) }
+
+func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 	ctx := t.Context()
 	built := make(chan error, 1)
 	var bin string
@@ -201,7 +214,7 @@ func TestBridgeKilledMidImport(t *testing.T) {
 		bin, err = bridgeproc.Build(ctx, t.TempDir())
 		built <- err
 	}()
-	cluster := testcluster.ForTest(t, crds.Stock)
+	cluster := testcluster.ForTest(t, v)
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
 		t.Fatal(err)
@@ -248,8 +261,8 @@ func TestBridgeKilledMidImport(t *testing.T) {
 	image := newGatedImage(t, 4<<20)
 	var n tally
 	defer func() {
-		t.Logf("RELIABILITY bridge SIGKILL: %d faults injected, %d requests, %d objects/fields checked, %d image downloads, %d lost or corrupted",
-			n.faults, n.requests, n.checked, image.downloads(), n.lost)
+		t.Logf("RELIABILITY bridge SIGKILL (%s): %d faults injected, %d requests, %d objects/fields checked, %d image downloads, %d lost or corrupted",
+			v, n.faults, n.requests, n.checked, image.downloads(), n.lost)
 	}()
 	defer n.add(r)
 

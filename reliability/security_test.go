@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 )
 
@@ -46,7 +47,7 @@ var protectedWrites = []struct{ method, path, body string }{
 // TestSecurity runs on one demo: unauthenticated crawl, bad passwords,
 // logout, throttling per client address, tenant isolation, no caching.
 func TestSecurity(t *testing.T) {
-	env := startDemo(t, 2)
+	env := startDemo(t, crds.Stock, 2)
 	c := newClient(t, env.URL, "127.0.0.1")
 	admin := auth{user: env.User, password: env.Password}
 	ctx := t.Context()
