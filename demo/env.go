@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -52,6 +53,10 @@ type Options struct {
 	// ImageSize is the size of the sample ISOs in bytes.
 	ImageSize int
 	Log       *slog.Logger
+	// MaxImageSize and ImageClaimSize, when set, are the bridge's
+	// --max-image-size and --image-claim-size.
+	MaxImageSize   int64
+	ImageClaimSize resource.Quantity
 	// WrapKube, when set, wraps the bridge's transport to the apiserver
 	// (e.g. to count its requests); the cluster's own config is unchanged.
 	WrapKube func(http.RoundTripper) http.RoundTripper
@@ -143,6 +148,8 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		TLS:                  &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ServiceUUID:          "8f0e8d44-5a38-4c55-9a0a-6d6f2c1d2b01",
 		Version:              "demo",
+		MaxImageSize:         opts.MaxImageSize,
+		ImageClaimSize:       opts.ImageClaimSize,
 		ImageCAConfigMap:     ImageCAConfigMap,
 		Log:                  log.With("component", "bridge"),
 	})

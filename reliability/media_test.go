@@ -1,0 +1,294 @@
+package reliability
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// attackMaxImage is the bridge's --max-image-size in TestImportAttacks.
+const attackMaxImage = 16 << 20
+
+// TestImportAttacks: what tenants and image servers can do to the import
+// path (issue 13 items 2, 3 and 8), through Redfish, on a full demo.
+//
+//   - one tenant's never-answering image URL, inserted into 8 VMs, does not
+//     delay another tenant's import: measured against a control run of the
+//     same import (the bridge used to HEAD every URL on its 2 shared
+//     workers with a 10 s timeout: 0.5 s became 40 s);
+//   - a gzip bomb, a 1 PiB Content-Length and an endless body fail their
+//     Task with a message that says why, and no PVC is sized for them.
+func TestImportAttacks(t *testing.T) {
+	ctx := t.Context()
+	env, err := demo.Start(ctx, demo.Options{
+		Variant: crds.Stock, Listen: "127.0.0.1:0", MaxImageSize: attackMaxImage,
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatalf("start demo: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop demo: %v", err)
+		}
+	})
+	dyn := dynamic.NewForConfigOrDie(env.Cluster.Admin)
+	for ns, n := range map[string]int{"tenant-a": 11, "tenant-b": 1} {
+		if err := env.Cluster.CreateNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		if err := demo.CreateSampleVMs(ctx, dyn, ns, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newClient(t, env.URL, "")
+	addUser(t, env, "alice", "alice-password", "tenant-a")
+	addUser(t, env, "bob", "bob-password", "tenant-b")
+	alice, bob := auth{user: "alice", password: "alice-password"}, auth{user: "bob", password: "bob-password"}
+	waitLogin(t, c, alice)
+	waitLogin(t, c, bob)
+	silent := newSilentServer(t)
+	hostile := newHostileImages(t)
+	image := env.Images.URL + "/images/boot.iso"
+	bobVM := system.Key{Namespace: "tenant-b", Name: "vm-0"}
+
+	t.Run("a never-answering URL in 8 VMs does not delay another tenant", func(t *testing.T) {
+		control := importTimes(t, c, bob, bobVM, image, 3)
+		var tasks []string
+		for i := range 8 {
+			key := system.Key{Namespace: "tenant-a", Name: "vm-" + strconv.Itoa(i)}
+			tasks = append(tasks, insert(t, c, alice, key, silent.URL))
+		}
+		attacked := importTimes(t, c, bob, bobVM, image, 3)
+		// The attack was on all along: every one of alice's imports is
+		// still running, its connection accepted and never answered.
+		for _, task := range tasks {
+			if st, _ := taskState(t, c, alice, task); st != "Running" && st != "New" && st != "Pending" {
+				t.Errorf("alice's task %s is %s, want it still running", task, st)
+			}
+		}
+		// The queue delays the first import after the attack most: the
+		// slowest attacked import against the control's median.
+		ctl, att := median(control), slices.Max(attacked)
+		bound := max(5*ctl, ctl+5*time.Second)
+		t.Logf("RELIABILITY tenant isolation: bob's import %v (control median) vs %v (slowest, with alice's 8 silent imports; ratio %.1f, bound %v); silent server accepted %d connections",
+			ctl.Round(time.Millisecond), att.Round(time.Millisecond), float64(att)/float64(ctl), bound.Round(time.Millisecond), silent.accepted.Load())
+		if att > bound {
+			t.Errorf("bob's import took %v under attack, control %v: one tenant stalls another", att, ctl)
+		}
+		for i := range 8 {
+			eject(t, c, alice, system.Key{Namespace: "tenant-a", Name: "vm-" + strconv.Itoa(i)})
+		}
+	})
+
+	t.Run("hostile image servers fail their Task", func(t *testing.T) {
+		kube := kubernetes.NewForConfigOrDie(env.Cluster.Admin)
+		for i, tc := range []struct{ path, want string }{
+			{"/bomb.iso", `Content-Encoding "gzip"`},
+			{"/one-pib.iso", "image is 1125899906842624 bytes (1Pi), more than the maximum image size 16Mi"},
+			{"/endless.iso", "more than the maximum image size 16Mi (stopped after"},
+		} {
+			key := system.Key{Namespace: "tenant-a", Name: "vm-" + strconv.Itoa(8+i)}
+			task := insert(t, c, alice, key, hostile.URL+tc.path)
+			var state, body string
+			waitFor(t, "task of "+tc.path+" finished", func() (bool, string) {
+				state, body = taskState(t, c, alice, task)
+				return state == "Exception" || state == "Completed", state
+			})
+			if state != "Exception" || !strings.Contains(body, tc.want) {
+				t.Errorf("%s: Task %s, want Exception with %q: %s", tc.path, state, tc.want, body)
+			}
+			pvc, err := kube.CoreV1().PersistentVolumeClaims(key.Namespace).Get(ctx, media.ClaimName(key, media.DefaultSlot), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("8Gi")) > 0 {
+				t.Errorf("%s: PVC sized %s for a refused image", tc.path, got.String())
+			}
+			eject(t, c, alice, key)
+		}
+		t.Logf("RELIABILITY hostile images: the bomb is %d bytes on the wire (200 MiB inflated); %d body bytes sent in all, the endless body included",
+			hostile.bombLen, hostile.sent.Load())
+	})
+}
+
+// importTimes inserts image into key n times and returns how long each
+// took from the 202 to its Task Completed (ejecting after each).
+func importTimes(t *testing.T, c *client, a auth, key system.Key, image string, n int) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for range n {
+		start := time.Now()
+		task := insert(t, c, a, key, image)
+		waitFor(t, "import into "+key.String(), func() (bool, string) {
+			st, body := taskState(t, c, a, task)
+			if st == "Exception" {
+				t.Fatalf("import into %s failed: %s", key, body)
+			}
+			return st == "Completed", st
+		})
+		out = append(out, time.Since(start))
+		eject(t, c, a, key)
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// insert sends InsertMedia and returns the Task's path.
+func insert(t *testing.T, c *client, a auth, key system.Key, image string) string {
+	t.Helper()
+	r := c.do(t.Context(), t, http.MethodPost, "/redfish/v1/Systems/"+key.ID()+"/VirtualMedia/cd0/Actions/VirtualMedia.InsertMedia", a,
+		`{"Image":"`+image+`"}`)
+	if r.status != http.StatusAccepted || r.header.Get("Location") == "" {
+		t.Fatalf("insert %s into %s: %d %s", image, key, r.status, r.body)
+	}
+	return strings.TrimPrefix(r.header.Get("Location"), c.base)
+}
+
+func eject(t *testing.T, c *client, a auth, key system.Key) {
+	t.Helper()
+	r := c.do(t.Context(), t, http.MethodPost, "/redfish/v1/Systems/"+key.ID()+"/VirtualMedia/cd0/Actions/VirtualMedia.EjectMedia", a, `{}`)
+	if r.status/100 != 2 {
+		t.Fatalf("eject %s: %d %s", key, r.status, r.body)
+	}
+}
+
+// taskState reads a Task: its TaskState and its messages' resolutions
+// (where a failed import says why).
+func taskState(t *testing.T, c *client, a auth, task string) (string, string) {
+	t.Helper()
+	r := c.do(t.Context(), t, http.MethodGet, task, a, "")
+	var doc struct {
+		TaskState string
+		Messages  []struct{ Resolution string }
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatalf("GET %s: %d %s", task, r.status, r.body)
+	}
+	var res []string
+	for _, m := range doc.Messages {
+		res = append(res, m.Resolution)
+	}
+	return doc.TaskState, strings.Join(res, "; ")
+}
+
+// silentServer accepts TCP connections and never answers on them.
+type silentServer struct {
+	URL      string
+	accepted atomic.Int64
+}
+
+func newSilentServer(t *testing.T) *silentServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &silentServer{URL: "http://" + l.Addr().String() + "/never.iso"}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.accepted.Add(1)
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return s
+}
+
+// hostileImages serves /bomb.iso (200 MiB of zeros gzipped, ~200 KiB, with
+// Content-Encoding gzip whatever was asked), /one-pib.iso (Content-Length
+// 1 PiB, no body) and /endless.iso (no Content-Length, never ends).
+type hostileImages struct {
+	URL     string
+	bombLen int
+	sent    atomic.Int64
+}
+
+func newHostileImages(t *testing.T) *hostileImages {
+	t.Helper()
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	chunk := make([]byte, 1<<20)
+	for range 200 {
+		if _, err := zw.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := &hostileImages{bombLen: bomb.Len()}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/bomb.iso":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Length", strconv.Itoa(bomb.Len()))
+			n, _ := w.Write(bomb.Bytes())
+			h.sent.Add(int64(n))
+		case "/one-pib.iso":
+			w.Header().Set("Content-Length", strconv.FormatInt(1<<50, 10))
+			w.WriteHeader(http.StatusOK)
+		case "/endless.iso":
+			block := bytes.Repeat([]byte("endless "), 8<<10)
+			for r.Context().Err() == nil {
+				n, err := w.Write(block)
+				h.sent.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	h.URL = "http://" + l.Addr().String()
+	return h
+}
