@@ -15,9 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 const revocationsName = "redfish-bridge-sessions"
@@ -34,12 +32,7 @@ type revocationsRig struct {
 
 func newRevocationsRig(t *testing.T, data map[string]string, now time.Time) *revocationsRig {
 	t.Helper()
-	c := testcluster.Shared(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := c.TestNamespace(t)
+	kube, ns := adminInNamespace(t)
 	if data != nil {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: revocationsName, Namespace: ns}, Data: data}
 		if _, err := kube.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {

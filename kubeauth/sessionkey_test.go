@@ -5,23 +5,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // TestSessionKeyLength: a session-key Secret shorter than the signer's
 // 32 bytes is refused with a message saying so, at read; a missing one is
 // created with a key the signer takes.
 func TestSessionKeyLength(t *testing.T) {
-	c := testcluster.Shared(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := c.TestNamespace(t)
+	kube, ns := adminInNamespace(t)
 	for _, n := range []int{16, auth.MinKeyLen - 1} {
 		name := "short-" + string(rune('a'+n%26))
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},

@@ -9,11 +9,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // TestSecretUsersMalformedEntry: one malformed entry (a plaintext password
@@ -21,12 +18,7 @@ import (
 // request answered 500. It rejects that user only; fixing the entry
 // brings the user back without a restart.
 func TestSecretUsersMalformedEntry(t *testing.T) {
-	c := testcluster.Shared(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := c.TestNamespace(t)
+	kube, ns := adminInNamespace(t)
 	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,27 @@ func startBridgeProc(t *testing.T, bin string, cluster *testcluster.Cluster, add
 	return bp
 }
 
+// buildBridge starts building the bridge binary and returns a function
+// that waits for it and returns its path (the build overlaps the cluster's
+// start).
+func buildBridge(t *testing.T) func() string {
+	t.Helper()
+	built := make(chan error, 1)
+	var bin string
+	go func() {
+		var err error
+		bin, err = bridgeproc.Build(t.Context(), t.TempDir())
+		built <- err
+	}()
+	return func() string {
+		t.Helper()
+		if err := <-built; err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+}
+
 // kill sends SIGKILL and waits for the process to be gone.
 func (p bridgeProc) kill(t *testing.T) {
 	t.Helper()

@@ -18,7 +18,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -207,13 +206,7 @@ func TestBridgeKilledMidImport(t *testing.T) { eachVariant(t, testBridgeKilledMi
 
 func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 	ctx := t.Context()
-	built := make(chan error, 1)
-	var bin string
-	go func() {
-		var err error
-		bin, err = bridgeproc.Build(ctx, t.TempDir())
-		built <- err
-	}()
+	binary := buildBridge(t)
 	cluster := testcluster.ForTest(t, v)
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
@@ -247,9 +240,7 @@ func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 			t.Errorf("simulator: %v", err)
 		}
 	})
-	if err := <-built; err != nil {
-		t.Fatal(err)
-	}
+	bin := binary()
 
 	a := auth{user: demo.AdminUser, password: password}
 	key := system.Key{Namespace: demo.VMNamespace, Name: "vm-0"}

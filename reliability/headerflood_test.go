@@ -36,13 +36,7 @@ const (
 // 1 MiB header limit and sees it grow past the bound.
 func TestHeaderFlood(t *testing.T) {
 	ctx := t.Context()
-	built := make(chan error, 1)
-	var bin string
-	go func() {
-		var err error
-		bin, err = bridgeproc.Build(ctx, t.TempDir())
-		built <- err
-	}()
+	binary := buildBridge(t)
 	cluster := testcluster.ForTest(t, crds.Stock)
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
@@ -52,9 +46,7 @@ func TestHeaderFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-built; err != nil {
-		t.Fatal(err)
-	}
+	bin := binary()
 	a := auth{user: demo.AdminUser, password: password}
 	run := func(t *testing.T, args ...string) (grew int64, served bool) {
 		addr := freeAddr(t)

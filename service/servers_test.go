@@ -1,35 +1,16 @@
 package service
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-)
 
-func selfSigned(t *testing.T) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bridge"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"bridge"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
+	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+)
 
 // TestServeTLSAndHeaderLimits: the HTTPS server refuses TLS 1.2 CBC-SHA1
 // suites, answers 431 to an HTTP/1 header over the limit and advertises
@@ -37,8 +18,16 @@ func selfSigned(t *testing.T) tls.Certificate {
 func TestServeTLSAndHeaderLimits(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx := t.Context()
+	ca, err := testca.New("bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS, err := ca.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	addr, err := serve(ctx, &wg, "test", "127.0.0.1:0", h, &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}},
+	addr, err := serve(ctx, &wg, "test", "127.0.0.1:0", h, serverTLS,
 		Limits{}, slog.New(slog.DiscardHandler), func(err error) { t.Error(err) })
 	if err != nil {
 		t.Fatal(err)
