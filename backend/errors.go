@@ -36,6 +36,8 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.As(err, &busy):
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+	case errors.Is(err, power.ErrBusy):
+		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
 	case errors.Is(err, power.ErrVersionMismatch):
 		return fmt.Errorf("%w: %w", redfish.ErrPreconditionFailed, err)
 	case errors.Is(err, apply.ErrInvalid):

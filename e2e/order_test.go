@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -34,14 +35,8 @@ func recordOrder(t *testing.T, a admin) *orderRecorder {
 	ctx, cancel := context.WithCancel(t.Context())
 	r := &orderRecorder{readyRV: map[string]int64{}, vmiAddedRV: map[string]int64{}, deferred: map[string]bool{}, stop: cancel}
 	t.Cleanup(cancel)
-	vms, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("watch VMs: %v", err)
-	}
-	vmis, err := a.dyn.Resource(inventory.VMIResource).Namespace(demo.VMNamespace).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("watch VMIs: %v", err)
-	}
+	vms := watchFromNow(ctx, t, a, inventory.VMResource)
+	vmis := watchFromNow(ctx, t, a, inventory.VMIResource)
 	go r.run(ctx, vms, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
 		if slotPhase(u) == system.MediaReady {
 			r.first(r.readyRV, u.GetName(), rv)
@@ -59,6 +54,24 @@ func recordOrder(t *testing.T, a admin) *orderRecorder {
 		}
 	})
 	return r
+}
+
+// watchFromNow watches the sample namespace's objects of res from the
+// revision of a List: only what happens from now on is seen, not an ADDED
+// per existing object (a VMI left running by an earlier test is not the
+// first VMI of this one).
+func watchFromNow(ctx context.Context, t *testing.T, a admin, res schema.GroupVersionResource) watch.Interface {
+	t.Helper()
+	ri := a.dyn.Resource(res).Namespace(demo.VMNamespace)
+	list, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list %s: %v", res.Resource, err)
+	}
+	w, err := ri.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatalf("watch %s: %v", res.Resource, err)
+	}
+	return w
 }
 
 func (r *orderRecorder) run(ctx context.Context, w watch.Interface, on func(watch.Event, *unstructured.Unstructured, int64)) {

@@ -25,6 +25,10 @@ var (
 	ErrInvalid = apply.ErrInvalid
 	// ErrVersionMismatch: the VM changed since the version the client saw.
 	ErrVersionMismatch = errors.New("system changed since the given version")
+	// ErrBusy: the system is in a transition the request cannot run
+	// through now (its boot order kept changing under a power-on); the
+	// client retries (Redfish 409).
+	ErrBusy = errors.New("system in transition")
 )
 
 // RunStrategy values the bridge writes.
@@ -149,7 +153,7 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 		// on a VM that is in fact running virt-controller just drops it.
 		return false, s.requestIf(ctx, key, guard, apply.StateRequest{Action: apply.RequestStart})
 	}
-	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w", key, maxStartAttempts, errUnsettled)
+	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w: %w", key, maxStartAttempts, ErrBusy, errUnsettled)
 }
 
 // stop withdraws a pending Start request, sets runStrategy Halted and clears

@@ -58,6 +58,7 @@ type envOptions struct {
 	disableRebootPolicy bool // apply.Options.DisableRebootPolicy (TEST-ONLY)
 	rebootPolicyGateOff bool // a namespace where the cluster refuses rebootPolicy
 	allowCorruption     bool // the control expects corrupted VMs
+	noReconciler        bool // nothing settles boot orders behind the test's back
 }
 
 func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
@@ -107,6 +108,9 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	}
 	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log, DisablePrecondition: o.disablePrecondition, DisableRebootPolicy: o.disableRebootPolicy})
 	e.s = New(e.w, bridge, log)
+	if o.noReconciler {
+		return e
+	}
 	r, err := NewReconciler(e.s, inv)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,14 @@ const (
 	ejectAction  = "VirtualMedia.EjectMedia"
 )
 
+// Transfer protocols and methods InsertMedia accepts (others: 400
+// PropertyValueNotInList); a slot shows the first method. The image is
+// fetched from its HTTP(S) URL by the bridge; a client does not upload it.
+var (
+	transferProtocols = []string{"HTTP", "HTTPS"}
+	transferMethods   = []string{"Stream"}
+)
+
 // mediaBase is the URI of the VirtualMedia collection the request came
 // through.
 func mediaBase(c echo.Context, v SystemView) string {
@@ -70,7 +78,7 @@ func renderMedia(base string, sl system.MediaSlot) obj {
 		"ImageName":            nil,
 		"ConnectedVia":         "NotConnected",
 		"TransferProtocolType": nil,
-		"TransferMethod":       "Upload",
+		"TransferMethod":       transferMethods[0],
 		"Status":               mediaStatus(sl.Phase),
 		"Actions": obj{
 			"#" + insertAction: obj{"target": uri + "/Actions/" + insertAction},
@@ -111,7 +119,8 @@ func (s *Server) getVirtualMedia(c echo.Context) error {
 }
 
 // insertMedia accepts {"Image": url} (Inserted and WriteProtected may be
-// given, and must be true; TransferProtocolType must match the URL;
+// given, and must be true; TransferProtocolType, HTTP or HTTPS, must match the URL;
+// TransferMethod may only be Stream;
 // UserName and Password, together, are the image server's Basic
 // credentials) and answers 202 with the task of the import, whose monitor
 // is in Location.
@@ -137,10 +146,10 @@ func (s *Server) insertMedia(c echo.Context) error {
 			p.add(msg("PropertyValueNotInList", []string{"#/" + name}, "false", name))
 		}
 	}
-	if t, ok := p.str("TransferProtocolType", []string{"HTTP", "HTTPS"}); ok && scheme != "" && t != scheme {
+	if t, ok := p.str("TransferProtocolType", transferProtocols); ok && scheme != "" && t != scheme {
 		p.add(msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image"))
 	}
-	p.str("TransferMethod", []string{"Stream", "Upload"})
+	p.str("TransferMethod", transferMethods)
 	req := system.MediaInsert{Image: image}
 	req.UserName, req.Password = credentials(p)
 	p.done(nil)

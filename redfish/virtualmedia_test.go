@@ -63,6 +63,23 @@ func TestInsertMedia(t *testing.T) {
 			wantErr: &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/TransferProtocolType"}},
 		},
 		{
+			name: "as Ironic 39 sends it, https", base: sysMedia,
+			body:      `{"Image":"https://img.example/a.iso","Inserted":true,"WriteProtected":true,"TransferProtocolType":"HTTPS","TransferMethod":"Stream"}`,
+			wantCalls: []string{"insert team-a.vm1 cd0 https://img.example/a.iso"},
+		},
+		{
+			name: "method upload", base: sysMedia, body: `{"Image":"http://i/a.iso","TransferProtocolType":"HTTP","TransferMethod":"Upload"}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/TransferMethod"}},
+		},
+		{
+			name: "protocol nfs with an nfs image", base: sysMedia, body: `{"Image":"nfs://i/a.iso","TransferProtocolType":"NFS"}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"ActionParameterValueFormatError", "PropertyValueNotInList"}, Related: []string{"#/Image", "#/TransferProtocolType"}},
+		},
+		{
+			name: "protocol cifs", base: sysMedia, body: `{"Image":"https://i/a.iso","TransferProtocolType":"CIFS","TransferMethod":"Stream"}`,
+			wantErr: &errorInfo{Status: 400, IDs: []string{"PropertyValueNotInList"}, Related: []string{"#/TransferProtocolType"}},
+		},
+		{
 			name: "credentials", base: mgrMedia, body: `{"Image":"http://i/a.iso","UserName":"u","Password":"p"}`,
 			wantCalls: []string{"insert team-a.vm1 cd0 http://i/a.iso"},
 		},
@@ -195,5 +212,17 @@ func TestMediaLifecycle(t *testing.T) {
 	}
 	if got := errInfo(t, e.do(t, req{method: http.MethodPost, path: mgrMedia + "/Actions/VirtualMedia.EjectMedia", user: "alice", body: `{"Force":true}`})); got.Status != 400 {
 		t.Errorf("eject with a parameter: %+v", got)
+	}
+}
+
+// TestSlotShowsWhatInsertAccepts: a slot advertises the TransferMethod
+// InsertMedia accepts (sushy 5.8 reads it as transfer_method), under both
+// paths.
+func TestSlotShowsWhatInsertAccepts(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{sysMedia, mgrMedia} {
+		if got := e.get(t, "alice", path)["TransferMethod"]; got != "Stream" {
+			t.Errorf("%s TransferMethod %v, want Stream", path, got)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 """Ironic's virtual-media provisioning sequence, with the real sushy library,
 on several systems at once (one thread and one sushy connection each).
 
-Usage: ironic_vmedia.py cd|deploy SYSTEM_ID...
+Usage: sushy_ironic21.py cd|deploy SYSTEM_ID...
 Environment: RF_URL, RF_USER, RF_PASSWORD, RF_AUTH (session|basic),
 RF_IMAGE (the ISO URL, cd phase).
 
@@ -14,56 +14,12 @@ RF_IMAGE (the ISO URL, cd phase).
 Prints one JSON object {"systems": {id: observations}, "errors": {id: text}}
 and exits 1 if any system failed.
 """
-import concurrent.futures
-import json
 import os
 import sys
-import time
-import traceback
 
 import sushy
-from sushy import auth
 
-import urllib3
-
-urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-
-URL = os.environ["RF_URL"]
-USER, PASSWORD = os.environ["RF_USER"], os.environ["RF_PASSWORD"]
-WAIT = 60  # seconds, like Ironic's power state wait
-
-
-def connect():
-    if os.environ.get("RF_AUTH") == "basic":
-        method = auth.BasicAuth(username=USER, password=PASSWORD)
-    else:
-        method = auth.SessionOrBasicAuth(username=USER, password=PASSWORD)
-    return sushy.Sushy(URL + "/redfish/v1", auth=method, verify=False)
-
-
-def wait_until(what, cond):
-    deadline = time.monotonic() + WAIT
-    while True:
-        last = cond()
-        if last is True:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError("%s: still %r after %ds" % (what, last, WAIT))
-        time.sleep(0.5)
-
-
-def wait_power(system, state):
-    def cond():
-        system.refresh()
-        return True if system.power_state == state else str(system.power_state)
-    wait_until("power " + str(state), cond)
-
-
-def boot_of(system):
-    b = system.boot
-    return [str(getattr(b.target, "value", b.target)),
-            str(getattr(b.enabled, "value", b.enabled)),
-            str(getattr(b.mode, "value", b.mode))]
+from sushy_common import Steps, boot_of, close, connect, has_session, run_on_all, wait_power, wait_until
 
 
 def cd_slots(conn, sys_id):
@@ -77,19 +33,10 @@ def eject_all(conn, sys_id):
         m.eject_media()
 
 
-class Steps:
-    def __init__(self):
-        self.t0 = time.monotonic()
-        self.log = []
-
-    def __call__(self, name):
-        self.log.append([name, round(time.monotonic() - self.t0, 3)])
-
-
 def cd_phase(sys_id):
     out, step = {}, Steps()
     conn = connect()
-    out["session"] = bool(conn._conn._session.headers.get("X-Auth-Token"))
+    out["session"] = has_session(conn)
     s = conn.get_system("/redfish/v1/Systems/" + sys_id)
     s.reset_system(sushy.ResetType.FORCE_OFF)
     wait_power(s, sushy.PowerState.OFF)
@@ -121,7 +68,7 @@ def cd_phase(sys_id):
     out["power"] = str(s.power_state.value)
     step("once reverted")
     out["steps"] = step.log
-    conn._conn._session.close()
+    close(conn)
     return out
 
 
@@ -145,24 +92,13 @@ def deploy_phase(sys_id):
     out["boot"] = boot_of(s)
     out["power"] = str(s.power_state.value)
     out["steps"] = step.log
-    conn._conn._session.close()
+    close(conn)
     return out
 
 
 def main():
     phase, ids = sys.argv[1], sys.argv[2:]
-    run = {"cd": cd_phase, "deploy": deploy_phase}[phase]
-    result = {"systems": {}, "errors": {}}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(ids)) as pool:
-        futures = {pool.submit(run, i): i for i in ids}
-        for f in concurrent.futures.as_completed(futures):
-            i = futures[f]
-            try:
-                result["systems"][i] = f.result()
-            except Exception:
-                result["errors"][i] = traceback.format_exc()
-    print(json.dumps(result, sort_keys=True))
-    return 1 if result["errors"] else 0
+    return run_on_all({"cd": cd_phase, "deploy": deploy_phase}[phase], ids)
 
 
 if __name__ == "__main__":
