@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,33 +20,20 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// sushy58Path is sushy 5.8's source (see ../shared/third_party/README.md).
-var sushy58Path = filepath.Join("..", "..", "shared", "third_party", "sushy-5.8.0")
-
 // sushy58 runs a testdata script with sushy 5.8 and decodes its JSON output.
 func sushy58(t *testing.T, env *demo.Env, out any, args ...string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), sushyPython, args...)
-	cmd.Env = append(pythonEnviron(), "RF_URL="+env.URL, "RF_USER="+env.User, "RF_PASSWORD="+env.Password,
-		"PBR_VERSION=5.8.0", "PYTHONPATH="+sushy58Path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sushy 5.8 %v: %v\nstderr:\n%s", args, err, tail(stderr.String()))
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("sushy 5.8 %v: output %q: %v", args, raw, err)
+	runSushyScript(t, sushy58Lib(), env, filepath.Base(args[0]), args[1:], nil, out)
+	if t.Failed() {
+		t.FailNow()
 	}
 }
 
+// needSushy58 skips the test when sushy 5.8 is unusable (fails it under
+// CI=true).
 func needSushy58(t *testing.T) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), sushyPython, "-c", "import sushy")
-	cmd.Env = append(pythonEnviron(), "PBR_VERSION=5.8.0", "PYTHONPATH="+sushy58Path)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("sushy 5.8 not importable from %s (%v: %s)", sushy58Path, err, out)
-	}
+	requireSushy(t, sushy58Lib())
 }
 
 // sushySystem is what testdata/sushy58_system.py prints.

@@ -44,21 +44,30 @@ func sushyLibs() []sushyLib {
 	return []sushyLib{{Version: "4.3.3"}, {Version: "5.8.0", Dir: dir}}
 }
 
-// forEachSushy runs f as a subtest per sushy library. A library that cannot
-// be imported skips its subtest, and fails it under CI=true, where .ci/run
-// installs Debian's and the 5.8 tree must be checked out beside the repo.
+// sushy58Lib is the sushy 5.8.0 tree of [sushyLibs].
+func sushy58Lib() sushyLib { return sushyLibs()[1] }
+
+// forEachSushy runs f as a subtest per sushy library ([requireSushy]).
 func forEachSushy(t *testing.T, f func(t *testing.T, lib sushyLib)) {
 	t.Helper()
 	for _, lib := range sushyLibs() {
 		t.Run("sushy-"+lib.Version, func(t *testing.T) {
-			if err := lib.check(t.Context()); err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("sushy %s unusable under CI=true: %v", lib.Version, err)
-				}
-				t.Skipf("sushy %s unusable, skipping (CI=true fails instead): %v", lib.Version, err)
-			}
+			requireSushy(t, lib)
 			f(t, lib)
 		})
+	}
+}
+
+// requireSushy skips the test when lib cannot be imported, and fails it
+// under CI=true, where .ci/run installs Debian's and the 5.8 tree must be
+// checked out beside the repository.
+func requireSushy(t *testing.T, lib sushyLib) {
+	t.Helper()
+	if err := lib.check(t.Context()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sushy %s unusable under CI=true: %v", lib.Version, err)
+		}
+		t.Skipf("sushy %s unusable, skipping (CI=true fails instead): %v", lib.Version, err)
 	}
 }
 
