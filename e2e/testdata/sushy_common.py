@@ -6,6 +6,7 @@ Environment: RF_URL, RF_USER, RF_PASSWORD, RF_AUTH (session|basic).
 import concurrent.futures
 import json
 import os
+import sys
 import time
 import traceback
 
@@ -90,3 +91,28 @@ def run_on_all(run, ids):
                 result["errors"][i] = traceback.format_exc()
     print(json.dumps(result, sort_keys=True))
     return 1 if result["errors"] else 0
+
+
+def wait_once_reverted(system):
+    """Waits until a Once boot override reverted after the boot it served;
+    returns the Boot then."""
+    def reverted():
+        system.refresh()
+        b = boot_of(system)
+        return True if b[1] == "Disabled" else b
+    wait_until("Once override revert", reverted)
+    return boot_of(system)
+
+
+def finish(conn, system, out, step):
+    """Records the power state and the steps, closes conn, returns out."""
+    out["power"] = value(system.power_state)
+    out["steps"] = step.log
+    close(conn)
+    return out
+
+
+def main(phases):
+    """Runs phases[argv[1]] on the system ids argv[2:] ([run_on_all])."""
+    phase, ids = sys.argv[1], sys.argv[2:]
+    return run_on_all(phases[phase], ids)

@@ -19,7 +19,7 @@ import sys
 
 import sushy
 
-from sushy_common import Steps, boot_of, close, connect, has_session, run_on_all, wait_power, wait_until
+from sushy_common import Steps, boot_of, connect, finish, has_session, main, wait_once_reverted, wait_power
 
 
 def cd_slots(conn, sys_id):
@@ -58,18 +58,9 @@ def cd_phase(sys_id):
     step("on")
     cd.refresh()
     out["media_when_on"] = [cd.image, cd.inserted]
-
-    def reverted():
-        s.refresh()
-        b = boot_of(s)
-        return True if b[1] == "Disabled" else b
-    wait_until("Once override revert", reverted)
-    out["boot_after_first_boot"] = boot_of(s)
-    out["power"] = str(s.power_state.value)
+    out["boot_after_first_boot"] = wait_once_reverted(s)
     step("once reverted")
-    out["steps"] = step.log
-    close(conn)
-    return out
+    return finish(conn, s, out, step)
 
 
 def deploy_phase(sys_id):
@@ -90,16 +81,8 @@ def deploy_phase(sys_id):
     wait_power(s, sushy.PowerState.ON)
     step("on")
     out["boot"] = boot_of(s)
-    out["power"] = str(s.power_state.value)
-    out["steps"] = step.log
-    close(conn)
-    return out
-
-
-def main():
-    phase, ids = sys.argv[1], sys.argv[2:]
-    return run_on_all({"cd": cd_phase, "deploy": deploy_phase}[phase], ids)
+    return finish(conn, s, out, step)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main({"cd": cd_phase, "deploy": deploy_phase}))

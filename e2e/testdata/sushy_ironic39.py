@@ -29,7 +29,7 @@ import time
 import sushy
 from sushy import exceptions
 
-from sushy_common import Steps, boot_of, close, connect, has_session, run_on_all, value, wait_power, wait_until
+from sushy_common import Steps, boot_of, connect, finish, has_session, main, value, wait_once_reverted, wait_power
 
 POWER_ON_ATTEMPTS = 12  # what Ironic 39 retries a power-on refused with 409
 POWER_ON_RETRY_DELAY = 1.0
@@ -143,18 +143,9 @@ def cd_phase(sys_id):
     step("on")
     slot.refresh()
     out["media_when_on"] = [slot.image, slot.inserted, value(slot.transfer_method)]
-
-    def reverted():
-        s.refresh()
-        b = boot_of(s)
-        return True if b[1] == "Disabled" else b
-    wait_until("Once override revert", reverted)
-    out["boot_after_first_boot"] = boot_of(s)
-    out["power"] = value(s.power_state)
+    out["boot_after_first_boot"] = wait_once_reverted(s)
     step("once reverted")
-    out["steps"] = step.log
-    close(conn)
-    return out
+    return finish(conn, s, out, step)
 
 
 def deploy_phase(sys_id):
@@ -177,16 +168,8 @@ def deploy_phase(sys_id):
     step("on")
     s.refresh()
     out["boot"] = boot_of(s)
-    out["power"] = value(s.power_state)
-    out["steps"] = step.log
-    close(conn)
-    return out
-
-
-def main():
-    phase, ids = sys.argv[1], sys.argv[2:]
-    return run_on_all({"cd": cd_phase, "deploy": deploy_phase}[phase], ids)
+    return finish(conn, s, out, step)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main({"cd": cd_phase, "deploy": deploy_phase}))
