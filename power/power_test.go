@@ -128,7 +128,16 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
-	return system.Key{Namespace: e.ns, Name: name}
+	key := system.Key{Namespace: e.ns, Name: name}
+	// The Writer reads from the informer cache, where a miss is NotFound:
+	// hand the VM over once the cache has it.
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := e.w.Read(ctx, key)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("VM %s never reached the Writer's cache: %v", key, err)
+	}
+	return key
 }
 
 // live reads the VM and its VMI from the apiserver.
