@@ -145,9 +145,16 @@ func testFailedURL(t *testing.T, e *env) {
 	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: e.img.URL + "/missing.iso"}); err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
+	e.waitFailed(t, key, "404")
+}
+
+// waitFailed waits for the slot to fail with a Reason containing want, and
+// checks that nothing was attached and no import pod is left.
+func (e *env) waitFailed(t *testing.T, key system.Key, want string) {
+	t.Helper()
 	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
-	if !strings.Contains(failed.Reason, "404") {
-		t.Errorf("Reason %q does not say 404", failed.Reason)
+	if !strings.Contains(failed.Reason, want) {
+		t.Errorf("Reason %q, want it to contain %q", failed.Reason, want)
 	}
 	vm, err := e.liveVM(t.Context(), key)
 	if err != nil {

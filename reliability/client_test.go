@@ -20,10 +20,15 @@ import (
 // startDemo runs a demo with n VMs on CRD variant v for the test.
 func startDemo(t *testing.T, v crds.Variant, n int) *demo.Env {
 	t.Helper()
-	env, err := demo.Start(t.Context(), demo.Options{
-		Variant: v, VMs: n, Listen: "127.0.0.1:0",
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	return startDemoWith(t, demo.Options{Variant: v, VMs: n})
+}
+
+// startDemoWith runs a demo with opts on a free port, logging warnings.
+func startDemoWith(t *testing.T, opts demo.Options) *demo.Env {
+	t.Helper()
+	opts.Listen = "127.0.0.1:0"
+	opts.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	env, err := demo.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("start demo: %v", err)
 	}

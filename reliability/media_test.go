@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,19 +39,14 @@ const attackMaxImage = 16 << 20
 //   - a gzip bomb, a 1 PiB Content-Length and an endless body fail their
 //     Task with a message that says why, and no PVC is sized for them.
 func TestImportAttacks(t *testing.T) {
-	ctx := t.Context()
-	env, err := demo.Start(ctx, demo.Options{
-		Variant: crds.Stock, Listen: "127.0.0.1:0", MaxImageSize: attackMaxImage,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		t.Fatalf("start demo: %v", err)
+	for _, v := range []crds.Variant{crds.Stock, crds.MapList} {
+		t.Run(string(v), func(t *testing.T) { testImportAttacks(t, v) })
 	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop demo: %v", err)
-		}
-	})
+}
+
+func testImportAttacks(t *testing.T, v crds.Variant) {
+	ctx := t.Context()
+	env := startDemoWith(t, demo.Options{Variant: v, MaxImageSize: attackMaxImage})
 	dyn := dynamic.NewForConfigOrDie(env.Cluster.Admin)
 	for ns, n := range map[string]int{"tenant-a": 11, "tenant-b": 1} {
 		if err := env.Cluster.CreateNamespace(ctx, ns); err != nil {
