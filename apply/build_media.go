@@ -26,9 +26,19 @@ func recorded(s system.MediaSlot) bool {
 	return s.Image != "" || s.Phase != system.MediaEmpty || s.Reason != ""
 }
 
+// usbBus is the bus of USB stick slots' disks.
+const usbBus = "usb"
+
 // mediaDisk and mediaVolume are the pair written for an attached slot,
-// always together in one apply.
+// always together in one apply. A USB stick slot is a read-only disk on bus
+// usb, every other slot a CD-ROM.
 func mediaDisk(slot string) map[string]any {
+	if !system.KindOf(slot).CDROM() {
+		return map[string]any{
+			"name": DiskName(slot),
+			"disk": map[string]any{"bus": usbBus, "readonly": true},
+		}
+	}
 	return map[string]any{
 		"name":  DiskName(slot),
 		"cdrom": map[string]any{"bus": cdromBus, "readonly": true},

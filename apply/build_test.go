@@ -41,6 +41,19 @@ func TestBuildersGolden(t *testing.T) {
 			vm := decodeFixture(withCD(t, baseVM(t), 0))
 			return BuildMedia(mode, vm, map[string]system.MediaSlot{})
 		}},
+		{"media-usb-ready", func(t *testing.T, mode Mode) (*Body, error) {
+			s := system.MediaSlot{Slot: "usb0", Image: "http://images/config.img", Phase: system.MediaReady, InsertID: "i-2", ClaimName: "vm-media-usb0"}
+			return BuildMedia(mode, decodeFixture(withCD(t, baseVM(t), 0)), map[string]system.MediaSlot{"cd0": readySlot(), "usb0": s})
+		}},
+		{"boot-uefihttp-once", func(t *testing.T, mode Mode) (*Body, error) {
+			s := system.MediaSlot{Slot: system.HTTPBootSlot, Image: "https://images/boot.iso", Phase: system.MediaReady, InsertID: "i-3", ClaimName: "vm-media-httpboot"}
+			b, err := BuildMedia(ModeAtomic, decodeFixture(withCD(t, baseVM(t), 0)), map[string]system.MediaSlot{"cd0": readySlot(), system.HTTPBootSlot: s})
+			if err != nil {
+				return nil, err
+			}
+			o := system.BootOverride{Target: system.BootUefiHttp, Enabled: system.BootOnce, Mode: system.BootUEFI, HTTPBootURI: s.Image}
+			return BuildBoot(mode, decodeFixture(b.Object), o, nil)
+		}},
 		{"boot-cd-once", func(t *testing.T, mode Mode) (*Body, error) {
 			return BuildBoot(mode, decodeFixture(withCD(t, baseVM(t), 0)), cdOnce, nil)
 		}},

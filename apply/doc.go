@@ -9,21 +9,25 @@
 //
 // # Field managers and what they own
 //
-// T below is spec.template.spec; <slot> is a virtual-media slot id (cd0, ...)
-// and its CD-ROM disk and volume are both named "media-<slot>".
+// T below is spec.template.spec; <slot> is a slot id (virtual media cd0,
+// usb0, or httpboot for Boot.HttpBootUri) and its disk and volume are both
+// named "media-<slot>". A usb slot's disk is {disk: {bus: usb, readonly:
+// true}}, every other slot's a CD-ROM {cdrom: {bus: sata, readonly: true}}.
 //
 //	manager        map mode (disks/volumes/interfaces are list-type map)             atomic mode (stock KubeVirt CRD)
 //	-------------  ----------------------------------------------------------------  ----------------------------------------------
 //	redfish-media  metadata.annotations[redfish-bridge.io/media.<slot>]              same annotations
 //	                 (while the slot records anything)
 //	               T.domain.devices.disks[name=media-<slot>]: name, cdrom.bus,       T.domain.devices.disks (whole list) and
-//	                 cdrom.readonly (only while the slot is Ready: a Pending or      T.volumes (whole list), when media wrote
-//	                 Importing PVC is never referenced, so no VMI can hold it)         them last; sent when media changes them
+//	                 cdrom.readonly, or disk.bus, disk.readonly for usb slots        T.volumes (whole list), when media wrote
+//	                 (only while the slot is Ready: a Pending or Importing PVC       them last; sent when media changes them
+//	                 is never referenced, so no VMI can hold it)
 //	               T.volumes[name=media-<slot>]: name,                                 or owns them (omission would delete)
 //	                 persistentVolumeClaim.claimName (same)
 //	redfish-boot   metadata.annotations[redfish-bridge.io/boot]                      same annotation
 //	               T.domain.devices.disks[name=*]: name, bootOrder for every disk,   T.domain.devices.disks (whole list) when boot
-//	                 while an override (Once/Continuous, target Cd/Hdd/Pxe) is set     wrote it last; when the override stops,
+//	                 while an override (Once/Continuous, target Cd/Hdd/Pxe/          wrote it last; when the override stops,
+//	                 UefiHttp) is set
 //	               T.domain.devices.interfaces[name=*]: name, bootOrder for the        every bootOrder is removed from the list
 //	                 first interface (target Pxe) and for any interface that         T.domain.devices.interfaces (whole list) when
 //	                 already carried one (renumbered after the disks: unique)          an interface is numbered

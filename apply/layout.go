@@ -12,6 +12,10 @@ type Device struct {
 	Name      string
 	CDROM     bool  // disks only: has a cdrom target
 	BootOrder int64 // as read; 0 when unset
+	// Removable is a virtual-media disk that is not a CD-ROM (a USB stick).
+	Removable bool
+	// HTTPBoot is the disk of the Boot.HttpBootUri image.
+	HTTPBoot bool
 }
 
 // Devices is the input of Layout, in the VM's list order.
@@ -28,9 +32,9 @@ type BootOrders struct {
 }
 
 // Active reports whether an override lays out boot orders: it is pending
-// (Once or Continuous) and targets Cd, Hdd or Pxe.
+// (Once or Continuous) and targets Cd, Hdd, Pxe or UefiHttp.
 func Active(o system.BootOverride) bool {
-	return o.Pending() && (o.Target == system.BootCd || o.Target == system.BootHdd || o.Target == system.BootPxe)
+	return o.Pending() && system.In(o.Target, []system.BootTarget{system.BootCd, system.BootHdd, system.BootPxe, system.BootUefiHttp})
 }
 
 // Layout computes every device's bootOrder for an override:
@@ -38,7 +42,12 @@ func Active(o system.BootOverride) bool {
 //   - Cd: CD-ROM disks first (1, 2, ...), then the other disks;
 //   - Hdd: the other disks first, then CD-ROM disks;
 //   - Pxe: the first interface gets 1, then disks as for Hdd;
+//   - UefiHttp: the Boot.HttpBootUri image's disk first, then as for Hdd;
 //   - None, Disabled, or no target: no layout (boot releases its fields).
+//
+// USB stick disks come after every other disk (a configuration stick is
+// never booted), and the HttpBootUri disk after them unless the target is
+// UefiHttp.
 //
 // Interfaces other than the PXE one that carry a bootOrder are numbered
 // after every disk, so orders stay unique across disks and interfaces.
@@ -56,11 +65,16 @@ func Layout(o system.BootOverride, d Devices) BootOrders {
 			next++
 		}
 	}
-	var cds, others []Device
+	var cds, others, removable, httpBoot []Device
 	for _, disk := range d.Disks {
-		if disk.CDROM {
+		switch {
+		case disk.HTTPBoot:
+			httpBoot = append(httpBoot, disk)
+		case disk.Removable:
+			removable = append(removable, disk)
+		case disk.CDROM:
 			cds = append(cds, disk)
-		} else {
+		default:
 			others = append(others, disk)
 		}
 	}
@@ -69,13 +83,20 @@ func Layout(o system.BootOverride, d Devices) BootOrders {
 		assign(out.Interfaces, ifaces[:1])
 		ifaces = ifaces[1:]
 	}
-	if o.Target == system.BootCd {
+	switch o.Target {
+	case system.BootCd:
 		assign(out.Disks, cds)
 		assign(out.Disks, others)
-	} else {
+	case system.BootUefiHttp:
+		assign(out.Disks, httpBoot)
+		httpBoot = nil
+		fallthrough
+	default:
 		assign(out.Disks, others)
 		assign(out.Disks, cds)
 	}
+	assign(out.Disks, removable)
+	assign(out.Disks, httpBoot)
 	var numbered []Device
 	for _, i := range ifaces {
 		if i.BootOrder > 0 {

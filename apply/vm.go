@@ -11,11 +11,12 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// DiskPrefix starts the name of every CD-ROM disk and volume the media
-// manager writes: "media-<slot>".
+// DiskPrefix starts the name of every disk and volume the media manager
+// writes: "media-<slot>".
 const DiskPrefix = "media-"
 
-// DiskName is the name of the CD-ROM disk and of its volume for a slot.
+// DiskName is the name of the disk (CD-ROM or USB) and of its volume for a
+// slot.
 func DiskName(slot string) string { return DiskPrefix + slot }
 
 // Field paths (unstructured) of the lists the bridge writes.
@@ -115,7 +116,9 @@ func devicesOf(obj *unstructured.Unstructured, exclude map[string]bool) Devices 
 			continue
 		}
 		_, cd := m["cdrom"]
-		d.Disks = append(d.Disks, Device{Name: nameOf(m), CDROM: cd, BootOrder: bootOrderOf(m)})
+		slot, media := strings.CutPrefix(nameOf(m), DiskPrefix)
+		d.Disks = append(d.Disks, Device{Name: nameOf(m), CDROM: cd, BootOrder: bootOrderOf(m),
+			Removable: media && !cd, HTTPBoot: media && system.KindOf(slot) == system.SlotHTTPBoot})
 	}
 	for _, m := range list(obj, interfacesPath) {
 		d.Interfaces = append(d.Interfaces, Device{Name: nameOf(m), BootOrder: bootOrderOf(m)})

@@ -27,10 +27,10 @@ type Backend struct {
 }
 
 // New returns a Backend. slots are the virtual-media slot ids every system
-// offers; nil means just media.DefaultSlot.
+// offers; nil means media.DefaultSlots (a CD and a USB stick).
 func New(inv *inventory.Inventory, w apply.Writer, m *media.Service, p PowerVerbs, slots []string) *Backend {
 	if len(slots) == 0 {
-		slots = []string{media.DefaultSlot}
+		slots = media.DefaultSlots
 	}
 	return &Backend{inv: inv, w: w, media: m, power: p, slots: slots}
 }

@@ -39,14 +39,20 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.Boo
 			return fmt.Errorf("boot of %s: ETag %q, client sent %q: %w", key, cur.Version, patch.IfVersion, redfish.ErrPreconditionFailed)
 		}
 	}
-	vm, err := b.power.SetBoot(ctx, key, power.BootPatch{Target: patch.Target, Enabled: patch.Enabled, Mode: patch.Mode})
-	if refused, ok := errors.AsType[*apply.RefusedError](err); ok && patch.Mode != nil {
-		return fmt.Errorf("%w: %w", refusal(refused, "Boot/BootSourceOverrideMode", string(*patch.Mode), "SecureBootEnable"), err)
+	write := func() error {
+		vm, err := b.power.SetBoot(ctx, key, power.BootPatch{Target: patch.Target, Enabled: patch.Enabled, Mode: patch.Mode, HTTPBootURI: patch.HTTPBootURI})
+		if refused, ok := errors.AsType[*apply.RefusedError](err); ok && patch.Mode != nil {
+			return fmt.Errorf("%w: %w", refusal(refused, "Boot/BootSourceOverrideMode", string(*patch.Mode), "SecureBootEnable"), err)
+		}
+		if err != nil {
+			return translate(err)
+		}
+		return b.awaitCache(ctx, key, vm)
 	}
-	if err != nil {
-		return translate(err)
+	if patch.HTTPBootURI != nil {
+		return b.setHTTPBoot(ctx, key, *patch.HTTPBootURI, write)
 	}
-	return b.awaitCache(ctx, key, vm)
+	return write()
 }
 
 // SetSecureBoot implements redfish.Boot: redfish-boot writes

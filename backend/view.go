@@ -54,10 +54,11 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 		v.Slots = append(v.Slots, sl)
 	}
 	for id, sl := range vm.Slots {
-		if !contains(slots, id) {
+		if !contains(slots, id) && id != system.HTTPBootSlot {
 			v.Slots = append(v.Slots, sl)
 		}
 	}
+	v.HTTPBoot = vm.Slots[system.HTTPBootSlot]
 	v.RestartRequired = restartRequired(vm.Object)
 	v.Health, v.BootProgress = health.Of(vm), health.Progress(vm)
 	v.Version = version(v)

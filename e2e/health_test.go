@@ -64,6 +64,16 @@ func (a admin) ownVM(t *testing.T, name string, edit func(vm *unstructured.Unstr
 	return system.Key{Namespace: demo.VMNamespace, Name: name}
 }
 
+// vmOf reads VM key.
+func (a admin) vmOf(t *testing.T, key system.Key) *unstructured.Unstructured {
+	t.Helper()
+	vm, err := a.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get VM %s: %v", key, err)
+	}
+	return vm
+}
+
 // patch merge-patches the object of resource res named like VM key as
 // manager (KubeVirt's VMI has no status subresource: virt-handler patches
 // the object).

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -120,11 +121,21 @@ func (r *orderRecorder) revisions(name string) (ready, vmiAdded int64) {
 	return r.readyRV[name], r.vmiAddedRV[name]
 }
 
-// slotPhase is the cd0 slot phase in a VM's annotation, without failing.
+// slotPhase is the media phase of a VM, without failing: Ready when every
+// slot recorded in its annotations (cd0, usb0, httpboot) is Ready, else
+// the phase of the first one that is not.
 func slotPhase(vm *unstructured.Unstructured) system.MediaPhase {
-	var s system.MediaSlot
-	if raw, ok := vm.GetAnnotations()[mediaAnnotation()]; ok {
+	phase := system.MediaEmpty
+	for k, raw := range vm.GetAnnotations() {
+		if !strings.HasPrefix(k, apply.AnnotationMediaPrefix) {
+			continue
+		}
+		var s system.MediaSlot
 		_ = jsonUnmarshal(raw, &s)
+		if s.Phase != system.MediaReady {
+			return s.Phase
+		}
+		phase = s.Phase
 	}
-	return s.Phase
+	return phase
 }

@@ -27,8 +27,8 @@ import (
 // dev is the part of a deviation the tests compare.
 type dev struct{ Manager, Path, Kind string }
 
-// TestFieldsOnCluster drives VMs through the bridge's writer (insert,
-// import recorded Ready, Cd Once override, power on), checks the report has
+// TestFieldsOnCluster drives VMs through the bridge's writer (insert of a
+// CD and a USB stick, imports recorded Ready, Cd Once override, power on), checks the report has
 // no deviation, then lets one foreign writer act and checks exactly the
 // expected deviations, and that --check fails.
 func TestFieldsOnCluster(t *testing.T) {
@@ -185,6 +185,8 @@ func cycle(t *testing.T, w *apply.Client, key system.Key) {
 	if _, err := w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 		slots["cd0"] = system.MediaSlot{Slot: "cd0", Image: "http://images.example/boot.iso", Phase: system.MediaReady,
 			InsertID: "i1", ClaimName: "media-" + key.Name + "-cd0", Since: time.Now().UTC()}
+		slots["usb0"] = system.MediaSlot{Slot: "usb0", Image: "http://images.example/config.img", Phase: system.MediaReady,
+			InsertID: "i2", ClaimName: "media-" + key.Name + "-usb0", Since: time.Now().UTC()}
 		return nil
 	}); err != nil {
 		t.Fatalf("media: %v", err)

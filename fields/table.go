@@ -29,7 +29,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 	apply.ModeMap: {
 		apply.ManagerMedia: compile(
 			annots+`redfish-bridge\.io/media\..+`,
-			disks+media+`(\.name|\.cdrom\.bus|\.cdrom\.readonly)?`,
+			disks+media+`(\.name|\.cdrom\.bus|\.cdrom\.readonly|\.disk\.bus|\.disk\.readonly)?`,
 			volumes+media+`(\.name|\.persistentVolumeClaim\.claimName)?`,
 		),
 		apply.ManagerBoot: compile(

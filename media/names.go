@@ -13,8 +13,15 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// DefaultSlot is the slot id of the single CD-ROM the bridge offers.
+// DefaultSlot is the slot id of the CD-ROM every system offers.
 const DefaultSlot = "cd0"
+
+// USBSlot is the slot id of the USB stick every system offers (Ironic's
+// config_via_removable puts its configuration on it).
+const USBSlot = "usb0"
+
+// DefaultSlots are the virtual-media slots every system offers.
+var DefaultSlots = []string{DefaultSlot, USBSlot}
 
 // Labels and annotations on import pods and PVCs.
 const (

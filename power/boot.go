@@ -18,6 +18,8 @@ type BootPatch struct {
 	Target  *system.BootTarget
 	Enabled *system.BootEnabled
 	Mode    *system.BootMode
+	// HTTPBootURI is Boot.HttpBootUri ("" clears it).
+	HTTPBootURI *string
 	// IfVersion, when set, is the VM resourceVersion the client saw (its
 	// If-Match): the patch fails with ErrVersionMismatch if the VM changed.
 	IfVersion string
@@ -47,8 +49,14 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 			keepSecureBoot(vm, o, *patch.Mode)
 			o.Mode = *patch.Mode
 		}
+		if patch.HTTPBootURI != nil {
+			o.HTTPBootURI = *patch.HTTPBootURI
+		}
 		if err := apply.ValidateBoot(*o); err != nil {
 			return err
+		}
+		if err := validateUefiHttp(vm, *o); err != nil {
+			return s.confirm(ctx, vm, err)
 		}
 		if err := apply.ValidateSecureBoot(*o); err != nil {
 			return s.confirm(ctx, vm, err)

@@ -132,7 +132,7 @@ func (r *Reconciler) revertOnce(ctx context.Context, key system.Key) error {
 		}
 		r.s.log.InfoContext(ctx, "boot override Once used: reverting", "vm", key, "target", o.Target, "vmi", vm.VMI.GetUID())
 		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode, SecureBoot: o.SecureBoot,
-			RebootVMI: rebootVMI(vm)}
+			HTTPBootURI: o.HTTPBootURI, RebootVMI: rebootVMI(vm)}
 		return nil
 	})
 	if err != nil {

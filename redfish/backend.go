@@ -28,6 +28,9 @@ type SystemView struct {
 	Disks                   []Disk
 	// Slots lists every virtual-media slot of the system, empty ones too.
 	Slots []system.MediaSlot
+	// HTTPBoot is the slot of the Boot.HttpBootUri image (not virtual
+	// media: never in Slots).
+	HTTPBoot system.MediaSlot
 	// Version changes whenever the VM changes (its resourceVersion); it is
 	// the ETag of the system.
 	Version string
@@ -75,6 +78,8 @@ type BootPatch struct {
 	Target  *system.BootTarget
 	Enabled *system.BootEnabled
 	Mode    *system.BootMode
+	// HTTPBootURI is Boot.HttpBootUri: "" clears it (JSON null).
+	HTTPBootURI *string
 	// IfVersion, when set, is the [SystemView.Version] the client last saw
 	// (its If-Match ETag): the backend must fail with [ErrPreconditionFailed]
 	// if the VM changed since.

@@ -136,6 +136,9 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 			call += " " + *s
 		}
 	}
+	if p.HTTPBootURI != nil {
+		call += " uri=" + *p.HTTPBootURI
+	}
 	return f.write(key, call, func(v *SystemView) error {
 		if p.IfVersion != "" && p.IfVersion != v.Version {
 			return fmt.Errorf("vm %s at %s, not %s: %w", key, v.Version, p.IfVersion, ErrPreconditionFailed)
@@ -145,6 +148,9 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 		}
 		if p.Enabled != nil {
 			v.Boot.Enabled = *p.Enabled
+		}
+		if p.HTTPBootURI != nil {
+			v.Boot.HTTPBootURI = *p.HTTPBootURI
 		}
 		if p.Mode != nil {
 			if *p.Mode != system.BootUEFI && v.SecureBoot {

@@ -52,7 +52,7 @@ func bootView(v SystemView) obj {
 	}
 	b := obj{
 		"BootSourceOverrideTarget":                          target,
-		"BootSourceOverrideTarget@Redfish.AllowableValues":  system.BootTargets,
+		"BootSourceOverrideTarget@Redfish.AllowableValues":  bootTargets(mode),
 		"BootSourceOverrideEnabled":                         enabled,
 		"BootSourceOverrideEnabled@Redfish.AllowableValues": system.BootEnableds,
 		"BootSourceOverrideMode@Redfish.AllowableValues":    system.BootModes,
@@ -60,6 +60,10 @@ func bootView(v SystemView) obj {
 	}
 	if mode != "" {
 		b["BootSourceOverrideMode"] = mode
+	}
+	b["HttpBootUri"] = nil
+	if v.Boot.HTTPBootURI != "" {
+		b["HttpBootUri"] = v.Boot.HTTPBootURI
 	}
 	return b
 }
@@ -151,13 +155,15 @@ func (s *Server) patchSystem(c echo.Context) error {
 		if m, ok := b.str("BootSourceOverrideMode", strs(system.BootModes)); ok {
 			patch.Mode = new(system.BootMode(m))
 		}
+		patch.HTTPBootURI = httpBootURI(b)
+		checkUefiHttp(b, v, patch)
 		b.done(bootView(v))
 	}
 	p.done(s.renderSystem(v))
 	if err := p.err(); err != nil {
 		return err
 	}
-	if patch.Target == nil && patch.Enabled == nil && patch.Mode == nil {
+	if patch.Target == nil && patch.Enabled == nil && patch.Mode == nil && patch.HTTPBootURI == nil {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err := s.b.Boot.SetBoot(c.Request().Context(), v.Key, patch); err != nil {

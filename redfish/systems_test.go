@@ -125,11 +125,12 @@ func TestGetSystem(t *testing.T) {
 		"Memory": 4.0, "Threads": 4.0,
 		"Boot": map[string]any{
 			"BootSourceOverrideTarget":                          "None",
-			"BootSourceOverrideTarget@Redfish.AllowableValues":  []any{"None", "Pxe", "Hdd", "Cd"},
+			"BootSourceOverrideTarget@Redfish.AllowableValues":  []any{"None", "Pxe", "Hdd", "Cd", "UefiHttp"},
 			"BootSourceOverrideEnabled":                         "Disabled",
 			"BootSourceOverrideEnabled@Redfish.AllowableValues": []any{"Disabled", "Once", "Continuous"},
 			"BootSourceOverrideMode":                            "UEFI",
 			"BootSourceOverrideMode@Redfish.AllowableValues":    []any{"UEFI", "Legacy"},
+			"HttpBootUri": nil,
 		},
 		"Links": map[string]any{
 			"ManagedBy": []any{map[string]any{"@odata.id": "/redfish/v1/Managers/team-a.vm1"}},

@@ -44,10 +44,13 @@ const (
 	BootPxe  BootTarget = "Pxe"
 	BootHdd  BootTarget = "Hdd"
 	BootCd   BootTarget = "Cd"
+	// BootUefiHttp boots the image of Boot.HttpBootUri (imported into the
+	// [HTTPBootSlot]); UEFI only.
+	BootUefiHttp BootTarget = "UefiHttp"
 )
 
 // BootTargets lists the targets in the order they are advertised.
-var BootTargets = []BootTarget{BootNone, BootPxe, BootHdd, BootCd}
+var BootTargets = []BootTarget{BootNone, BootPxe, BootHdd, BootCd, BootUefiHttp}
 
 // BootEnabled is Boot.BootSourceOverrideEnabled.
 type BootEnabled string

@@ -64,6 +64,9 @@ type BootOverride struct {
 	// annotations written before it existed) writes secureBoot false under a
 	// UEFI Mode, like Disabled.
 	SecureBoot SecureBoot `json:"secureBoot,omitempty"`
+	// HTTPBootURI is Boot.HttpBootUri: the image target UefiHttp boots,
+	// imported into the [HTTPBootSlot] when set.
+	HTTPBootURI string `json:"httpBootURI,omitempty"`
 	// ArmedVMI is the UID of the VMI that existed when a Once override was
 	// set ("" if none). The override reverts after a VMI with another UID
 	// reaches Running: that is exactly one boot.
