@@ -1,5 +1,9 @@
 // Package media owns virtual media: Redfish InsertMedia / EjectMedia on a
-// KubeVirt VirtualMachine, and the import of the image into a PVC.
+// KubeVirt VirtualMachine, and the import of the image into a PVC. Slots
+// are a CD ([DefaultSlot]), a USB stick ([USBSlot]; its disk is on bus usb,
+// see [system.KindOf]) and the image of Boot.HttpBootUri
+// ([system.HTTPBootSlot], not virtual media); all go through the same
+// state machine.
 //
 // State lives on Kubernetes objects only, so any replica can answer any
 // request and a restart loses nothing:
