@@ -36,7 +36,7 @@ func needSushy58(t *testing.T) {
 	requireSushy(t, sushy58Lib())
 }
 
-// sushySystem is what testdata/sushy58_system.py prints.
+// sushySystem is what testdata/sushy58.py system prints.
 type sushySystem struct {
 	Sushy         string `json:"sushy"`
 	Health        string `json:"health"`
@@ -155,7 +155,7 @@ func TestHealthAndBootProgress(t *testing.T) {
 				return h == health && s == state && when == at, got
 			})
 			var got sushySystem
-			sushy58(t, env, &got, "testdata/sushy58_system.py", key.ID())
+			sushy58(t, env, &got, "testdata/sushy58.py", "system", key.ID())
 			if got.Health != health || got.HealthRollup != health || got.LastState != state {
 				t.Errorf("%s: sushy 5.8 (%s) reads health %s/%s, boot progress %s; want %s, %s",
 					what, got.Sushy, got.Health, got.HealthRollup, got.LastState, health, state)

@@ -12,6 +12,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // bootResult is what testdata/sushy58_boot.py prints.
@@ -50,7 +51,7 @@ func TestRemovableConfigMedia(t *testing.T) {
 		config, iso := imageURL(env, "deploy.iso"), imageURL(env, "boot.iso")
 
 		var got bootResult
-		sushy58(t, env, &got, "testdata/sushy58_boot.py", "removable", key.ID(), config, iso)
+		sushy58(t, env, &got, "testdata/sushy58.py", "removable", key.ID(), config, iso)
 		if diff := cmp.Diff(map[string][]string{"cd0": {"CD", "DVD"}, "usb0": {"USBStick"}}, got.MediaTypes); diff != "" {
 			t.Errorf("slots as sushy 5.8 (%s) reads them (-want +got):\n%s", got.Sushy, diff)
 		}
@@ -58,15 +59,7 @@ func TestRemovableConfigMedia(t *testing.T) {
 			t.Errorf("sushy chose USB slot %q and CD slot %q", got.USBSlot, got.CDSlot)
 		}
 
-		var vmi *unstructured.Unstructured
-		waitFor(t, "VMI Running", func() (bool, string) {
-			vmi = a.vmiOf(t.Context(), t, key)
-			return vmi != nil && phase(vmi) == "Running", "no running VMI"
-		})
-		ready, added := order.revisions(key.Name)
-		if ready == 0 || added == 0 || added < ready {
-			t.Errorf("VMI created at revision %d, both imports Ready at %d: the VM started before its media were there", added, ready)
-		}
+		vmi := a.runningAfterImports(t, order, key)
 		spec := vmiSpec(t, vmi)
 		usbDisk := apply.DiskName(media.USBSlot)
 		disk := diskOf(spec, usbDisk)
@@ -94,21 +87,54 @@ func TestRemovableConfigMedia(t *testing.T) {
 		if status, body := call(t, client, env, http.MethodPost, path+"/Actions/VirtualMedia.EjectMedia", ""); status/100 != 2 {
 			t.Fatalf("EjectMedia: %d %s", status, body)
 		}
-		waitFor(t, "USB stick ejected", func() (bool, string) {
-			tmpl := vmcheck.MustTemplateSpec(t, a.vmOf(t, key))
-			objs, err := vmcheck.MediaObjects(t.Context(), a.kube, key, media.USBSlot)
-			if err != nil {
-				return false, err.Error()
-			}
-			_, hasVol := vmcheck.Volumes(tmpl)[usbDisk]
-			inserted := getJSON(t, client, env, path)["Inserted"]
-			return diskOf(tmpl, usbDisk) == nil && !hasVol && len(objs) == 0 && inserted == false,
-				fmt.Sprintf("disk %v, volume %t, objects %v, Inserted %v", diskOf(tmpl, usbDisk), hasVol, objs, inserted)
-		})
-		for _, c := range env.Sim.Corruptions() {
-			if c.VM == key.String() {
-				t.Errorf("simulator saw a corrupted VM: %+v", c)
-			}
+		a.waitMediaGone(t, key, media.USBSlot)
+		if inserted := getJSON(t, client, env, path)["Inserted"]; inserted != false {
+			t.Errorf("ejected USB stick shows Inserted %v", inserted)
 		}
+		noCorruption(t, env, key)
 	})
+}
+
+// runningAfterImports waits for VM key's VMI to run and checks, by etcd
+// revision (orderRecorder), that it was created only after every media slot
+// of the VM was Ready.
+func (a admin) runningAfterImports(t *testing.T, order *orderRecorder, key system.Key) *unstructured.Unstructured {
+	t.Helper()
+	var vmi *unstructured.Unstructured
+	waitFor(t, "VMI Running", func() (bool, string) {
+		vmi = a.vmiOf(t.Context(), t, key)
+		return vmi != nil && phase(vmi) == "Running", "no running VMI"
+	})
+	ready, added := order.revisions(key.Name)
+	if ready == 0 || added == 0 || added < ready {
+		t.Errorf("VMI created at revision %d, media Ready at %d: the VM started before its images were there", added, ready)
+	}
+	return vmi
+}
+
+// waitMediaGone waits until slot's disk, volume, import pods and PVC are
+// gone from VM key.
+func (a admin) waitMediaGone(t *testing.T, key system.Key, slot string) {
+	t.Helper()
+	disk := apply.DiskName(slot)
+	waitFor(t, slot+" ejected", func() (bool, string) {
+		tmpl := vmcheck.MustTemplateSpec(t, a.vmOf(t, key))
+		objs, err := vmcheck.MediaObjects(t.Context(), a.kube, key, slot)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, hasVol := vmcheck.Volumes(tmpl)[disk]
+		return diskOf(tmpl, disk) == nil && !hasVol && len(objs) == 0,
+			fmt.Sprintf("disk %v, volume %t, objects %v", diskOf(tmpl, disk), hasVol, objs)
+	})
+}
+
+// noCorruption fails t if the simulator saw VM key corrupted.
+func noCorruption(t *testing.T, env *demo.Env, key system.Key) {
+	t.Helper()
+	for _, c := range env.Sim.Corruptions() {
+		if c.VM == key.String() {
+			t.Errorf("simulator saw a corrupted VM: %+v", c)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
@@ -31,7 +30,7 @@ func TestUefiHttpBoot(t *testing.T) {
 		path := "/redfish/v1/Systems/" + key.ID()
 
 		var got bootResult
-		sushy58(t, env, &got, "testdata/sushy58_boot.py", "uefihttp", key.ID(), uri)
+		sushy58(t, env, &got, "testdata/sushy58.py", "uefihttp", key.ID(), uri)
 		if !slices.Contains(got.Allowed, "UefiHttp") {
 			t.Errorf("sushy 5.8 (%s) allowed targets %v: no UefiHttp", got.Sushy, got.Allowed)
 		}
@@ -39,15 +38,7 @@ func TestUefiHttpBoot(t *testing.T) {
 			t.Errorf("boot read back before power on (-want +got):\n%s", diff)
 		}
 
-		var vmi *unstructured.Unstructured
-		waitFor(t, "VMI Running", func() (bool, string) {
-			vmi = a.vmiOf(t.Context(), t, key)
-			return vmi != nil && phase(vmi) == "Running", "no running VMI"
-		})
-		ready, added := order.revisions(key.Name)
-		if ready == 0 || added == 0 || added < ready {
-			t.Errorf("VMI created at revision %d, HttpBootUri image Ready at %d: the VM started before its image was there", added, ready)
-		}
+		vmi := a.runningAfterImports(t, order, key)
 		disk := apply.DiskName(system.HTTPBootSlot)
 		spec := vmiSpec(t, vmi)
 		if boot := vmcheck.Disks(spec); len(boot) == 0 || boot[0].Name != disk || !boot[0].CDROM || boot[0].BootOrder != 1 {
@@ -82,20 +73,8 @@ func TestUefiHttpBoot(t *testing.T) {
 		if status, body := call(t, client, env, http.MethodPatch, path, `{"Boot":{"HttpBootUri":null}}`); status/100 != 2 {
 			t.Fatalf("PATCH HttpBootUri null: %d %s", status, body)
 		}
-		waitFor(t, "HttpBootUri image ejected", func() (bool, string) {
-			tmpl := vmcheck.MustTemplateSpec(t, a.vmOf(t, key))
-			objs, err := vmcheck.MediaObjects(t.Context(), a.kube, key, system.HTTPBootSlot)
-			if err != nil {
-				return false, err.Error()
-			}
-			_, hasVol := vmcheck.Volumes(tmpl)[disk]
-			return diskOf(tmpl, disk) == nil && !hasVol && len(objs) == 0, fmt.Sprintf("disk %v, volume %t, objects %v", diskOf(tmpl, disk), hasVol, objs)
-		})
-		for _, c := range env.Sim.Corruptions() {
-			if c.VM == key.String() {
-				t.Errorf("simulator saw a corrupted VM: %+v", c)
-			}
-		}
+		a.waitMediaGone(t, key, system.HTTPBootSlot)
+		noCorruption(t, env, key)
 	})
 }
 

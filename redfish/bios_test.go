@@ -117,16 +117,7 @@ func TestBiosSettings(t *testing.T) {
 				r.header = map[string]string{"If-Match": currentETag(t, e, "bob", r.path, tt.ifMatch)}
 			}
 			rec := e.do(t, r)
-			if tt.wantErr != nil {
-				if diff := cmp.Diff(*tt.wantErr, errInfo(t, rec)); diff != "" {
-					t.Errorf("error (-want +got):\n%s", diff)
-				}
-			} else if rec.Code != http.StatusNoContent {
-				t.Errorf("status %d: %s", rec.Code, rec.Body)
-			}
-			if diff := cmp.Diff(tt.wantCalls, e.fake.takeCalls()); diff != "" {
-				t.Errorf("backend calls (-want +got):\n%s", diff)
-			}
+			checkWrite(t, e, rec, tt.wantErr, tt.wantCalls)
 			bios := e.get(t, "bob", sys+"/Bios")
 			if diff := cmp.Diff(tt.wantAttrs, bios["Attributes"]); diff != "" {
 				t.Errorf("Bios attributes (-want +got):\n%s", diff)

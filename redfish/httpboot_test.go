@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -89,16 +90,7 @@ func TestPatchUefiHttp(t *testing.T) {
 				}
 			}
 			rec := e.do(t, req{method: http.MethodPatch, path: path, user: "alice", body: tt.body})
-			if tt.wantErr != nil {
-				if diff := cmp.Diff(*tt.wantErr, errInfo(t, rec)); diff != "" {
-					t.Errorf("error (-want +got):\n%s", diff)
-				}
-			} else if rec.Code != http.StatusNoContent {
-				t.Errorf("status %d: %s", rec.Code, rec.Body)
-			}
-			if diff := cmp.Diff(tt.wantCalls, e.fake.takeCalls()); diff != "" {
-				t.Errorf("backend calls (-want +got):\n%s", diff)
-			}
+			checkWrite(t, e, rec, tt.wantErr, tt.wantCalls)
 			boot := e.get(t, "alice", path)["Boot"].(map[string]any)
 			if diff := cmp.Diff(tt.wantURI, boot["HttpBootUri"]); diff != "" {
 				t.Errorf("HttpBootUri read back (-want +got):\n%s", diff)
@@ -144,5 +136,21 @@ func TestUSBStickSlot(t *testing.T) {
 				t.Errorf("%s%s MediaTypes (-want +got):\n%s", base, slot, diff)
 			}
 		}
+	}
+}
+
+// checkWrite checks a PATCH's answer (wantErr, or 204 when nil) and the
+// backend writes it made.
+func checkWrite(t *testing.T, e *env, rec *httptest.ResponseRecorder, wantErr *errorInfo, wantCalls []string) {
+	t.Helper()
+	if wantErr != nil {
+		if diff := cmp.Diff(*wantErr, errInfo(t, rec)); diff != "" {
+			t.Errorf("error (-want +got):\n%s", diff)
+		}
+	} else if rec.Code != http.StatusNoContent {
+		t.Errorf("status %d: %s", rec.Code, rec.Body)
+	}
+	if diff := cmp.Diff(wantCalls, e.fake.takeCalls()); diff != "" {
+		t.Errorf("backend calls (-want +got):\n%s", diff)
 	}
 }

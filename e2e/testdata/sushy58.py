@@ -1,11 +1,16 @@
-"""Ironic's boot preparations with sushy 5.8, then power on at once.
+"""Ironic's reads and boot preparations with sushy 5.8 (the library recent
+Ironic drives BMCs with).
 
 Usage:
-  sushy58_boot.py removable SYSTEM_ID CONFIG_URL ISO_URL
+  sushy58.py system SYSTEM_ID
+      what Ironic reads of a System: Status.Health (node.health),
+      BootProgress (polled while a BIOS change waits for a reboot) and the
+      boot override with HttpBootUri.
+  sushy58.py removable SYSTEM_ID CONFIG_URL ISO_URL
       config_via_removable (redfish-virtual-media): the configuration image
       into the slot whose MediaTypes has USBStick (ejected first), the ISO
       into the CD slot, boot Cd/Once in UEFI, power on.
-  sushy58_boot.py uefihttp SYSTEM_ID URL
+  sushy58.py uefihttp SYSTEM_ID URL
       redfish-https: set_system_boot_options(UefiHttp, Once, UEFI,
       http_boot_uri=URL), power on.
 Environment: RF_URL, RF_USER, RF_PASSWORD; PYTHONPATH holding sushy 5.8.
@@ -41,6 +46,18 @@ def main():
     mode, sys_id = sys.argv[1], sys.argv[2]
     system = conn.get_system("/redfish/v1/Systems/" + sys_id)
     out = {"sushy": sushy.__file__}
+    if mode == "system":
+        bp = system.boot_progress
+        when = bp.last_state_updated_at if bp is not None else None
+        out.update({
+            "health": value(system.status.health),
+            "health_rollup": value(system.status.health_rollup),
+            "last_state": value(bp.last_state) if bp is not None else None,
+            "last_state_time": when.isoformat() if when is not None else None,
+            "boot": boot_of(system),
+        })
+        print(json.dumps(out))
+        return
     if mode == "removable":
         config, iso = sys.argv[3], sys.argv[4]
         slots = system.virtual_media.get_members()
