@@ -47,13 +47,11 @@ type sushySystem struct {
 }
 
 // ownVM creates a sample VM named name (as its author would) for one test,
-// deleted when the test ends.
-func (a admin) ownVM(t *testing.T, name string, edit func(vm *unstructured.Unstructured)) system.Key {
+// deleted when the test ends, and waits until the bridge serves it (its
+// cache answers reads).
+func (a admin) ownVM(t *testing.T, env *demo.Env, name string) system.Key {
 	t.Helper()
 	vm := demo.SampleVM(demo.VMNamespace, name)
-	if edit != nil {
-		edit(vm)
-	}
 	res := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace)
 	if _, err := res.Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 		t.Fatalf("create VM %s: %v", name, err)
@@ -61,7 +59,13 @@ func (a admin) ownVM(t *testing.T, name string, edit func(vm *unstructured.Unstr
 	t.Cleanup(func() {
 		_ = res.Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	return system.Key{Namespace: demo.VMNamespace, Name: name}
+	key := system.Key{Namespace: demo.VMNamespace, Name: name}
+	client := redfishClient()
+	waitFor(t, "system "+key.ID()+" served", func() (bool, string) {
+		status, body := call(t, client, env, http.MethodGet, "/redfish/v1/Systems/"+key.ID(), "")
+		return status == http.StatusOK, fmt.Sprintf("%d %s", status, body)
+	})
+	return key
 }
 
 // vmOf reads VM key.
@@ -145,7 +149,7 @@ func TestHealthAndBootProgress(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
 		client := redfishClient()
-		key := a.ownVM(t, "health-0", nil)
+		key := a.ownVM(t, env, "health-0")
 		path := "/redfish/v1/Systems/" + key.ID()
 		want := func(what, health, state, at string) {
 			t.Helper()

@@ -47,7 +47,7 @@ func TestRemovableConfigMedia(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
 		order := recordOrder(t, a)
-		key := a.ownVM(t, "usb-0", nil)
+		key := a.ownVM(t, env, "usb-0")
 		config, iso := imageURL(env, "deploy.iso"), imageURL(env, "boot.iso")
 
 		var got bootResult

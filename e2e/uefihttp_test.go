@@ -24,7 +24,7 @@ func TestUefiHttpBoot(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
 		order := recordOrder(t, a)
-		key := a.ownVM(t, "uefihttp-0", nil)
+		key := a.ownVM(t, env, "uefihttp-0")
 		uri := imageURL(env, "boot.iso")
 		client := redfishClient()
 		path := "/redfish/v1/Systems/" + key.ID()
@@ -83,7 +83,7 @@ func TestUefiHttpBoot(t *testing.T) {
 func TestUefiHttpRefused(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
-		key := a.ownVM(t, "uefihttp-1", nil)
+		key := a.ownVM(t, env, "uefihttp-1")
 		client := redfishClient()
 		path := "/redfish/v1/Systems/" + key.ID()
 		written := func() any {
