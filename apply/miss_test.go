@@ -35,8 +35,8 @@ func (c *vmGETs) RoundTrip(req *http.Request) (*http.Response, error) {
 // TestReadMissNoAPIServer is the attack of issue 13 item 9: every cache
 // miss used to be a live GET, so a caller could load the apiserver with
 // reads of names that do not exist and, scoped by a label selector, tell
-// by the time of a 404 which names exist outside its scope. A miss must
-// cost no apiserver request once the cache is synced.
+// by the time of a 404 which names exist outside its scope. Misses may
+// cost at most the miss budget (missBurst, then missQPS a second).
 func TestReadMissNoAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs kube-apiserver")
@@ -68,7 +68,8 @@ func TestReadMissNoAPIServer(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	before := counter.n.Load()
+	time.Sleep(time.Second * missBurst / missQPS) // the budget refilled
+	before, start := counter.n.Load(), time.Now()
 	const misses = 200
 	for i := range misses {
 		_, err := w.Read(t.Context(), system.Key{Namespace: e.ns, Name: "absent-" + strconv.Itoa(i)})
@@ -79,7 +80,8 @@ func TestReadMissNoAPIServer(t *testing.T) {
 	if _, err := w.Read(t.Context(), key); err != nil {
 		t.Fatalf("read of the existing VM: %v", err)
 	}
-	if n := counter.n.Load() - before; n != 0 {
-		t.Errorf("%d cache misses sent %d GETs to the apiserver, want 0", misses, n)
+	budget := int64(missBurst + missQPS*time.Since(start).Seconds() + 1)
+	if n := counter.n.Load() - before; n > budget {
+		t.Errorf("%d cache misses sent %d GETs to the apiserver, budget %d", misses, n, budget)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -82,11 +83,13 @@ type counters struct{ applies, conflicts, retries, failures atomic.Int64 }
 
 // Client is the [Writer]. Safe for concurrent use.
 type Client struct {
-	dyn   dynamic.Interface
-	cache Cache
-	mode  Mode
-	opts  Options
-	stats sync.Map // manager -> *counters
+	// misses rate-limits the live reads that confirm a cache miss.
+	misses flowcontrol.RateLimiter
+	dyn    dynamic.Interface
+	cache  Cache
+	mode   Mode
+	opts   Options
+	stats  sync.Map // manager -> *counters
 	// recent: the Client's own writes the cache may not show yet (nil in
 	// tests that measure without it).
 	recent *recent
@@ -98,7 +101,8 @@ var _ Writer = (*Client)(nil)
 
 // New returns a Writer. cache may be nil: every read is then a live GET.
 func New(dyn dynamic.Interface, cache Cache, mode Mode, opts Options) *Client {
-	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults(), recent: newRecent()}
+	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults(), recent: newRecent(),
+		misses: flowcontrol.NewTokenBucketRateLimiter(missQPS, missBurst)}
 }
 
 // Mode returns the list mode the Client writes in.
@@ -123,6 +127,13 @@ func (c *Client) counters(manager string) *counters {
 	return v.(*counters)
 }
 
+// Live reads confirming cache misses: enough for VMs just created (their
+// watch event follows within milliseconds), too few to load the apiserver.
+const (
+	missQPS   = 5
+	missBurst = 10
+)
+
 // Read returns the VM from the cache (live when the Client has none).
 func (c *Client) Read(ctx context.Context, key system.Key) (*VM, error) {
 	return c.read(ctx, key, c.cache == nil)
@@ -132,11 +143,12 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	var obj *unstructured.Unstructured
 	var err error
 	if !live {
-		// The synced informer is authoritative for absence too: a miss is
-		// NotFound without asking the apiserver, so a caller cannot load it
-		// with misses, nor time which names exist outside its scope. A VM
-		// created a moment ago is NotFound until its watch event arrives.
+		// A VM created a moment ago may not be in the cache yet, so a miss
+		// is confirmed live, but at most missQPS a second: beyond that the
+		// synced informer's NotFound stands, so misses cannot load the
+		// apiserver (nor, beyond the budget, be timed).
 		obj, err = c.cache.VM(key)
+		live = apierrors.IsNotFound(err) && c.misses.TryAccept()
 		if err == nil {
 			obj = c.recent.resolve(key, obj)
 		}
