@@ -1,0 +1,249 @@
+package ironic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/fields"
+	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// stepTimeout bounds every wait of one step.
+const stepTimeout = 60 * time.Second
+
+// callbackTimeout is how long the conductor waits for an agent that never
+// calls (deploy and clean).
+const callbackTimeout = 25 * time.Second
+
+// node is one Ironic node enrolled on one sample VM of one variant.
+type node struct {
+	s       *suite
+	variant crds.Variant
+	env     *demo.Env
+	rec     *recorder
+	dyn     dynamic.Interface
+	key     system.Key
+	uuid    string
+}
+
+// enroll creates the node of the sample VM of scenario (vmIndex) with the given deploy interface
+// and extra fields, checks it is in enroll, and arranges for its
+// diagnostics to be printed if the test fails.
+func (s *suite) enroll(t *testing.T, v crds.Variant, scenario int, deploy string, driverInfo map[string]any) *node {
+	t.Helper()
+	env := s.envs[v]
+	dyn, err := dynamic.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin dynamic client: %v", err)
+	}
+	n := &node{s: s, variant: v, env: env, rec: s.recs[v], dyn: dyn,
+		key: system.Key{Namespace: demo.VMNamespace, Name: fmt.Sprintf("vm-%d", vmIndex(v, scenario))}}
+	info := map[string]any{
+		"redfish_address":   n.rec.URL(),
+		"redfish_system_id": "/redfish/v1/Systems/" + n.key.ID(),
+		"redfish_username":  env.User,
+		"redfish_password":  env.Password,
+		"redfish_verify_ca": false,
+	}
+	for k, val := range driverInfo {
+		info[k] = val
+	}
+	var created ironicproc.Node
+	n.step(t, "enroll", func() {
+		created, err = s.api.CreateNode(t.Context(), map[string]any{
+			"name":              fmt.Sprintf("%s-%s", v, n.key.Name),
+			"driver":            "redfish",
+			"driver_info":       info,
+			"boot_interface":    "redfish-virtual-media",
+			"deploy_interface":  deploy,
+			"inspect_interface": "redfish",
+			"network_interface": "noop",
+		})
+		if err != nil {
+			t.Fatalf("enroll %s: %v", n.key, err)
+		}
+		n.uuid = created.UUID
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("diagnostics of node %s (%s):\n%s", n.uuid, n.key, n.diagnostics())
+			}
+		})
+		if created.ProvisionState != "enroll" {
+			t.Fatalf("new node: %s, want provision state enroll", created.Summary())
+		}
+	})
+	return n
+}
+
+// step runs f, logging its duration as a TIMING line.
+func (n *node) step(t *testing.T, name string, f func()) {
+	t.Helper()
+	start := time.Now()
+	f()
+	t.Logf("TIMING ironic %s %s %s: %s", n.variant, n.key.Name, name, time.Since(start).Round(time.Millisecond))
+}
+
+// diagnostics is what a failing step prints: the node as Ironic has it,
+// the conductor's log lines about it and the bridge's exchanges for it.
+func (n *node) diagnostics() string {
+	var b strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := n.s.api.Node(ctx, n.uuid); err != nil {
+		fmt.Fprintf(&b, "read node: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "ironic node: %s\n", got.Summary())
+	}
+	fmt.Fprintf(&b, "--- conductor log (last lines naming the node):\n%s\n", n.s.conductorLog(n.uuid, 40))
+	fmt.Fprintf(&b, "--- bridge exchanges for %s (last 40):\n%s\n", n.key.ID(), n.rec.forSystem(n.key.ID(), 40))
+	return b.String()
+}
+
+// get reads the node.
+func (n *node) get(t *testing.T) ironicproc.Node {
+	t.Helper()
+	got, err := n.s.api.Node(t.Context(), n.uuid)
+	if err != nil {
+		t.Fatalf("read node %s: %v", n.key, err)
+	}
+	return got
+}
+
+// wait polls the node until done, failing after stepTimeout.
+func (n *node) wait(t *testing.T, what string, done func(ironicproc.Node) bool) ironicproc.Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), stepTimeout)
+	defer cancel()
+	got, err := n.s.api.WaitNode(ctx, n.uuid, done)
+	if err != nil {
+		t.Fatalf("%s: node %s: %v", what, n.key, err)
+	}
+	return got
+}
+
+// provision asks for target and waits until the node settles in want
+// (stable, no error unless wantError).
+func (n *node) provision(t *testing.T, target, want string, extra map[string]any) ironicproc.Node {
+	t.Helper()
+	if err := n.s.api.Provision(t.Context(), n.uuid, target, extra); err != nil {
+		t.Fatalf("provision %s -> %s: %v", n.key, target, err)
+	}
+	return n.settle(t, "provision "+target, want)
+}
+
+// settle waits until the node is stable in provision state want; a
+// *failed state other than want fails at once.
+func (n *node) settle(t *testing.T, what, want string) ironicproc.Node {
+	t.Helper()
+	got := n.wait(t, what+" -> "+want, func(x ironicproc.Node) bool {
+		return x.Stable() && (x.ProvisionState == want || strings.HasSuffix(x.ProvisionState, "failed"))
+	})
+	if got.ProvisionState != want {
+		t.Fatalf("%s: %s, want provision state %s", what, got.Summary(), want)
+	}
+	return got
+}
+
+// power asks for target and waits until Ironic's power state is want.
+func (n *node) power(t *testing.T, target, want string) ironicproc.Node {
+	t.Helper()
+	if err := n.s.api.Power(t.Context(), n.uuid, target); err != nil {
+		t.Fatalf("power %s %s: %v", n.key, target, err)
+	}
+	got := n.wait(t, target, func(x ironicproc.Node) bool { return x.Stable() })
+	if ironicproc.Str(got.PowerState) != want || ironicproc.Str(got.LastError) != "" {
+		t.Fatalf("%s: %s, want power state %q and no error", target, got.Summary(), want)
+	}
+	return got
+}
+
+// vm reads the VirtualMachine.
+func (n *node) vm(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	vm, err := n.dyn.Resource(inventory.VMResource).Namespace(n.key.Namespace).Get(t.Context(), n.key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get VM %s: %v", n.key, err)
+	}
+	return vm
+}
+
+// vmi reads the VMI, nil when there is none.
+func (n *node) vmi(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	vmi, err := n.dyn.Resource(inventory.VMIResource).Namespace(n.key.Namespace).Get(t.Context(), n.key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get VMI %s: %v", n.key, err)
+	}
+	return vmi
+}
+
+// waitVMI polls the VMI until ok says so (vmi may be nil), failing after
+// stepTimeout; it returns the VMI ok accepted.
+func (n *node) waitVMI(t *testing.T, what string, ok func(vmi *unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	deadline := time.Now().Add(stepTimeout)
+	for {
+		vmi := n.vmi(t)
+		if ok(vmi) {
+			return vmi
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: timed out after %s; VMI phase %q", what, stepTimeout, vmcheck.Phase(vmi))
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v", what, t.Context().Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// running is true for a live Running VMI.
+func running(vmi *unstructured.Unstructured) bool {
+	return vmi != nil && vmi.GetDeletionTimestamp() == nil && vmcheck.Phase(vmi) == "Running"
+}
+
+// bootOverride decodes the VM's boot annotation.
+func (n *node) bootOverride(t *testing.T) system.BootOverride {
+	t.Helper()
+	var o system.BootOverride
+	raw := n.vm(t).GetAnnotations()[apply.AnnotationBoot]
+	if raw == "" {
+		return o
+	}
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		t.Fatalf("%s boot annotation %q: %v", n.key, raw, err)
+	}
+	return o
+}
+
+// checkFields runs `fields --check` on the VM: no ownership deviations, the
+// list mode read from the variant's CRD.
+func (n *node) checkFields(t *testing.T) {
+	t.Helper()
+	r, err := fields.Load(t.Context(), n.dyn, n.key.Namespace, n.key.Name, "auto")
+	if err != nil {
+		t.Fatalf("fields %s: %v", n.key, err)
+	}
+	if len(r.Deviations) > 0 || r.ModeSource != "crd" {
+		t.Errorf("fields --check %s (mode %s from %s): deviations %+v", n.key, r.Mode, r.ModeSource, r.Deviations)
+	}
+}

@@ -1,0 +1,73 @@
+package ironicproc
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// config renders ironic.conf: one process, no RPC bus, no auth, sqlite, the
+// redfish hardware type only, images passed to the BMC as the HTTP URLs
+// they are (ramdisk_image_download_source http: nothing is rebuilt or
+// cached), automated cleaning off.
+func config(o Options, apiAddr, httpURL string) string {
+	host, port, _ := strings.Cut(apiAddr, ":")
+	secs := func(d, def time.Duration) int {
+		if d <= 0 {
+			d = def
+		}
+		return max(1, int(d/time.Second))
+	}
+	dir := o.Dir
+	return fmt.Sprintf(`[DEFAULT]
+auth_strategy = noauth
+rpc_transport = none
+host = test-conductor
+debug = true
+use_stderr = true
+state_path = %[1]s
+tempdir = %[2]s
+enabled_hardware_types = redfish
+enabled_power_interfaces = redfish
+enabled_management_interfaces = redfish
+enabled_inspect_interfaces = redfish,no-inspect
+default_inspect_interface = redfish
+enabled_boot_interfaces = redfish-virtual-media
+enabled_deploy_interfaces = ramdisk,custom-agent
+default_deploy_interface = ramdisk
+enabled_network_interfaces = noop
+enabled_bios_interfaces = redfish,no-bios
+default_bios_interface = no-bios
+enabled_raid_interfaces = no-raid
+enabled_vendor_interfaces = no-vendor
+enabled_console_interfaces = no-console
+enabled_rescue_interfaces = no-rescue
+enabled_storage_interfaces = noop
+[api]
+host_ip = %[3]s
+port = %[4]s
+api_workers = 1
+[database]
+connection = sqlite:///%[5]s
+[conductor]
+automated_clean = false
+sync_power_state_interval = %[6]d
+check_provision_state_interval = %[7]d
+deploy_callback_timeout = %[8]d
+clean_callback_timeout = %[8]d
+power_state_change_timeout = 30
+[deploy]
+http_root = %[9]s
+http_url = %[10]s
+ramdisk_image_download_source = http
+[redfish]
+use_swift = false
+[dhcp]
+dhcp_provider = none
+[oslo_concurrency]
+lock_path = %[11]s
+`, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
+		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
+		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"))
+}

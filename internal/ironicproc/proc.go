@@ -1,0 +1,238 @@
+package ironicproc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Python is the interpreter Debian's python3-ironic is installed for.
+const Python = "/usr/bin/python3"
+
+// Available reports why Ironic cannot run here (nil when it can): the
+// ironic package must be importable by [Python].
+func Available(ctx context.Context) error {
+	out, err := exec.CommandContext(ctx, Python, "-c", "import ironic.cmd.singleprocess").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("python3-ironic not importable by %s (apt-get install python3-ironic): %w: %s", Python, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Options configure [Start]. Zero durations take the defaults noted.
+type Options struct {
+	// Dir holds the configuration, the database, http_root and the log.
+	Dir string
+	// SyncPowerInterval is how often the conductor reads every node's power
+	// state (sync_power_state_interval; default 60 s, Ironic's).
+	SyncPowerInterval time.Duration
+	// CheckProvisionInterval is how often it looks for callback timeouts
+	// (check_provision_state_interval; default 60 s).
+	CheckProvisionInterval time.Duration
+	// CallbackTimeout bounds deploy and clean waits for an agent
+	// (deploy_callback_timeout, clean_callback_timeout; default 1800 s).
+	CallbackTimeout time.Duration
+}
+
+// Ironic is a running all-in-one Ironic.
+type Ironic struct {
+	// URL is the API endpoint, e.g. http://127.0.0.1:40123.
+	URL string
+	// HTTPRoot is the conductor's http_root, served at HTTPURL.
+	HTTPRoot, HTTPURL string
+	log               string
+	cmd               *exec.Cmd
+	done              chan struct{}
+	files             *http.Server
+}
+
+// Start creates the database, starts the HTTP server for http_root and the
+// all-in-one service, and waits (bounded by ctx) until the API answers.
+func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
+	root := filepath.Join(o.Dir, "httproot")
+	for _, d := range []string{root, filepath.Join(o.Dir, "locks"), filepath.Join(o.Dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("ironic dir: %w", err)
+		}
+	}
+	filesLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("http_root listener: %w", err)
+	}
+	ir = &Ironic{
+		HTTPRoot: root, HTTPURL: "http://" + filesLn.Addr().String(),
+		log:   filepath.Join(o.Dir, "ironic.log"),
+		done:  make(chan struct{}),
+		files: &http.Server{Handler: http.FileServer(http.Dir(root)), ReadHeaderTimeout: 10 * time.Second},
+	}
+	go func() { _ = ir.files.Serve(filesLn) }()
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ir.Stop())
+		}
+	}()
+	apiAddr, err := freeAddr()
+	if err != nil {
+		return ir, err
+	}
+	ir.URL = "http://" + apiAddr
+	conf := filepath.Join(o.Dir, "ironic.conf")
+	if err := os.WriteFile(conf, []byte(config(o, apiAddr, ir.HTTPURL)), 0o600); err != nil {
+		return ir, fmt.Errorf("write ironic.conf: %w", err)
+	}
+	sync := exec.CommandContext(ctx, Python, "-c", launcher("ironic.cmd.dbsync"), "--config-file", conf, "create_schema") //nolint:gosec // fixed arguments
+	sync.Env = environ()
+	if out, err := sync.CombinedOutput(); err != nil {
+		return ir, fmt.Errorf("ironic-dbsync create_schema: %w: %s", err, tailBytes(out, 4000))
+	}
+	f, err := os.Create(ir.log)
+	if err != nil {
+		return ir, fmt.Errorf("ironic log: %w", err)
+	}
+	ir.cmd = exec.Command(Python, "-c", launcher("ironic.cmd.singleprocess"), "--config-file", conf) //nolint:gosec,noctx // fixed arguments; ended by Stop
+	ir.cmd.Env = environ()
+	ir.cmd.Stdout, ir.cmd.Stderr = f, f
+	ir.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ir.cmd.Start(); err != nil {
+		_ = f.Close()
+		ir.cmd = nil
+		return ir, fmt.Errorf("start ironic: %w", err)
+	}
+	go func() {
+		_ = ir.cmd.Wait()
+		_ = f.Close()
+		close(ir.done)
+	}()
+	return ir, ir.waitServing(ctx)
+}
+
+// launcher is the Python that runs an entry point of python3-ironic (the
+// Debian package ships the modules, not the console scripts).
+func launcher(module string) string {
+	return "import sys; from " + module + " import main; sys.argv[0] = '" + module + "'; sys.exit(main())"
+}
+
+// environ is os.Environ without REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE:
+// python-requests lets them override sushy's verify=False.
+func environ() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "REQUESTS_CA_BUNDLE=") && !strings.HasPrefix(kv, "CURL_CA_BUNDLE=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func (ir *Ironic) waitServing(ctx context.Context) error {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	last := "no answer yet"
+	for {
+		select {
+		case <-ir.done:
+			return fmt.Errorf("ironic exited before serving: %s", ir.LogTail(40, ""))
+		default:
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ir.URL+"/v1", nil)
+		if err != nil {
+			return fmt.Errorf("wait for ironic: %w", err)
+		}
+		if resp, err := hc.Do(req); err != nil {
+			last = err.Error()
+		} else {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for ironic at %s: %w; last: %s\n%s", ir.URL, ctx.Err(), last, ir.LogTail(40, ""))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Stop ends Ironic's process group (SIGTERM, then SIGKILL after 10 s) and
+// the http_root server. Stopping twice does nothing.
+func (ir *Ironic) Stop() error {
+	var errs []error
+	if ir.files != nil {
+		errs = append(errs, ir.files.Close())
+	}
+	if ir.cmd == nil {
+		return errors.Join(errs...)
+	}
+	pgid := ir.cmd.Process.Pid
+	select {
+	case <-ir.done:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // leftovers of an exited leader
+		return errors.Join(errs...)
+	default:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-ir.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		select {
+		case <-ir.done:
+		case <-time.After(10 * time.Second):
+			errs = append(errs, fmt.Errorf("ironic process group %d still there 10s after SIGKILL", pgid))
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return errors.Join(errs...)
+}
+
+// LogTail is the last n lines of Ironic's log that contain filter (every
+// line when filter is empty).
+func (ir *Ironic) LogTail(n int, filter string) string {
+	f, err := os.Open(ir.log)
+	if err != nil {
+		return "(no ironic log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if line := sc.Text(); filter == "" || strings.Contains(line, filter) {
+			lines = append(lines, line)
+			if len(lines) > 2*n {
+				lines = lines[len(lines)-n:]
+			}
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func tailBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
