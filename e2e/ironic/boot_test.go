@@ -11,98 +11,92 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// TestIronicBootDevice sets every boot device Ironic offers, one-time and
+// bootDeviceScenario sets every boot device Ironic offers, one-time and
 // persistent, and reads each back through Ironic and on the VM.
-func TestIronicBootDevice(t *testing.T) {
-	t.Parallel()
-	forEachVariant(t, func(t *testing.T, s *suite, v crds.Variant) {
-		n := s.enroll(t, v, vmBoot, "ramdisk", nil)
-		n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
-		n.step(t, "supported boot devices", func() {
-			got, err := s.api.SupportedBootDevices(t.Context(), n.uuid)
-			if err != nil {
-				t.Fatalf("supported boot devices: %v", err)
-			}
-			for _, want := range []string{"pxe", "disk", "cdrom"} {
-				if !contains(got, want) {
-					t.Errorf("supported boot devices %v: %s missing", got, want)
-				}
-			}
-		})
-		targets := map[string]system.BootTarget{"pxe": system.BootPxe, "disk": system.BootHdd, "cdrom": system.BootCd}
-		for _, persistent := range []bool{false, true} {
-			for _, dev := range []string{"pxe", "disk", "cdrom"} {
-				name := "boot device " + dev + map[bool]string{false: " once", true: " persistent"}[persistent]
-				n.step(t, name, func() {
-					if err := s.api.SetBootDevice(t.Context(), n.uuid, dev, persistent); err != nil {
-						t.Fatalf("set %s: %v", name, err)
-					}
-					got, err := s.api.GetBootDevice(t.Context(), n.uuid)
-					if err != nil {
-						t.Fatalf("get boot device after %s: %v", name, err)
-					}
-					if str(got.BootDevice) != dev || got.Persistent == nil || *got.Persistent != persistent {
-						t.Errorf("%s: Ironic reads back %s persistent %v", name, str(got.BootDevice), deref(got.Persistent))
-					}
-					wantEnabled := system.BootOnce
-					if persistent {
-						wantEnabled = system.BootContinuous
-					}
-					if o := n.bootOverride(t); o.Target != targets[dev] || o.Enabled != wantEnabled {
-						t.Errorf("%s: VM boot override %+v, want %s/%s", name, o, targets[dev], wantEnabled)
-					}
-				})
+func bootDeviceScenario(t *testing.T, s *suite, v crds.Variant) {
+	n := s.enroll(t, v, vmBoot, "ramdisk", nil)
+	n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
+	n.step(t, "supported boot devices", func() {
+		got, err := s.api.SupportedBootDevices(t.Context(), n.uuid)
+		if err != nil {
+			t.Fatalf("supported boot devices: %v", err)
+		}
+		for _, want := range []string{"pxe", "disk", "cdrom"} {
+			if !contains(got, want) {
+				t.Errorf("supported boot devices %v: %s missing", got, want)
 			}
 		}
-		n.checkFields(t)
 	})
+	targets := map[string]system.BootTarget{"pxe": system.BootPxe, "disk": system.BootHdd, "cdrom": system.BootCd}
+	for _, persistent := range []bool{false, true} {
+		for _, dev := range []string{"pxe", "disk", "cdrom"} {
+			name := "boot device " + dev + map[bool]string{false: " once", true: " persistent"}[persistent]
+			n.step(t, name, func() {
+				if err := s.api.SetBootDevice(t.Context(), n.uuid, dev, persistent); err != nil {
+					t.Fatalf("set %s: %v", name, err)
+				}
+				got, err := s.api.GetBootDevice(t.Context(), n.uuid)
+				if err != nil {
+					t.Fatalf("get boot device after %s: %v", name, err)
+				}
+				if str(got.BootDevice) != dev || got.Persistent == nil || *got.Persistent != persistent {
+					t.Errorf("%s: Ironic reads back %s persistent %v", name, str(got.BootDevice), deref(got.Persistent))
+				}
+				wantEnabled := system.BootOnce
+				if persistent {
+					wantEnabled = system.BootContinuous
+				}
+				if o := n.bootOverride(t); o.Target != targets[dev] || o.Enabled != wantEnabled {
+					t.Errorf("%s: VM boot override %+v, want %s/%s", name, o, targets[dev], wantEnabled)
+				}
+			})
+		}
+	}
+	n.checkFields(t)
 }
 
-// knownBootModeBugs is issue 10 section 2 (another change fixes it): after
+// knownBootModeBug is issue 10 section 2 (another change fixes it): after
 // Secure Boot was on and off, Legacy is a 500 (the bridge writes
-// firmware.bootloader.efi null); Nmi is advertised but refused. Steps
-// marked with it log their failures as PENDING instead of failing.
-const knownBootModeBugs = "issue 10 section 2 (boot mode and Secure Boot in every order; Nmi advertised)"
+// firmware.bootloader.efi null). A step marked with it logs its failures
+// as PENDING instead of failing.
+const knownBootModeBug = "issue 10 section 2: Legacy after Secure Boot on and off is a 500"
 
-// TestIronicBootModeSecureBoot switches boot mode and Secure Boot in both
+// bootModeScenario switches boot mode and Secure Boot in both
 // directions and both orders, as Ironic's API offers them, and injects an
 // NMI, which KubeVirt cannot do.
-func TestIronicBootModeSecureBoot(t *testing.T) {
-	t.Parallel()
-	forEachVariant(t, func(t *testing.T, s *suite, v crds.Variant) {
-		n := s.enroll(t, v, vmBootMode, "ramdisk", nil)
-		n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
-		n.step(t, "boot mode bios", func() { n.expect(t, n.bootMode(t, "bios", "")) })
-		n.step(t, "secure boot on while bios (Ironic refuses)", func() {
-			n.expect(t, n.secureBoot(t, true, "requires UEFI"))
-		})
-		n.step(t, "boot mode uefi", func() { n.expect(t, n.bootMode(t, "uefi", "")) })
-		n.step(t, "secure boot on", func() { n.expect(t, n.secureBoot(t, true, "")) })
-		n.step(t, "boot mode bios while secure boot on (the bridge refuses)", func() {
-			n.expect(t, n.bootMode(t, "bios", "Setting boot mode to bios failed"))
-		})
-		n.step(t, "secure boot off", func() { n.expect(t, n.secureBoot(t, false, "")) })
-		n.step(t, "boot mode bios after secure boot off", func() {
-			n.pending(t, knownBootModeBugs, n.bootMode(t, "bios", ""))
-		})
-		n.step(t, "boot mode uefi again", func() { n.expect(t, n.bootMode(t, "uefi", "")) })
-		n.step(t, "inject NMI (unsupported)", func() {
-			nmis := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
-			err := s.api.InjectNMI(t.Context(), n.uuid)
-			if err == nil || !strings.Contains(err.Error(), "inject NMI failed") {
-				t.Fatalf("inject NMI: %v, want Ironic's 'inject NMI failed' (KubeVirt cannot inject one)", err)
-			}
-			if got := n.get(t); got.Maintenance || !got.Stable() || str(got.LastError) != "" {
-				t.Errorf("after the refused NMI: %s", got.Summary())
-			}
-			var problems []string
-			if sent := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset") - nmis; sent != 0 {
-				problems = append(problems, fmt.Sprintf("Ironic sent %d Nmi reset(s): the bridge advertises Nmi it then refuses (%v)", sent, err))
-			}
-			n.pending(t, knownBootModeBugs, problems)
-		})
-		n.checkFields(t)
+func bootModeScenario(t *testing.T, s *suite, v crds.Variant) {
+	n := s.enroll(t, v, vmBootMode, "ramdisk", nil)
+	n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
+	n.step(t, "boot mode bios", func() { n.expect(t, n.bootMode(t, "bios", "")) })
+	n.step(t, "secure boot on while bios (Ironic refuses)", func() {
+		n.expect(t, n.secureBoot(t, true, "requires UEFI"))
 	})
+	n.step(t, "boot mode uefi", func() { n.expect(t, n.bootMode(t, "uefi", "")) })
+	n.step(t, "secure boot on", func() { n.expect(t, n.secureBoot(t, true, "")) })
+	n.step(t, "boot mode bios while secure boot on (the bridge refuses)", func() {
+		n.expect(t, n.bootMode(t, "bios", "Setting boot mode to bios failed"))
+	})
+	n.step(t, "secure boot off", func() { n.expect(t, n.secureBoot(t, false, "")) })
+	n.step(t, "boot mode bios after secure boot off", func() {
+		n.pending(t, knownBootModeBug, n.bootMode(t, "bios", ""))
+	})
+	n.step(t, "boot mode uefi again", func() { n.expect(t, n.bootMode(t, "uefi", "")) })
+	n.step(t, "inject NMI (unsupported)", func() {
+		nmis := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
+		err := s.api.InjectNMI(t.Context(), n.uuid)
+		if err == nil || !strings.Contains(err.Error(), "inject NMI failed") {
+			t.Fatalf("inject NMI: %v, want Ironic's 'inject NMI failed' (KubeVirt cannot inject one)", err)
+		}
+		if got := n.get(t); got.Maintenance || !got.Stable() || str(got.LastError) != "" {
+			t.Errorf("after the refused NMI: %s", got.Summary())
+		}
+		// Nmi is not among the advertised ResetTypes: sushy refuses it
+		// before sending anything.
+		if sent := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset") - nmis; sent != 0 {
+			t.Errorf("Ironic sent %d reset(s) for the NMI: the bridge advertises Nmi (%v)", sent, err)
+		}
+	})
+	n.checkFields(t)
 }
 
 // expect fails the test with each problem.

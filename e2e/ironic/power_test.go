@@ -10,85 +10,71 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 )
 
-// forEachVariant runs f once per CRD variant, in parallel.
-func forEachVariant(t *testing.T, f func(t *testing.T, s *suite, v crds.Variant)) {
-	t.Helper()
-	s := suiteFor(t)
-	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			t.Parallel()
-			f(t, s, v)
-		})
-	}
-}
-
-// TestIronicPower: enroll -> manage, power on, off, reboot, and the
-// conductor's power-state sync after the guest powers itself off: it
-// powers the node back on; in maintenance it records the new state.
-func TestIronicPower(t *testing.T) {
-	t.Parallel()
-	forEachVariant(t, func(t *testing.T, s *suite, v crds.Variant) {
-		n := s.enroll(t, v, vmPower, "ramdisk", nil)
-		n.step(t, "manage", func() {
-			got := n.provision(t, "manage", "manageable", nil)
-			if p := str(got.PowerState); p != "power off" {
-				t.Errorf("managed node power %q, want power off (the sample VM is Halted)", p)
-			}
-		})
-		var first *unstructured.Unstructured
-		n.step(t, "power on", func() {
-			n.power(t, "power on", "power on")
-			first = n.waitVMI(t, "VMI Running after power on", running)
-		})
-		n.step(t, "reboot", func() {
-			n.power(t, "rebooting", "power on")
-			n.waitVMI(t, "a new VMI Running after reboot", func(vmi *unstructured.Unstructured) bool {
-				return running(vmi) && vmi.GetUID() != first.GetUID()
-			})
-		})
-		n.step(t, "power sync: the guest powers off, the conductor powers it back on", func() {
-			before := n.waitVMI(t, "VMI Running", running)
-			resets := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
-			if err := n.env.Sim.GuestShutdown(t.Context(), n.key); err != nil {
-				t.Fatal(err)
-			}
-			n.waitVMI(t, "a new VMI Running (Ironic restored power)", func(vmi *unstructured.Unstructured) bool {
-				return running(vmi) && vmi.GetUID() != before.GetUID()
-			})
-			if got := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset"); got <= resets {
-				t.Errorf("VMI restarted without a Reset from Ironic (%d resets before, %d after)", resets, got)
-			}
-			got := n.get(t)
-			if str(got.PowerState) != "power on" || got.Maintenance || str(got.LastError) != "" {
-				t.Errorf("after the sync restored power: %s", got.Summary())
-			}
-		})
-		n.step(t, "maintenance: the conductor leaves an off guest alone, then restores it", func() {
-			if err := s.api.SetMaintenance(t.Context(), n.uuid, true, "out-of-band test"); err != nil {
-				t.Fatal(err)
-			}
-			resets := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
-			if err := n.env.Sim.GuestShutdown(t.Context(), n.key); err != nil {
-				t.Fatal(err)
-			}
-			off := n.waitVMI(t, "VMI stopped", func(vmi *unstructured.Unstructured) bool { return !running(vmi) })
-			time.Sleep(2 * syncInterval) // two sync periods: Ironic skips nodes in maintenance
-			if vmi := n.vmi(t); running(vmi) || n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset") != resets {
-				t.Errorf("Ironic powered a node in maintenance (VMI %v)", vmi != nil && running(vmi))
-			}
-			if err := s.api.SetMaintenance(t.Context(), n.uuid, false, ""); err != nil {
-				t.Fatal(err)
-			}
-			n.waitVMI(t, "a new VMI Running (sync after maintenance)", func(vmi *unstructured.Unstructured) bool {
-				return running(vmi) && (off == nil || vmi.GetUID() != off.GetUID())
-			})
-		})
-		n.step(t, "power off", func() {
-			n.power(t, "power off", "power off")
-			n.waitVMI(t, "VMI gone after power off", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
-		})
-		n.checkFields(t)
+// powerScenario: enroll -> manage, power on, reboot, the conductor's
+// power-state sync after the guest powers itself off (it powers the node
+// back on; in maintenance it leaves it alone until maintenance ends),
+// power off.
+func powerScenario(t *testing.T, s *suite, v crds.Variant) {
+	n := s.enroll(t, v, vmPower, "ramdisk", nil)
+	n.step(t, "manage", func() {
+		got := n.provision(t, "manage", "manageable", nil)
+		if p := str(got.PowerState); p != "power off" {
+			t.Errorf("managed node power %q, want power off (the sample VM is Halted)", p)
+		}
 	})
+	var first *unstructured.Unstructured
+	n.step(t, "power on", func() {
+		n.power(t, "power on", "power on")
+		first = n.waitVMI(t, "VMI Running after power on", running)
+	})
+	n.step(t, "reboot", func() {
+		n.power(t, "rebooting", "power on")
+		n.waitVMI(t, "a new VMI Running after reboot", func(vmi *unstructured.Unstructured) bool {
+			return running(vmi) && vmi.GetUID() != first.GetUID()
+		})
+	})
+	n.step(t, "power sync: the guest powers off, the conductor powers it back on", func() {
+		before := n.waitVMI(t, "VMI Running", running)
+		resets := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
+		if err := n.env.Sim.GuestShutdown(t.Context(), n.key); err != nil {
+			t.Fatal(err)
+		}
+		n.waitVMI(t, "a new VMI Running (Ironic restored power)", func(vmi *unstructured.Unstructured) bool {
+			return running(vmi) && vmi.GetUID() != before.GetUID()
+		})
+		if got := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset"); got <= resets {
+			t.Errorf("VMI restarted without a Reset from Ironic (%d resets before, %d after)", resets, got)
+		}
+		got := n.get(t)
+		if str(got.PowerState) != "power on" || got.Maintenance || str(got.LastError) != "" {
+			t.Errorf("after the sync restored power: %s", got.Summary())
+		}
+	})
+	n.step(t, "maintenance: the conductor leaves an off guest alone, then restores it", func() {
+		if err := s.api.SetMaintenance(t.Context(), n.uuid, true, "out-of-band test"); err != nil {
+			t.Fatal(err)
+		}
+		resets := n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset")
+		if err := n.env.Sim.GuestShutdown(t.Context(), n.key); err != nil {
+			t.Fatal(err)
+		}
+		off := n.waitVMI(t, "VMI stopped", func(vmi *unstructured.Unstructured) bool { return !running(vmi) })
+		time.Sleep(2 * syncInterval) // two sync periods: Ironic skips nodes in maintenance
+		if vmi := n.vmi(t); running(vmi) || n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset") != resets {
+			t.Errorf("Ironic powered a node in maintenance (VMI %v)", vmi != nil && running(vmi))
+		}
+		if err := s.api.SetMaintenance(t.Context(), n.uuid, false, ""); err != nil {
+			t.Fatal(err)
+		}
+		n.waitVMI(t, "a new VMI Running (sync after maintenance)", func(vmi *unstructured.Unstructured) bool {
+			return running(vmi) && (off == nil || vmi.GetUID() != off.GetUID())
+		})
+	})
+	n.step(t, "power off", func() {
+		n.power(t, "power off", "power off")
+		n.waitVMI(t, "VMI gone after power off", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
+	})
+	n.checkFields(t)
 }
 
 func str(s *string) string {
