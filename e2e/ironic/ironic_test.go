@@ -17,6 +17,9 @@ var scenarios = []struct {
 	{"boot-device", bootDeviceScenario},
 	{"boot-mode-secure-boot", bootModeScenario},
 	{"inspect", inspectScenario},
+	{"virtual-media-deploy", virtualMediaDeployScenario},
+	{"clean-abort", cleanAbortScenario},
+	{"ramdisk-deploy", ramdiskDeployScenario},
 }
 
 // TestIronic runs every scenario on both CRD variants, all at once on one

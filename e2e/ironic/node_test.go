@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
@@ -37,6 +38,7 @@ type node struct {
 	env     *demo.Env
 	rec     *recorder
 	dyn     dynamic.Interface
+	kube    kubernetes.Interface
 	key     system.Key
 	uuid    string
 }
@@ -51,7 +53,11 @@ func (s *suite) enroll(t *testing.T, v crds.Variant, scenario int, deploy string
 	if err != nil {
 		t.Fatalf("admin dynamic client: %v", err)
 	}
-	n := &node{s: s, variant: v, env: env, rec: s.recs[v], dyn: dyn,
+	kube, err := kubernetes.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin client: %v", err)
+	}
+	n := &node{s: s, variant: v, env: env, rec: s.recs[v], dyn: dyn, kube: kube,
 		key: system.Key{Namespace: demo.VMNamespace, Name: fmt.Sprintf("vm-%d", vmIndex(v, scenario))}}
 	info := map[string]any{
 		"redfish_address":   n.rec.URL(),
@@ -147,11 +153,14 @@ func (n *node) provision(t *testing.T, target, want string, extra map[string]any
 }
 
 // settle waits until the node is stable in provision state want; a
-// *failed state other than want fails at once.
+// *failed state other than want fails at once. A failed state keeps its
+// target (clean failed -> manageable): it counts as settled anyway.
 func (n *node) settle(t *testing.T, what, want string) ironicproc.Node {
 	t.Helper()
 	got := n.wait(t, what+" -> "+want, func(x ironicproc.Node) bool {
-		return x.Stable() && (x.ProvisionState == want || strings.HasSuffix(x.ProvisionState, "failed"))
+		failed := strings.HasSuffix(x.ProvisionState, "failed")
+		return str(x.Reservation) == "" && str(x.TargetPowerState) == "" &&
+			(failed || (x.ProvisionState == want && str(x.TargetProvisionState) == ""))
 	})
 	if got.ProvisionState != want {
 		t.Fatalf("%s: %s, want provision state %s", what, got.Summary(), want)

@@ -10,7 +10,8 @@ import (
 // config renders ironic.conf: one process, no RPC bus, no auth, sqlite, the
 // redfish hardware type only, images passed to the BMC as the HTTP URLs
 // they are (ramdisk_image_download_source http: nothing is rebuilt or
-// cached), automated cleaning off.
+// cached), automated cleaning off, and the API's own URL (what the agent
+// would call back) without a Keystone catalog.
 func config(o Options, apiAddr, httpURL string) string {
 	host, port, _ := strings.Cut(apiAddr, ":")
 	secs := func(d, def time.Duration) int {
@@ -61,6 +62,8 @@ power_state_change_timeout = 30
 http_root = %[9]s
 http_url = %[10]s
 ramdisk_image_download_source = http
+[service_catalog]
+endpoint_override = http://%[3]s:%[4]s
 [redfish]
 use_swift = false
 [dhcp]
