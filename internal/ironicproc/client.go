@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -40,8 +41,24 @@ func (e *APIError) Error() string {
 }
 
 // Do sends body (JSON, when not nil) and decodes the answer into out (when
-// not nil).
+// not nil). A 500 "database is locked" (sqlite under concurrent writers:
+// nothing was changed) is retried a few times.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	for attempt := 1; ; attempt++ {
+		err := c.do(ctx, method, path, body, out)
+		var e *APIError
+		if attempt >= 5 || !errors.As(err, &e) || e.Status != http.StatusInternalServerError || !strings.Contains(e.Fault, "database is locked") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -260,7 +277,7 @@ func (c *Client) Ports(ctx context.Context, nodeUUID string) ([]Port, error) {
 	return out.Ports, c.Do(ctx, http.MethodGet, "/v1/ports?node_uuid="+url.QueryEscape(nodeUUID), nil, &out)
 }
 
-// WaitNode polls the node every 500 ms until done says so (returning the
+// WaitNode polls the node every second until done says so (returning the
 // node) or ctx ends (returning the last node read and the reason).
 func (c *Client) WaitNode(ctx context.Context, id string, done func(Node) bool) (Node, error) {
 	var n Node
@@ -281,7 +298,7 @@ func (c *Client) WaitNode(ctx context.Context, id string, done func(Node) bool) 
 				return n, fmt.Errorf("wait for node %s: %w (last read: %w)", id, ctx.Err(), last)
 			}
 			return n, fmt.Errorf("wait for node %s: %w; last: %s", id, ctx.Err(), n.Summary())
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	}
 }

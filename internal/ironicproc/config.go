@@ -51,6 +51,7 @@ port = %[4]s
 api_workers = 1
 [database]
 connection = sqlite:///%[5]s
+sqlite_synchronous = false
 [conductor]
 automated_clean = false
 sync_power_state_interval = %[6]d
