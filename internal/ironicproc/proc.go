@@ -95,6 +95,13 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 	if out, err := sync.CombinedOutput(); err != nil {
 		return ir, fmt.Errorf("ironic-dbsync create_schema: %w: %s", err, tailBytes(out, 4000))
 	}
+	// WAL: readers (API polls, power sync) no longer block the writer;
+	// with the default rollback journal, eventlet greenthreads waiting on
+	// sqlite's lock stalled the whole process for tens of seconds.
+	wal := exec.CommandContext(ctx, Python, "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode=WAL')", filepath.Join(o.Dir, "ironic.sqlite")) //nolint:gosec // fixed arguments
+	if out, err := wal.CombinedOutput(); err != nil {
+		return ir, fmt.Errorf("sqlite WAL mode: %w: %s", err, out)
+	}
 	f, err := os.Create(ir.log)
 	if err != nil {
 		return ir, fmt.Errorf("ironic log: %w", err)
