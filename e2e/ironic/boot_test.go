@@ -1,10 +1,12 @@
 package ironic
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,6 +80,7 @@ func bootModeScenario(t *testing.T, s *suite, v crds.Variant) {
 	if _, err := authored.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 		t.Fatalf("create VM %s: %v", vm.GetName(), err)
 	}
+	authored.waitServed(t, demo.VMNamespace+"."+vm.GetName())
 	n := s.enrollVM(t, v, vm.GetName(), "ramdisk", nil)
 	n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
 	n.step(t, "boot mode bios", func() { n.expect(t, n.bootMode(t, "bios", "")) })
@@ -143,6 +146,34 @@ func (n *node) bootMode(t *testing.T, mode, wantErr string) []string {
 		problems = append(problems, fmt.Sprintf("boot mode %s: VM boot override %+v, want mode %s", mode, o, wantVM))
 	}
 	return problems
+}
+
+// waitServed waits until the bridge serves system id (its cache has a VM
+// created a moment ago).
+func (n *node) waitServed(t *testing.T, id string) {
+	t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate
+	}}
+	deadline := time.Now().Add(stepTimeout)
+	for {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, n.env.URL+"/redfish/v1/Systems/"+id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth(n.env.User, n.env.Password)
+		resp, err := hc.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge does not serve %s after %s (%v)", id, stepTimeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // efiInSpec reports whether the VM's template sets firmware.bootloader.efi
