@@ -48,7 +48,6 @@ func vmName(i int) string                        { return fmt.Sprintf("vm-%d", i
 func keyOf(i int) system.Key                     { return system.Key{Namespace: demo.VMNamespace, Name: vmName(i)} }
 func sysID(i int) string                         { return keyOf(i).ID() }
 func claimOf(i int) string                       { return media.ClaimName(keyOf(i), media.DefaultSlot) }
-func mediaAnnotation() string                    { return apply.AnnotationMediaPrefix + media.DefaultSlot }
 func jsonUnmarshal(raw string, v any) error      { return json.Unmarshal([]byte(raw), v) }
 func mediaDisk() string                          { return apply.DiskName(media.DefaultSlot) }
 func imageURL(env *demo.Env, name string) string { return env.Images.URL + "/images/" + name }
