@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -236,24 +233,13 @@ func (r *rig) paired(t *testing.T, spec map[string]any, what string) {
 
 func (r *rig) vm(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	vm, err := r.dyn.Resource(inventory.VMResource).Namespace(r.key.Namespace).Get(t.Context(), r.key.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get VM %s: %v", r.key, err)
-	}
-	return vm
+	return vmcheck.MustVM(t, r.dyn, r.key)
 }
 
 // vmi is the VM's VMI, nil if there is none.
 func (r *rig) vmi(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	vmi, err := r.dyn.Resource(inventory.VMIResource).Namespace(r.key.Namespace).Get(t.Context(), r.key.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("get VMI %s: %v", r.key, err)
-	}
-	return vmi
+	return vmcheck.MustVMI(t, r.dyn, r.key)
 }
 
 // mediaObjects lists the VM's import pods and media PVC.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -20,7 +18,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/fields"
 	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -195,24 +192,13 @@ func (n *node) power(t *testing.T, target, want string) ironicproc.Node {
 // vm reads the VirtualMachine.
 func (n *node) vm(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	vm, err := n.dyn.Resource(inventory.VMResource).Namespace(n.key.Namespace).Get(t.Context(), n.key.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get VM %s: %v", n.key, err)
-	}
-	return vm
+	return vmcheck.MustVM(t, n.dyn, n.key)
 }
 
 // vmi reads the VMI, nil when there is none.
 func (n *node) vmi(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	vmi, err := n.dyn.Resource(inventory.VMIResource).Namespace(n.key.Namespace).Get(t.Context(), n.key.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("get VMI %s: %v", n.key, err)
-	}
-	return vmi
+	return vmcheck.MustVMI(t, n.dyn, n.key)
 }
 
 // waitVMI polls the VMI until ok says so (vmi may be nil), failing after

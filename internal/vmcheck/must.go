@@ -3,10 +3,39 @@ package vmcheck
 import (
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
+	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
+
+// MustVM reads the VirtualMachine key live from the apiserver, failing tb
+// when it cannot.
+func MustVM(tb testing.TB, dyn dynamic.Interface, key system.Key) *unstructured.Unstructured {
+	tb.Helper()
+	vm, err := dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		tb.Fatalf("get VM %s: %v", key, err)
+	}
+	return vm
+}
+
+// MustVMI reads key's VirtualMachineInstance live, nil when there is none;
+// any other error fails tb.
+func MustVMI(tb testing.TB, dyn dynamic.Interface, key system.Key) *unstructured.Unstructured {
+	tb.Helper()
+	vmi, err := dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		tb.Fatalf("get VMI %s: %v", key, err)
+	}
+	return vmi
+}
 
 // MustTemplateSpec is TemplateSpec failing tb on an error.
 func MustTemplateSpec(tb testing.TB, vm *unstructured.Unstructured) map[string]any {
