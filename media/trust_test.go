@@ -152,9 +152,16 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	})
 }
 
+// testEjectDeletesImportSecret: ejecting while the import runs deletes the
+// import Secret. The slot trusts the server's CA so the import stays in
+// Importing (held by the gate) instead of failing on TLS before the poll
+// sees it.
 func testEjectDeletesImportSecret(t *testing.T, e *env) {
 	srv := newPrivateServer(t, true)
 	key := e.createVM(t, vmName(t))
+	if _, err := e.svc.AddCertificate(t.Context(), key, slot, srv.ca.PEM); err != nil {
+		t.Fatal(err)
+	}
 	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/gated.iso", UserName: imageUser, Password: imagePass})
 	if err != nil {
 		t.Fatal(err)
