@@ -22,7 +22,8 @@ build: ## Build bin/redfish-bridge.
 
 .PHONY: demo
 demo: tools build ## Run a local apiserver with KubeVirt CRDs, simulated VMs and the Redfish service on https://127.0.0.1:8443.
-	$(BIN)/redfish-bridge demo $(DEMO_ARGS)
+	$(GO) build -trimpath -o $(BIN)/redfish-bridge-demo ./cmd/redfish-bridge-demo
+	$(BIN)/redfish-bridge-demo $(DEMO_ARGS)
 
 .PHONY: test
 test: tools ## Run unit and end-to-end tests (builds the test tools into ./bin when missing).

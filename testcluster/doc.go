@@ -1,5 +1,5 @@
 // Package testcluster runs a real etcd and kube-apiserver on loopback with
-// the KubeVirt CRDs installed, for tests and for `redfish-bridge demo`.
+// the KubeVirt CRDs installed, for tests and for `redfish-bridge-demo`.
 //
 // [Start] launches etcd and kube-apiserver (binaries from bin/, built by
 // `make tools`) on free 127.0.0.1 ports in a temporary directory, then:

@@ -1,11 +1,13 @@
 // Command redfish-bridge serves DMTF Redfish for KubeVirt VirtualMachines.
 //
 //	redfish-bridge serve   the Redfish service against a cluster
-//	redfish-bridge demo    a local apiserver, simulated VMs and the service
 //	redfish-bridge import  the ISO importer (entrypoint of import pods)
 //	redfish-bridge fields  who owns what on a VM, checked against the
 //	                       ownership table (also the kubectl plugin
 //	                       kubectl-redfish_fields: symlink it on $PATH)
+//
+// The demo (a local apiserver, simulated VMs and the service) is a separate
+// binary, cmd/redfish-bridge-demo, so this one links no test harness.
 package main
 
 import (
@@ -41,18 +43,16 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: redfish-bridge serve|demo|import|fields [flags]")
+		return fmt.Errorf("usage: redfish-bridge serve|import|fields [flags]")
 	}
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:])
-	case "demo":
-		return runDemo(ctx, args[1:])
 	case "import":
 		return runImport(ctx, args[1:])
 	case "fields":
 		return runFields(ctx, args[1:])
 	default:
-		return fmt.Errorf("unknown subcommand %q: want serve, demo, import or fields", args[0])
+		return fmt.Errorf("unknown subcommand %q: want serve, import or fields", args[0])
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // runDemo runs the product on its embedded default until Ctrl-C.
 func runDemo(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs := flag.NewFlagSet("redfish-bridge-demo", flag.ContinueOnError)
 	vms := fs.Int("vms", 3, "number of sample VirtualMachines")
 	variant := fs.String("crd-variant", string(crds.Stock), "KubeVirt CRD variant: stock (atomic lists, as KubeVirt installs it) or maplist")
 	listen := fs.String("listen", "127.0.0.1:8443", "Redfish HTTPS address")
