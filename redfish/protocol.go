@@ -38,7 +38,8 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 }
 
 // protocol sets what every answer carries (OData-Version, request id,
-// Connection: close when asked) and logs one line per request.
+// Connection: close when asked) and logs one line per request at
+// [accessLevel].
 func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req, h := c.Request(), c.Response().Header()
@@ -65,13 +66,25 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		user, _ := c.Get(principalKey + ".user").(string)
 		took := time.Since(start)
-		log.Info("request", "status", c.Response().Status, "user", user,
+		status := c.Response().Status
+		log.Log(ctx, accessLevel(req.Method, status), "request", "status", status, "user", user,
 			"remote", req.RemoteAddr, "duration", took.Round(time.Microsecond))
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(req.Method, routeOf(c), c.Response().Status, took)
 		}
 		return nil
 	}
+}
+
+// accessLevel is the level of a request's access-log line: reads that
+// succeeded are Debug (Ironic polls every system; one Info line per GET
+// cost more than the GET itself), errors (status >= 400) and anything
+// that may write (every method but GET and HEAD) stay Info.
+func accessLevel(method string, status int) slog.Level {
+	if status >= http.StatusBadRequest || (method != http.MethodGet && method != http.MethodHead) {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 // routeOf is the matched route template without a trailing slash, or ""

@@ -21,7 +21,8 @@ type Config struct {
 	Vendor string
 	// Version is the bridge's version, shown as firmware versions.
 	Version string
-	// Logger receives one line per request; nil means slog.Default().
+	// Logger receives one line per request (successful reads at Debug,
+	// errors and writes at Info); nil means slog.Default().
 	Logger *slog.Logger
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).

@@ -25,9 +25,18 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if v := os.Getenv("REDFISH_BRIDGE_LOG_LEVEL"); v != "" {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			fmt.Fprintf(os.Stderr, "redfish-bridge: REDFISH_BRIDGE_LOG_LEVEL: %v\n", err)
+			os.Exit(2)
+		}
+		opts.Level = level
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	if os.Getenv("REDFISH_BRIDGE_LOG") == "text" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		log = slog.New(slog.NewTextHandler(os.Stderr, opts))
 	}
 	slog.SetDefault(log)
 	klog.SetSlogLogger(log.With("source", "client-go"))
