@@ -114,8 +114,11 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 	}
 	insertID := fmt.Sprintf("c%d", n)
 	var imports sync.WaitGroup
+	// rng is this cycle's goroutine's alone: draw the insert's delay here,
+	// not inside the operation that runs on its own goroutine.
+	insertDelay := rng.Int64N(150)
 	ops := []func() error{
-		func() error { return e.insert(ctx, rng.Int64N(150), key, insertID, &imports) },
+		func() error { return e.insert(ctx, insertDelay, key, insertID, &imports) },
 		func() error {
 			_, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
 			return err
