@@ -19,7 +19,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if os.Getenv("REDFISH_BRIDGE_LOG") == "text" {
+	if os.Getenv("REDFISH_BRIDGE_LOG_FORMAT") == "text" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	slog.SetDefault(log)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/redfish-bridge/redfish-bridge/fields"
 )
@@ -12,6 +11,6 @@ import (
 const pluginName = "kubectl-redfish_fields"
 
 // runFields prints who owns what on a VM (see package fields).
-func runFields(ctx context.Context, args []string) error {
-	return fields.Run(ctx, args, os.Stdout)
+func runFields(ctx context.Context, s streams, args []string) error {
+	return fields.Run(ctx, args, s.out)
 }

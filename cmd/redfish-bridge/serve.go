@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -15,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
@@ -57,15 +55,14 @@ const (
 // with an environment variable REDFISH_BRIDGE_<FLAG> (dashes as
 // underscores), which the chart uses, or in the YAML file --config (keys
 // are flag names); precedence flag > env > file > default.
-func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (*serveOptions, error) {
-	env := func(name string) string { v, _ := lookupEnv(name); return v }
+func parseServe(args []string, s streams) (*serveOptions, error) {
+	env := func(name string) string { v, _ := s.lookupEnv(name); return v }
 	podName := env("POD_NAME")
 	if podName == "" {
 		podName, _ = os.Hostname()
 	}
 	o := &serveOptions{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(usage)
+	fs := flagSet("serve", serveSummary, s)
 	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
@@ -99,7 +96,7 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
-	if err := settle(fs, "config", lookupEnv); err != nil {
+	if err := settle(fs, "config", s.lookupEnv); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if o.serviceUUID == "" {
@@ -126,8 +123,8 @@ func parseServe(args []string, lookupEnv func(string) (string, bool), usage io.W
 }
 
 // runServe runs the bridge against a cluster.
-func runServe(ctx context.Context, args []string) error {
-	o, err := parseServe(args, os.LookupEnv, os.Stderr)
+func runServe(ctx context.Context, s streams, args []string) error {
+	o, err := parseServe(args, s)
 	if err != nil {
 		return err
 	}
@@ -156,7 +153,7 @@ func runServe(ctx context.Context, args []string) error {
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim,
 		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
-		Log:    slog.Default(),
+		Log:    logctx.From(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -92,7 +92,7 @@ service-uuid: file-uuid
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			o, err := parseServe(tc.args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+			o, err := parseServe(tc.args, streams{err: io.Discard, lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)

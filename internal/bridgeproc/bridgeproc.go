@@ -77,7 +77,7 @@ func Start(o Options) (*Proc, error) {
 		"--service-uuid=" + ServiceUUID, "--listen=" + o.Listen, "--insecure-http",
 		"--metrics-listen=" + o.MetricsListen, "--pod-name=" + o.PodName}, o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:gosec,noctx // our own binary; ended by Kill
-	cmd.Env = append(os.Environ(), "REDFISH_BRIDGE_LOG=text")
+	cmd.Env = append(os.Environ(), "REDFISH_BRIDGE_LOG_FORMAT=text")
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
