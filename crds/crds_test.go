@@ -1,7 +1,6 @@
 package crds_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 func TestLoad(t *testing.T) {
@@ -41,10 +41,7 @@ func TestLoad(t *testing.T) {
 // TestStockMatchesOperator compares the stock variant with the CRDs
 // virt-operator v1.9.0 installs, kept in <module root>/../shared/kubevirt-crds.
 func TestStockMatchesOperator(t *testing.T) {
-	dir := filepath.Join(moduleRoot(t), "..", "shared", "kubevirt-crds")
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("no operator-generated CRDs at %s (the ../shared checkout beside the repository); nothing to compare with", dir)
-	}
+	dir := testutil.SharedDir(t, "kubevirt-crds")
 	list, err := crds.Load(crds.Stock)
 	if err != nil {
 		t.Fatal(err)
@@ -159,22 +156,4 @@ func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinitio
 		t.Fatalf("decode %s: %v", path, err)
 	}
 	return crd
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

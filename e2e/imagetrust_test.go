@@ -21,6 +21,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -107,7 +108,7 @@ func (s *trustServer) caFile(t *testing.T) string {
 // runs the bridge's own import code against the import pod's Secret.
 func TestImageTrust(t *testing.T) {
 	if out, err := exec.CommandContext(t.Context(), sushyPython, "-c", "import sushy").CombinedOutput(); err != nil {
-		t.Skipf("python3-sushy not importable by %s (%v: %s)", sushyPython, err, out)
+		testutil.Missing(t, "python3-sushy not importable by %s (%v: %s)", sushyPython, err, out)
 	}
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)

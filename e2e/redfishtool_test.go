@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // TestRedfishtool drives the bridge over HTTPS with DMTF's redfishtool
@@ -17,7 +18,7 @@ import (
 func TestRedfishtool(t *testing.T) {
 	tool, err := exec.LookPath("redfishtool")
 	if err != nil {
-		t.Skip("redfishtool not installed: skipping the redfishtool e2e")
+		testutil.Missing(t, "redfishtool not installed")
 	}
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // sushyPython is the interpreter the sushy libraries run on (Debian's: it
@@ -64,10 +65,7 @@ func forEachSushy(t *testing.T, f func(t *testing.T, lib sushyLib)) {
 func requireSushy(t *testing.T, lib sushyLib) {
 	t.Helper()
 	if err := lib.check(t.Context()); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("sushy %s unusable under CI=true: %v", lib.Version, err)
-		}
-		t.Skipf("sushy %s unusable, skipping (CI=true fails instead): %v", lib.Version, err)
+		testutil.Missing(t, "sushy %s unusable: %v", lib.Version, err)
 	}
 }
 

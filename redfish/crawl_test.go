@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -138,10 +139,7 @@ func TestEveryResourceHeadAndTrailingSlash(t *testing.T) {
 // interoperability profile makes mandatory is present on the resources the
 // service serves, and that mandatory Reset values are allowed.
 func TestIronicProfile(t *testing.T) {
-	dir := sharedDir(t)
-	if dir == "" {
-		t.Skip("../shared/redfish not found: skipping the Ironic profile check")
-	}
+	dir := testutil.SharedDir(t, "redfish")
 	raw, err := os.ReadFile(filepath.Join(dir, "profiles", "OpenStackIronicProfile.v1_2_0.json"))
 	if err != nil {
 		t.Fatal(err)

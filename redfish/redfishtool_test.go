@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // TestRedfishtool drives the service with DMTF's redfishtool CLI, with
@@ -15,7 +17,7 @@ import (
 func TestRedfishtool(t *testing.T) {
 	tool, err := exec.LookPath("redfishtool")
 	if err != nil {
-		t.Skip("redfishtool not installed: skipping")
+		testutil.Missing(t, "redfishtool not installed")
 	}
 	for _, authn := range []string{"Basic", "Session"} {
 		t.Run(authn, func(t *testing.T) {

@@ -10,33 +10,11 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 const schemaURLPrefix = "http://redfish.dmtf.org/schemas/v1/"
-
-// sharedDir is <module root>/../shared/redfish, or "" if absent.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "redfish")
-	if _, err := os.Stat(filepath.Join(d, "json-schema")); err != nil {
-		return ""
-	}
-	return d
-}
 
 // schemaLoader serves DMTF schema URLs from the local folder. Schemas the
 // folder lacks (Swordfish, resources the service does not serve) load as
@@ -124,13 +102,11 @@ type validator struct {
 
 func newValidator(t *testing.T) *validator {
 	t.Helper()
-	d := sharedDir(t)
-	if d == "" {
-		t.Skip("../shared/redfish/json-schema not found next to the module: skipping schema validation")
-	}
+	schemas := testutil.SharedDir(t, "redfish", "json-schema")
+	d := filepath.Dir(schemas)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
-	c.UseLoader(schemaLoader{dir: filepath.Join(d, "json-schema")})
+	c.UseLoader(schemaLoader{dir: schemas})
 	return &validator{dir: d, c: c, schemas: map[string]*jsonschema.Schema{}}
 }
 

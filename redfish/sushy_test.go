@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // sushyPython is the interpreter that has python3-sushy (Debian's; a pyenv
@@ -18,7 +20,7 @@ const sushyPython = "/usr/bin/python3"
 // Ironic's virtual-media boot sequence.
 func TestSushy(t *testing.T) {
 	if err := exec.CommandContext(t.Context(), sushyPython, "-c", "import sushy").Run(); err != nil {
-		t.Skipf("python3-sushy not available (%v): skipping the real-client test", err)
+		testutil.Missing(t, "python3-sushy not available (%v)", err)
 	}
 	for _, mode := range []string{"session", "basic"} {
 		t.Run(mode, func(t *testing.T) { sushyFlow(t, mode) })
