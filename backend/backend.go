@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -42,6 +43,38 @@ func (b *Backend) Backends(a *auth.Authenticator) redfish.Backends {
 
 // List implements redfish.Systems: the VMs in scope, sorted by id.
 func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemView, error) {
+	vms, err := b.vmsInScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]redfish.SystemView, 0, len(vms))
+	for _, obj := range vms {
+		key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		vmi, _ := b.inv.VMI(key)
+		out = append(out, b.view(apply.Decode(key, obj, vmi)))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
+	return out, nil
+}
+
+// Members implements redfish.Systems: the keys and labels of the VMs in
+// scope, sorted by id, read from the cache without building views.
+func (b *Backend) Members(ctx context.Context, scope auth.Scope) ([]redfish.Member, error) {
+	vms, err := b.vmsInScope(scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]redfish.Member, 0, len(vms))
+	for _, obj := range vms {
+		out = append(out, redfish.Member{Key: system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}, Labels: obj.GetLabels()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
+	return out, nil
+}
+
+// vmsInScope lists the cached VMs of the scope's namespaces that match its
+// selector (shared with the cache: do not modify them).
+func (b *Backend) vmsInScope(scope auth.Scope) ([]*unstructured.Unstructured, error) {
 	sel := scope.Selector
 	if sel == nil {
 		sel = labels.Everything()
@@ -50,21 +83,19 @@ func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemV
 	if scope.AllowsNamespace(auth.AllNamespaces) {
 		namespaces = []string{""}
 	}
-	var out []redfish.SystemView
+	var out []*unstructured.Unstructured
 	for _, ns := range namespaces {
 		vms, err := b.inv.ListVMs(ns, sel)
 		if err != nil {
 			return nil, translate(fmt.Errorf("list systems: %w", err))
 		}
-		for _, obj := range vms {
-			key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-			vmi, _ := b.inv.VMI(key)
-			out = append(out, b.view(apply.Decode(key, obj, vmi)))
-		}
+		out = append(out, vms...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
 	return out, nil
 }
+
+// Membership implements redfish.Systems: [inventory.Inventory.Membership].
+func (b *Backend) Membership() uint64 { return b.inv.Membership() }
 
 // Get implements redfish.Systems.
 func (b *Backend) Get(ctx context.Context, key system.Key) (redfish.SystemView, error) {

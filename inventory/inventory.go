@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +44,8 @@ type scope struct {
 // Inventory is the set of synced caches. Safe for concurrent use.
 type Inventory struct {
 	scopes map[string]*scope // by namespace; key "" when cluster-wide
+	// membership counts VM adds, deletes and label changes ([Membership]).
+	membership atomic.Uint64
 }
 
 // Start starts the informers for the given namespaces (all namespaces when
@@ -64,6 +68,11 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 			vmis: df.ForResource(VMIResource).Informer(),
 			pvcs: kf.Core().V1().PersistentVolumeClaims().Informer(),
 		}
+		for _, h := range []cache.ResourceEventHandler{inv.membershipHandler()} {
+			if _, err := s.vms.AddEventHandler(h); err != nil {
+				return nil, fmt.Errorf("inventory: VM handler: %w", err)
+			}
+		}
 		inv.scopes[ns] = s
 		df.Start(ctx.Done())
 		kf.Start(ctx.Done())
@@ -75,6 +84,27 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 	}
 	slog.InfoContext(ctx, "inventory synced", "namespaces", namespaces, "took", time.Since(start))
 	return inv, nil
+}
+
+// Membership changes whenever a VM is added or deleted or its labels
+// change, once the cache shows the change (informer handlers run after the
+// cache is updated): while it stays the same, the set of VMs [Inventory.ListVMs]
+// returns for any namespace and selector stays the same.
+func (inv *Inventory) Membership() uint64 { return inv.membership.Load() }
+
+func (inv *Inventory) membershipHandler() cache.ResourceEventHandler {
+	bump := func(any) { inv.membership.Add(1) }
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    bump,
+		DeleteFunc: bump,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(metav1.Object)
+			c, ok2 := cur.(metav1.Object)
+			if !ok1 || !ok2 || !maps.Equal(o.GetLabels(), c.GetLabels()) {
+				bump(cur)
+			}
+		},
+	}
 }
 
 // scopeOf returns the informers covering namespace ns, or nil.

@@ -56,11 +56,27 @@ type Disk struct {
 	CDROM         bool
 }
 
+// Member is a system as the collections list it.
+type Member struct {
+	Key system.Key
+	// Labels are the VM's labels (shared: do not modify).
+	Labels map[string]string
+}
+
 // Systems reads systems.
 type Systems interface {
 	// List returns the systems in scope. The service filters the result
 	// with the scope again.
 	List(ctx context.Context, scope auth.Scope) ([]SystemView, error)
+	// Members returns the systems in scope, sorted by id, without their
+	// views (what the Systems, Managers and Chassis collections need).
+	// The service filters the result with the scope again.
+	Members(ctx context.Context, scope auth.Scope) ([]Member, error)
+	// Membership changes whenever a system may have been added or removed
+	// or its labels changed; the service keeps rendered collections while
+	// it stays the same. It must change after the change is visible to
+	// Members, never before.
+	Membership() uint64
 	// Get returns one system or an error wrapping [ErrNotFound].
 	Get(ctx context.Context, key system.Key) (SystemView, error)
 }

@@ -11,15 +11,7 @@ import (
 const chassisCollURI = "/redfish/v1/Chassis"
 
 func (s *Server) listChassis(c echo.Context) error {
-	vs, err := s.systems(c)
-	if err != nil {
-		return err
-	}
-	uris := make([]string, len(vs))
-	for i, v := range vs {
-		uris[i] = chassisURI(v)
-	}
-	return send(c, http.StatusOK, collection(chassisCollURI, "#ChassisCollection.ChassisCollection", "Chassis Collection", uris), "")
+	return s.sendMembers(c, chassisCollURI, "#ChassisCollection.ChassisCollection", "Chassis Collection")
 }
 
 func (s *Server) getChassis(c echo.Context) error {

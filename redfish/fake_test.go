@@ -34,32 +34,40 @@ type fake struct {
 	lastInsert system.MediaInsert
 	// trust is each slot's trust, by "<system id>/<slot>".
 	trust map[string]system.MediaTrust
+	// membership is [Systems.Membership]; memberLists counts Members calls.
+	membership  uint64
+	memberLists int
 }
 
 func newFake() *fake {
 	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{}}
-	add := func(ns, name string, lbls map[string]string, mac string) {
-		v := &SystemView{
-			Key:         system.Key{Namespace: ns, Name: name},
-			UUID:        fmt.Sprintf("5f1c7d3e-0000-4000-8000-%012d", len(f.systems)+1),
-			Labels:      lbls,
-			PowerState:  system.PowerOff,
-			BootMode:    system.BootUEFI,
-			Sockets:     2,
-			Cores:       2,
-			Threads:     1,
-			MemoryBytes: 4 << 30,
-			NICs:        []NIC{{Name: "default", MAC: mac}},
-			Disks:       []Disk{{Name: "rootdisk", CapacityBytes: 10 << 30}, {Name: "media-cd0", CDROM: true}},
-			Slots:       []system.MediaSlot{{Slot: "cd0"}},
-		}
-		f.systems[v.Key.ID()] = v
-		f.bump(v)
-	}
-	add("team-a", "vm1", map[string]string{"tier": "gold"}, "52:54:00:00:00:01")
-	add("team-a", "vm2", nil, "52:54:00:00:00:02")
-	add("team-b", "vm3", nil, "")
+	f.add("team-a", "vm1", map[string]string{"tier": "gold"}, "52:54:00:00:00:01")
+	f.add("team-a", "vm2", nil, "52:54:00:00:00:02")
+	f.add("team-b", "vm3", nil, "")
 	return f
+}
+
+// add adds a powered-off system (Membership changes).
+func (f *fake) add(ns, name string, lbls map[string]string, mac string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := &SystemView{
+		Key:         system.Key{Namespace: ns, Name: name},
+		UUID:        fmt.Sprintf("5f1c7d3e-0000-4000-8000-%012d", len(f.systems)+1),
+		Labels:      lbls,
+		PowerState:  system.PowerOff,
+		BootMode:    system.BootUEFI,
+		Sockets:     2,
+		Cores:       2,
+		Threads:     1,
+		MemoryBytes: 4 << 30,
+		NICs:        []NIC{{Name: "default", MAC: mac}},
+		Disks:       []Disk{{Name: "rootdisk", CapacityBytes: 10 << 30}, {Name: "media-cd0", CDROM: true}},
+		Slots:       []system.MediaSlot{{Slot: "cd0"}},
+	}
+	f.systems[v.Key.ID()] = v
+	f.bump(v)
+	f.membership++
 }
 
 func (f *fake) bump(v *SystemView) {
@@ -76,6 +84,26 @@ func (f *fake) List(_ context.Context, _ auth.Scope) ([]SystemView, error) {
 	var out []SystemView
 	for _, id := range slices.Sorted(maps.Keys(f.systems)) {
 		out = append(out, *f.systems[id])
+	}
+	return out, nil
+}
+
+func (f *fake) Membership() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.membership
+}
+
+func (f *fake) Members(_ context.Context, _ auth.Scope) ([]Member, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	f.memberLists++
+	var out []Member
+	for _, id := range slices.Sorted(maps.Keys(f.systems)) {
+		out = append(out, Member{Key: f.systems[id].Key, Labels: f.systems[id].Labels})
 	}
 	return out, nil
 }

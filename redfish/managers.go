@@ -13,15 +13,7 @@ import (
 const managersURI = "/redfish/v1/Managers"
 
 func (s *Server) listManagers(c echo.Context) error {
-	vs, err := s.systems(c)
-	if err != nil {
-		return err
-	}
-	uris := make([]string, len(vs))
-	for i, v := range vs {
-		uris[i] = managerURI(v)
-	}
-	return send(c, http.StatusOK, collection(managersURI, "#ManagerCollection.ManagerCollection", "Manager Collection", uris), "")
+	return s.sendMembers(c, managersURI, "#ManagerCollection.ManagerCollection", "Manager Collection")
 }
 
 func (s *Server) getManager(c echo.Context) error {

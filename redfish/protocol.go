@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -169,16 +170,31 @@ func etag(version string) string { return `W/"` + version + `"` }
 // (an import finishing must not invalidate the ComputerSystem's ETag).
 // encoding/json sorts map keys, so equal bodies digest equally.
 func bodyVersion(body obj) string {
-	clean := make(obj, len(body))
-	for k, v := range body {
-		if k != "@odata.etag" {
-			clean[k] = v
+	_, version := encodeVersioned(body)
+	return version
+}
+
+// encodeVersioned is body's JSON without @odata.etag and [bodyVersion] of
+// it ("" when body does not encode).
+func encodeVersioned(body obj) ([]byte, string) {
+	if _, ok := body["@odata.etag"]; ok {
+		clean := make(obj, len(body))
+		for k, v := range body {
+			if k != "@odata.etag" {
+				clean[k] = v
+			}
 		}
+		body = clean
 	}
-	b, err := json.Marshal(clean)
+	b, err := json.Marshal(body)
 	if err != nil {
-		return ""
+		return nil, ""
 	}
+	return b, digest(b)
+}
+
+// digest is the short hex SHA-256 of an encoded resource.
+func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -211,7 +227,45 @@ func ifMatchVersion(c echo.Context, version string) string {
 
 // send writes a resource with its ETag when versioned is non-empty (the
 // resource belongs to a system); the ETag is [bodyVersion] of the body.
+// The body is encoded once: the digest is of those bytes, and the
+// @odata.etag member is written in front of them (JSON member order does
+// not matter; encoding/json would have sorted it first anyway, before
+// "@odata.id").
 func send(c echo.Context, status int, body obj, versioned string) error {
+	if _, pretty := c.QueryParams()["pretty"]; pretty {
+		return sendPretty(c, status, body, versioned)
+	}
+	var out []byte
+	if versioned != "" {
+		b, version := encodeVersioned(body)
+		if version == "" {
+			return fmt.Errorf("encode %s: %w", c.Request().URL.Path, errUnencodable)
+		}
+		tag := etag(version)
+		c.Response().Header().Set("ETag", tag)
+		quoted, _ := json.Marshal(tag)
+		out = make([]byte, 0, len(b)+len(quoted)+len(`{"@odata.etag":,`)+1)
+		out = append(out, `{"@odata.etag":`...)
+		out = append(out, quoted...)
+		if len(b) > 2 {
+			out = append(out, ',')
+		}
+		out = append(out, b[1:]...)
+	} else {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", c.Request().URL.Path, err)
+		}
+		out = b
+	}
+	return sendJSON(c, status, append(out, '\n'))
+}
+
+// errUnencodable is a rendered body that encoding/json refused.
+var errUnencodable = errors.New("body does not encode as JSON")
+
+// sendPretty is [send] for ?pretty: indented, through echo's encoder.
+func sendPretty(c echo.Context, status int, body obj, versioned string) error {
 	if versioned != "" {
 		if version := bodyVersion(body); version != "" {
 			c.Response().Header().Set("ETag", etag(version))
@@ -223,6 +277,15 @@ func send(c echo.Context, status int, body obj, versioned string) error {
 		return c.NoContent(status)
 	}
 	return c.JSON(status, body)
+}
+
+// sendJSON writes encoded JSON (headers only for HEAD).
+func sendJSON(c echo.Context, status int, b []byte) error {
+	if c.Request().Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		return c.NoContent(status)
+	}
+	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }
 
 // link is a navigation link.

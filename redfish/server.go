@@ -35,8 +35,9 @@ type Config struct {
 
 // Server holds the handlers.
 type Server struct {
-	cfg Config
-	b   Backends
+	cfg     Config
+	b       Backends
+	members memberBodies
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).

@@ -20,15 +20,7 @@ func managerURI(v SystemView) string { return managersURI + "/" + v.Key.ID() }
 func chassisURI(v SystemView) string { return chassisCollURI + "/" + v.Key.ID() }
 
 func (s *Server) listSystems(c echo.Context) error {
-	vs, err := s.systems(c)
-	if err != nil {
-		return err
-	}
-	uris := make([]string, len(vs))
-	for i, v := range vs {
-		uris[i] = systemURI(v)
-	}
-	return send(c, http.StatusOK, collection(systemsURI, "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection", uris), "")
+	return s.sendMembers(c, systemsURI, "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection")
 }
 
 func (s *Server) getSystem(c echo.Context) error {
