@@ -9,8 +9,7 @@ import (
 )
 
 // skeleton is the part every apply body shares: identity and the
-// resourceVersion precondition (the Writer strips it only under the
-// test-only Options.DisablePrecondition).
+// resourceVersion precondition.
 func skeleton(vm *VM) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kubevirt.io/v1",

@@ -83,8 +83,9 @@
 //     whole read-decide-apply step is retried from a live read with bounded,
 //     jittered exponential backoff (Options.Backoff, MaxAttempts). An SSA
 //     field-manager conflict (only possible for media in map mode, which
-//     does not force) is returned, not retried. Options.DisablePrecondition
-//     removes the precondition: a TEST-ONLY negative control.
+//     does not force) is returned, not retried. The race suite's negative
+//     control strips the precondition outside the Writer, in the client it
+//     applies through (internal/testutil.WithoutPrecondition).
 //   - Reads come from the informer cache; after a 409, and when the cache
 //     says NotFound (a VM created a moment ago), from a live GET. A cached
 //     VM whose resourceVersion is exactly one this Client's own apply

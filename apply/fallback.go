@@ -40,7 +40,7 @@ func (c *Client) noteUnarmed(ctx context.Context, read *VM, sent *unstructured.U
 			refusal, out.Boot.Target))
 		return
 	}
-	if c.opts.DisableRebootPolicy || out.Boot.Enabled != system.BootOnce || !Active(out.Boot) || hasRebootPolicy(sent) {
+	if out.Boot.Enabled != system.BootOnce || !Active(out.Boot) || hasRebootPolicy(sent) {
 		return
 	}
 	if v := RebootPolicy(out.Object); v != RebootPolicyTerminate {

@@ -38,21 +38,6 @@ type Options struct {
 	MaxAttempts int
 	// Log is the logger; default slog.Default().
 	Log *slog.Logger
-
-	// DisablePrecondition is a TEST-ONLY NEGATIVE CONTROL. When true the
-	// Writer strips metadata.resourceVersion from every apply body, which
-	// brings back the lost-update races the precondition exists to prevent
-	// (two writers of an atomic list each forcing the list they read). The
-	// race suite sets it to prove its invariant checker detects them. Never
-	// set it in a server.
-	DisablePrecondition bool
-
-	// DisableRebootPolicy is a TEST-ONLY NEGATIVE CONTROL. When true the
-	// Writer strips rebootPolicy from every redfish-boot apply body, which
-	// brings back the install loop rebootPolicy Terminate exists to prevent
-	// (a guest that reboots itself after a Once Cd boot boots the CD again).
-	// Never set it in a server.
-	DisableRebootPolicy bool
 }
 
 func (o Options) withDefaults() Options {
@@ -281,13 +266,6 @@ func Backoff(ctx context.Context, attempt int, base, max time.Duration) error {
 func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (*VM, error) {
 	st := c.counters(manager)
 	obj := b.Object
-	if c.opts.DisablePrecondition {
-		obj = obj.DeepCopy()
-		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
-	}
-	if c.opts.DisableRebootPolicy && hasRebootPolicy(obj) {
-		obj = withoutRebootPolicy(obj)
-	}
 	var sub []string
 	if b.Subresource != "" {
 		sub = []string{b.Subresource}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -294,7 +295,7 @@ func testStale(t *testing.T, e *env) {
 		t.Errorf("boot counters (-want +got):\n%s", diff)
 	}
 	// The negative control: without the precondition the stale write lands.
-	nc := New(e.bridge, staleCache{stale}, e.mode, Options{DisablePrecondition: true})
+	nc := New(testutil.WithoutPrecondition(e.bridge), staleCache{stale}, e.mode, Options{})
 	if _, err := nc.Power(ctx, key, func(_ *VM, p *PowerChange) error { p.RunStrategy = "Always"; return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -29,7 +30,7 @@ func TestSessionKeyLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := auth.New(auth.Config{Users: auth.StaticUsers{}, Revocations: &auth.MemoryRevocations{}, Key: key}); err != nil {
+	if _, err := auth.New(auth.Config{Users: auth.StaticUsers{}, Revocations: &testutil.MemoryRevocations{}, Key: key}); err != nil {
 		t.Errorf("the created session key does not sign: %v", err)
 	}
 }

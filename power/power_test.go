@@ -18,6 +18,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -54,8 +55,8 @@ func startEnv(t *testing.T, c *testcluster.Cluster) *env {
 
 // envOptions vary startEnvWith for the race suite's negative control.
 type envOptions struct {
-	disablePrecondition bool // apply.Options.DisablePrecondition (TEST-ONLY)
-	disableRebootPolicy bool // apply.Options.DisableRebootPolicy (TEST-ONLY)
+	disablePrecondition bool // the Writer applies through testutil.WithoutPrecondition
+	disableRebootPolicy bool // the Writer applies through testutil.WithoutRebootPolicy
 	rebootPolicyGateOff bool // a namespace where the cluster refuses rebootPolicy
 	allowCorruption     bool // the control expects corrupted VMs
 	noReconciler        bool // nothing settles boot orders behind the test's back
@@ -106,7 +107,14 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.w = apply.New(bridge, inv, mode, apply.Options{Log: log, DisablePrecondition: o.disablePrecondition, DisableRebootPolicy: o.disableRebootPolicy})
+	var writes dynamic.Interface = bridge
+	if o.disablePrecondition {
+		writes = testutil.WithoutPrecondition(writes)
+	}
+	if o.disableRebootPolicy {
+		writes = testutil.WithoutRebootPolicy(writes)
+	}
+	e.w = apply.New(writes, inv, mode, apply.Options{Log: log})
 	e.s = New(e.w, bridge, log)
 	if o.noReconciler {
 		return e

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -281,7 +282,7 @@ type env struct {
 	fake  *fake
 	e     *echo.Echo
 	auth  *auth.Authenticator
-	revs  *auth.MemoryRevocations
+	revs  *testutil.MemoryRevocations
 	clock *clock
 }
 
@@ -329,7 +330,7 @@ func newEnv(t *testing.T) *env {
 			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}}
 	}
 	clk := &clock{now: time.Unix(1800000000, 0)}
-	revs := &auth.MemoryRevocations{Now: clk.Now}
+	revs := &testutil.MemoryRevocations{Now: clk.Now}
 	a, err := auth.New(auth.Config{
 		Users: users, Revocations: revs, Key: []byte("0123456789abcdef0123456789abcdef"),
 		SessionTTL: time.Hour, Now: clk.Now,

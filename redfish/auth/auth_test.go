@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -29,7 +30,7 @@ func hash(t *testing.T, pw string) []byte {
 type fixture struct {
 	a     *Authenticator
 	users StaticUsers
-	revs  *MemoryRevocations
+	revs  *testutil.MemoryRevocations
 	now   time.Time
 	mu    sync.Mutex
 }
@@ -48,7 +49,7 @@ func (f *fixture) advance(d time.Duration) {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{now: time.Unix(1800000000, 0), revs: &MemoryRevocations{}}
+	f := &fixture{now: time.Unix(1800000000, 0), revs: &testutil.MemoryRevocations{}}
 	f.users = StaticUsers{"alice": {Name: "alice", PasswordHash: hash(t, "pw"), Scope: Scope{Namespaces: []string{"a"}}}}
 	a, err := New(Config{Users: f.users, Revocations: f.revs, Key: testKey, SessionTTL: time.Hour, Now: f.clock})
 	if err != nil {
@@ -153,7 +154,7 @@ func TestPassword(t *testing.T) {
 }
 
 func TestNewRejectsShortKey(t *testing.T) {
-	_, err := New(Config{Users: StaticUsers{}, Revocations: &MemoryRevocations{}, Key: []byte("short")})
+	_, err := New(Config{Users: StaticUsers{}, Revocations: &testutil.MemoryRevocations{}, Key: []byte("short")})
 	if err == nil {
 		t.Fatal("short key accepted")
 	}

@@ -4,7 +4,7 @@
 // Secret of bcrypt hashes and per-user [Scope]s), self-validating session
 // tokens (HMAC-signed with a key every replica shares, so any replica accepts
 // a token another issued), session revocation ([Revocations], backed by a
-// Kubernetes object in production, [MemoryRevocations] in tests) and
+// Kubernetes object; tests use internal/testutil's in-memory one) and
 // failed-login throttling ([Throttle]) keyed on the TCP peer address and the
 // user name.
 //
