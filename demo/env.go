@@ -35,7 +35,7 @@ const (
 	RevocationsConfigMap = "redfish-bridge-sessions"
 	// ImageCAConfigMap is the bridge-wide CA bundle for image downloads
 	// (key ca.crt, in the bridge's namespace); the demo creates none.
-	ImageCAConfigMap = "redfish-bridge-image-ca"
+	ImageCAConfigMap = testcluster.ImageCAConfigMap
 	// VMNamespace holds the sample VMs.
 	VMNamespace = "demo"
 	// AdminUser sees every namespace.

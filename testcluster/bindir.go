@@ -14,6 +14,8 @@ const EnvBinDir = "REDFISH_BRIDGE_BIN"
 const (
 	etcdBinary      = "etcd"
 	apiserverBinary = "kube-apiserver"
+	// helmBinary renders the chart's RBAC for the bridge's identity.
+	helmBinary = "helm"
 )
 
 // ModuleRoot returns the nearest directory at or above the working
@@ -36,7 +38,7 @@ func ModuleRoot() (string, error) {
 }
 
 // resolveBinDir picks the bin directory: opts, then $REDFISH_BRIDGE_BIN,
-// then <module root>/bin. It checks that both binaries are there.
+// then <module root>/bin. It checks that the binaries are there.
 func resolveBinDir(fromOpts string) (string, error) {
 	dir := fromOpts
 	if dir == "" {
@@ -49,7 +51,7 @@ func resolveBinDir(fromOpts string) (string, error) {
 		}
 		dir = filepath.Join(root, "bin")
 	}
-	for _, name := range []string{etcdBinary, apiserverBinary} {
+	for _, name := range []string{etcdBinary, apiserverBinary, helmBinary} {
 		path := filepath.Join(dir, name)
 		info, err := os.Stat(path)
 		if err != nil {
@@ -62,5 +64,5 @@ func resolveBinDir(fromOpts string) (string, error) {
 	return dir, nil
 }
 
-// ErrMissingBinary means etcd or kube-apiserver is not built: run `make tools`.
+// ErrMissingBinary means etcd, kube-apiserver or helm is not built: run `make tools`.
 var ErrMissingBinary = errors.New("test cluster binary missing (run make tools)")

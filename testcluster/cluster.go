@@ -180,7 +180,7 @@ func (c *Cluster) install(ctx context.Context, phase func(string)) error {
 	if err := c.CreateNamespace(ctx, c.BridgeNamespace); err != nil {
 		return err
 	}
-	if err := installBridgeRBAC(ctx, cs, c.BridgeNamespace); err != nil {
+	if err := c.installBridgeRBAC(ctx, cs, c.BridgeNamespace); err != nil {
 		return err
 	}
 	if err := c.installKubeVirt(ctx, cs, phase); err != nil {

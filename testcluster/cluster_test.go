@@ -89,7 +89,8 @@ func TestMapList(t *testing.T) {
 	})
 }
 
-// testBridgeRBAC checks the bridge identity gets what it needs and no more.
+// testBridgeRBAC checks the bridge identity gets what the chart grants it
+// (rendered from deploy/redfish-bridge) and no more.
 func testBridgeRBAC(t *testing.T, c *testcluster.Cluster) {
 	cs := kubernetes.NewForConfigOrDie(c.Bridge)
 	tests := []struct {
@@ -108,11 +109,14 @@ func testBridgeRBAC(t *testing.T, c *testcluster.Cluster) {
 		{"create PVCs", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "persistentvolumeclaims", Verb: "create"}, true},
 		{"create pods", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "pods", Verb: "create"}, true},
 		{"create events", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "events", Verb: "create"}, true},
-		{"read CRDs", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "get"}, true},
+		{"read the VM CRD", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "get", Name: "virtualmachines.kubevirt.io"}, true},
+		{"no other CRDs", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "get", Name: "virtualmachineinstances.kubevirt.io"}, false},
 		{"no CRD writes", authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "update"}, false},
-		{"own leases", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, true},
+		{"own lease", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Name: "redfish-bridge"}, true},
+		{"no other leases", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Name: "other"}, false},
 		{"no leases elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, false},
-		{"own secrets", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Resource: "secrets", Verb: "get"}, true},
+		{"users Secret", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Resource: "secrets", Verb: "get", Name: "redfish-bridge-users"}, true},
+		{"no other own secrets", authorizationv1.ResourceAttributes{Namespace: c.BridgeNamespace, Resource: "secrets", Verb: "get", Name: "other"}, false},
 		{"no secrets elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "get"}, false},
 		{"no secret lists elsewhere", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "list"}, false},
 		{"create import Secrets", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "secrets", Verb: "create"}, true},

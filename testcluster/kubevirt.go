@@ -76,7 +76,7 @@ func (c *Cluster) waitBridgeAuthorized(ctx context.Context) error {
 	}
 	checks := []authorizationv1.ResourceAttributes{
 		{Group: "kubevirt.io", Resource: "virtualmachines", Verb: "patch"},
-		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: c.BridgeNamespace},
+		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: c.BridgeNamespace, Name: chartRelease},
 	}
 	for _, ra := range checks {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &ra}}

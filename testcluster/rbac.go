@@ -1,70 +1,130 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 )
 
-// bridgeClusterRules is everything the bridge may do in any namespace.
-var bridgeClusterRules = []rbacv1.PolicyRule{
-	// Server-Side Apply is a PATCH; the bridge never updates or creates VMs.
-	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	// Start/stop/restart requests (status.stateChangeRequests), applied
-	// like virt-api's start and restart write them.
-	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachines/status"}, Verbs: []string{"patch"}},
-	// A forced restart or power-off deletes the VMI at once.
-	{APIGroups: []string{"kubevirt.io"}, Resources: []string{"virtualmachineinstances"}, Verbs: []string{"get", "list", "watch", "delete"}},
-	// ISO import: a PVC per medium and a helper pod that fills it.
-	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
-	// The import Secret of an insert (CAs, credentials): created and
-	// deleted by name, never read, listed or watched.
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "delete"}},
-	// A slot's trust (VerifyCertificate, Certificates), read by name.
-	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
-	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	// List-mode detection reads the installed VirtualMachine CRD.
-	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+// The chart release the bridge's RBAC is rendered from: release name
+// "redfish-bridge" makes the chart's object names the defaults the demo
+// and the bridge use (Secrets redfish-bridge-users and
+// redfish-bridge-session-key, ConfigMap redfish-bridge-sessions, Lease
+// redfish-bridge).
+const (
+	chartRelease = "redfish-bridge"
+	// ImageCAConfigMap is the bridge-wide CA bundle for image downloads
+	// (key ca.crt, in the bridge's namespace) the chart is rendered with:
+	// the bridge may read it.
+	ImageCAConfigMap = "redfish-bridge-image-ca"
+	// chartRBAC is the chart's RBAC template, relative to the chart.
+	chartRBAC = "templates/rbac.yaml"
+)
+
+// ChartDir is the Helm chart the bridge's RBAC comes from:
+// <module root>/deploy/redfish-bridge.
+func ChartDir() (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "deploy", "redfish-bridge"), nil
 }
 
-// bridgeNamespaceRules is what the bridge may do in its own namespace.
-var bridgeNamespaceRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}},
-	// The session revocations ConfigMap (kubeauth.ConfigMapRevocations).
-	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "patch"}},
-}
-
-// installBridgeRBAC binds [BridgeUser] to its cluster rules and to its
-// namespace rules in ns (which must exist).
-func installBridgeRBAC(ctx context.Context, cs kubernetes.Interface, ns string) error {
+// installBridgeRBAC grants [BridgeUser] exactly what the Helm chart grants
+// the bridge's ServiceAccount: the chart's RBAC template, rendered by
+// bin/helm for a release serving every namespace with its own objects in
+// ns (which must exist), is created with each binding's subject replaced
+// by BridgeUser.
+func (c *Cluster) installBridgeRBAC(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	rendered, err := c.renderChartRBAC(ctx, ns)
+	if err != nil {
+		return err
+	}
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: BridgeUser}}
-	meta := metav1.ObjectMeta{Name: BridgeUser}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: meta, Rules: bridgeClusterRules}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create cluster role %s: %w", BridgeUser, err)
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
+	created := 0
+	for {
+		var raw rbacObject
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("decode the chart's %s: %w", chartRBAC, err)
+		}
+		if raw.Kind == "" {
+			continue
+		}
+		if err := raw.create(ctx, cs, ns, subjects); err != nil {
+			return err
+		}
+		created++
 	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: meta,
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: BridgeUser},
-		Subjects:   subjects,
+	if created == 0 {
+		return fmt.Errorf("the chart's %s rendered no RBAC objects", chartRBAC)
 	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create cluster role binding %s: %w", BridgeUser, err)
+	return nil
+}
+
+// renderChartRBAC runs `helm template` on the chart's RBAC template.
+func (c *Cluster) renderChartRBAC(ctx context.Context, ns string) ([]byte, error) {
+	chart, err := ChartDir()
+	if err != nil {
+		return nil, fmt.Errorf("find the chart for the bridge's RBAC: %w", err)
 	}
-	nsMeta := metav1.ObjectMeta{Name: BridgeUser, Namespace: ns}
-	if _, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: nsMeta, Rules: bridgeNamespaceRules}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create role %s/%s: %w", ns, BridgeUser, err)
+	home := filepath.Join(c.Dir, "helm")
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, helmBinary), "template", chartRelease, chart,
+		"--namespace", ns, "--show-only", chartRBAC, "--set", "imageCA.configMap="+ImageCAConfigMap)
+	cmd.Env = append(os.Environ(), "HOME="+home,
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("helm template %s --show-only %s: %w: %s", chart, chartRBAC, err, stderr.Bytes())
 	}
-	rb := &rbacv1.RoleBinding{
-		ObjectMeta: nsMeta,
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: BridgeUser},
-		Subjects:   subjects,
+	return out, nil
+}
+
+// rbacObject is one object of the chart's RBAC template.
+type rbacObject struct {
+	Kind     string              `json:"kind"`
+	Metadata metav1.ObjectMeta   `json:"metadata"`
+	Rules    []rbacv1.PolicyRule `json:"rules"`
+	RoleRef  rbacv1.RoleRef      `json:"roleRef"`
+}
+
+// create creates o, its namespaced kinds in ns, a binding with subjects.
+func (o rbacObject) create(ctx context.Context, cs kubernetes.Interface, ns string, subjects []rbacv1.Subject) error {
+	meta := metav1.ObjectMeta{Name: o.Metadata.Name, Labels: o.Metadata.Labels}
+	var err error
+	switch o.Kind {
+	case "ClusterRole":
+		_, err = cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: meta, Rules: o.Rules}, metav1.CreateOptions{})
+	case "ClusterRoleBinding":
+		_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: meta, RoleRef: o.RoleRef, Subjects: subjects}, metav1.CreateOptions{})
+	case "Role":
+		meta.Namespace = ns
+		_, err = cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: meta, Rules: o.Rules}, metav1.CreateOptions{})
+	case "RoleBinding":
+		meta.Namespace = ns
+		_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: o.RoleRef, Subjects: subjects}, metav1.CreateOptions{})
+	default:
+		return fmt.Errorf("the chart's %s holds a %s %s: not RBAC", chartRBAC, o.Kind, o.Metadata.Name)
 	}
-	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create role binding %s/%s: %w", ns, BridgeUser, err)
+	if err != nil {
+		return fmt.Errorf("create the chart's %s %s: %w", o.Kind, o.Metadata.Name, err)
 	}
 	return nil
 }
