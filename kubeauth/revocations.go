@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	listerscorev1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
 // MaxRevocations bounds the sessions a revocations ConfigMap records at
@@ -31,7 +34,8 @@ const MaxRevocations = 10000
 var ErrRevocationsFull = errors.New("session revocations full")
 
 // ConfigMapRevocations implements auth.Revocations with one ConfigMap whose
-// keys are ended session ids and whose values are RFC 3339 expiry times.
+// keys are ended session ids and whose values are RFC 3339 expiry times,
+// and auth.Sessions in the same ConfigMap (see sessions.go).
 //
 // A revoke is a JSON merge patch of a single key: a merge patch on a map
 // touches only the keys it names, so concurrent revokes from several
@@ -51,8 +55,9 @@ type ConfigMapRevocations struct {
 	// max is [MaxRevocations] outside tests.
 	max int
 
-	mu    sync.Mutex
-	local map[string]time.Time // this replica's revokes, until their tokens expire
+	mu     sync.Mutex
+	local  map[string]time.Time    // this replica's revokes, until their tokens expire
+	opened map[string]auth.Session // this replica's logins, until they expire
 }
 
 // WatchConfigMapRevocations watches namespace/name (created on first revoke).
@@ -63,7 +68,7 @@ func WatchConfigMapRevocations(ctx context.Context, kube kubernetes.Interface, n
 		}))
 	inf := f.Core().V1().ConfigMaps()
 	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now,
-		max: MaxRevocations, local: map[string]time.Time{}}
+		max: MaxRevocations, local: map[string]time.Time{}, opened: map[string]auth.Session{}}
 	informer := inf.Informer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
@@ -72,42 +77,60 @@ func WatchConfigMapRevocations(ctx context.Context, kube kubernetes.Interface, n
 	return r, nil
 }
 
-// Revoke implements auth.Revocations.
+// Revoke implements auth.Revocations. It also drops the session's open
+// record ([ConfigMapRevocations.Opened]).
 func (r *ConfigMapRevocations) Revoke(ctx context.Context, id string, until time.Time) error {
+	r.remember(id, until, r.now())
+	err := r.write(ctx, map[string]any{id: until.UTC().Format(time.RFC3339), openKey(id): nil}, id)
+	if err != nil {
+		return fmt.Errorf("revoke session (ended on this replica only): %w", err)
+	}
+	return nil
+}
+
+// write merge-patches set into the ConfigMap (creating it), with a null
+// for every expired entry; key is the entry set adds, not counted against
+// the bound.
+func (r *ConfigMapRevocations) write(ctx context.Context, set map[string]any, key string) error {
 	now := r.now()
-	r.remember(id, until, now)
-	data := map[string]any{id: until.UTC().Format(time.RFC3339)}
+	data := map[string]any{}
 	live := 0
 	if cm, err := r.lister.ConfigMaps(r.namespace).Get(r.name); err == nil {
 		for k, v := range cm.Data {
-			if t, err := time.Parse(time.RFC3339, v); err != nil || !t.After(now) {
+			if t, err := entryExpiry(v); err != nil || !t.After(now) {
 				data[k] = nil
-			} else if k != id {
+			} else if k != key {
 				live++
 			}
 		}
 	}
 	if live >= r.max {
-		return fmt.Errorf("revoke session in %s/%s: %w: %d unexpired sessions recorded, at most %d (ended on this replica only)",
-			r.namespace, r.name, ErrRevocationsFull, live, r.max)
+		return fmt.Errorf("%s/%s: %w: %d unexpired sessions recorded, at most %d", r.namespace, r.name, ErrRevocationsFull, live, r.max)
 	}
+	maps.Copy(data, set)
 	patch, err := json.Marshal(map[string]any{"data": data})
 	if err != nil {
-		return fmt.Errorf("revoke session: %w", err)
+		return fmt.Errorf("encode session record: %w", err)
 	}
 	_, err = r.kube.CoreV1().ConfigMaps(r.namespace).Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "redfish-sessions"})
 	if apierrors.IsNotFound(err) {
+		initial := map[string]string{}
+		for k, v := range set {
+			if v, ok := v.(string); ok {
+				initial[k] = v
+			}
+		}
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "redfish-bridge"}},
-			Data:       map[string]string{id: until.UTC().Format(time.RFC3339)},
+			Data:       initial,
 		}
 		_, err = r.kube.CoreV1().ConfigMaps(r.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: "redfish-sessions"})
 		if apierrors.IsAlreadyExists(err) {
-			return r.Revoke(ctx, id, until)
+			return r.write(ctx, set, key)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("revoke session in %s/%s (ended on this replica only): %w", r.namespace, r.name, err)
+		return fmt.Errorf("write %s/%s: %w", r.namespace, r.name, err)
 	}
 	return nil
 }

@@ -66,6 +66,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	}
 	fresh.Slot, fresh.Image, fresh.Phase, fresh.Reason = slot, image, system.MediaPending, "import accepted"
 	fresh.InsertID, fresh.Since, fresh.ClaimName = NewInsertID(), s.now().UTC(), ClaimName(key, slot)
+	fresh.ActionURI = req.ActionURI
 	if data != nil {
 		fresh.ImportSecret = ImportSecretName(fresh.ClaimName, fresh.InsertID)
 		if err := s.createImportSecret(ctx, vm, fresh, data); err != nil {

@@ -8,7 +8,8 @@ import (
 )
 
 // The account service is read-only (accounts live in a Kubernetes Secret)
-// and shows each caller only its own account.
+// and shows each caller only its own account, whose RoleId says what the
+// caller may do (see roles.go).
 
 const (
 	accountServiceURI = "/redfish/v1/AccountService"
@@ -23,17 +24,19 @@ func (s *Server) getAccountService(c echo.Context) error {
 		"Name":           "Account Service",
 		"ServiceEnabled": true,
 		"Accounts":       link(accountsURI),
+		"Roles":          link(rolesURI),
 		"Status":         statusOK(),
-	}, "")
+	})
 }
 
 func (s *Server) listAccounts(c echo.Context) error {
 	return send(c, http.StatusOK, collection(accountsURI, "#ManagerAccountCollection.ManagerAccountCollection", "Accounts Collection",
-		[]string{accountsURI + "/" + principal(c).User}), "")
+		[]string{accountsURI + "/" + principal(c).User}))
 }
 
 func (s *Server) getAccount(c echo.Context) error {
-	user := principal(c).User
+	p := principal(c)
+	user := p.User
 	if c.Param("user") != user {
 		return fmt.Errorf("account %q is not the caller's: %w", c.Param("user"), ErrNotFound)
 	}
@@ -43,10 +46,11 @@ func (s *Server) getAccount(c echo.Context) error {
 		"Id":           user,
 		"Name":         "Account " + user,
 		"UserName":     user,
-		"RoleId":       "Administrator",
+		"RoleId":       roleOf(p),
 		"AccountTypes": []string{"Redfish"},
 		"Enabled":      true,
 		"Locked":       false,
 		"Password":     nil,
-	}, "")
+		"Links":        obj{"Role": link(roleURI(roleOf(p)))},
+	})
 }

@@ -46,7 +46,7 @@ func (s *Server) getBios(c echo.Context) error {
 			"SupportedApplyTimes": []string{"OnReset"},
 			"ETag":                etag(bodyVersion(renderBiosSettings(v))),
 		},
-	}, v.Version)
+	})
 }
 
 // renderBiosSettings is the Settings object of the Bios (pending values;
@@ -66,7 +66,7 @@ func (s *Server) getBiosSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, renderBiosSettings(v), v.Version)
+	return send(c, http.StatusOK, renderBiosSettings(v))
 }
 
 func (s *Server) patchBiosSettings(c echo.Context) error {
@@ -163,7 +163,7 @@ func (s *Server) getSecureBoot(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, s.renderSecureBoot(v), v.Version)
+	return send(c, http.StatusOK, s.renderSecureBoot(v))
 }
 
 func (s *Server) patchSecureBoot(c echo.Context) error {

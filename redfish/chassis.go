@@ -30,11 +30,10 @@ func (s *Server) getChassis(c echo.Context) error {
 		"Model":        "VirtualMachine",
 		"SerialNumber": v.UUID,
 		"PowerState":   v.PowerState,
-		"IndicatorLED": "Off",
 		"Status":       statusOK(),
 		"Links": obj{
 			"ComputerSystems": []obj{link(systemURI(v))},
 			"ManagedBy":       []obj{link(managerURI(v))},
 		},
-	}, "")
+	})
 }

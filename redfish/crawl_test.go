@@ -102,7 +102,7 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 		"#Storage.v1_21_0.Storage", "#Drive.v1_22_0.Drive", "#Bios.v1_2_3.Bios", "#SecureBoot.v1_1_2.SecureBoot",
 		"#Task.v1_7_4.Task", "#TaskService.v1_3_0.TaskService", "#SessionService.v1_2_0.SessionService",
 		"#AccountService.v1_18_1.AccountService", "#ManagerAccount.v1_14_1.ManagerAccount",
-		"#ActionInfo.v1_5_0.ActionInfo",
+		"#ActionInfo.v1_5_0.ActionInfo", "#Role.v1_3_1.Role", "#RoleCollection.RoleCollection",
 	} {
 		if !types[want] {
 			t.Errorf("crawl never served %s", want)
@@ -131,6 +131,8 @@ func TestEveryResourceHeadAndTrailingSlash(t *testing.T) {
 			if head.Code != http.StatusOK || head.Body.Len() != 0 {
 				t.Errorf("HEAD %s: %d with %d body bytes", uri, head.Code, head.Body.Len())
 			}
+			get := e.do(t, req{path: uri, user: "admin"})
+			checkDescribed(t, uri, get, head, body)
 		})
 	}
 }

@@ -104,9 +104,9 @@ const retryAfterUnavailable = 5 * time.Second
 // backend's [BadValueError] is reported as an action parameter error.
 const actionKey = "redfish.action"
 
-// classify turns any error into an [*Error]; action is the action the
-// request ran, "" for other requests.
-func classify(err error, uri, action string) *Error {
+// classify turns any error into an [*Error] for a request of method on
+// uri; action is the action the request ran, "" for other requests.
+func classify(err error, method, uri, action string) *Error {
 	var rf *Error
 	var bad *BadValueError
 	var refused *RefusedValueError
@@ -151,17 +151,21 @@ func classify(err error, uri, action string) *Error {
 		m.Resolution = "The bridge does not implement this request."
 		return &Error{Status: http.StatusNotImplemented, Messages: []Message{m}, Cause: err}
 	case errors.As(err, &he):
-		return fromEcho(he, uri)
+		return fromEcho(he, method, uri)
 	}
 	return &Error{Status: http.StatusInternalServerError, Messages: []Message{msg("InternalError", nil)}, Cause: err}
 }
 
-func fromEcho(he *echo.HTTPError, uri string) *Error {
+func fromEcho(he *echo.HTTPError, method, uri string) *Error {
 	switch he.Code {
 	case http.StatusNotFound:
 		return newError(http.StatusNotFound, msg("ResourceMissingAtURI", nil, uri))
 	case http.StatusMethodNotAllowed:
-		return newError(http.StatusMethodNotAllowed, msg("ActionNotSupported", nil, "this HTTP method on "+uri))
+		// "The action PATCH is not supported by the resource." (Base 1.9
+		// has no message for a method; Allow lists the ones that are.)
+		m := msg("ActionNotSupported", nil, method)
+		m.Resolution = "Use one of the methods the Allow header lists for " + uri + "."
+		return newError(http.StatusMethodNotAllowed, m)
 	case http.StatusRequestEntityTooLarge:
 		m := msg("GeneralError", nil)
 		m.Resolution = fmt.Sprintf("Send a request body of at most %d bytes.", maxBodyBytes)
@@ -179,7 +183,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	action, _ := c.Get(actionKey).(string)
-	e := classify(err, c.Request().URL.Path, action)
+	e := classify(err, c.Request().Method, c.Request().URL.Path, action)
 	log := loggerFrom(c.Request().Context())
 	if e.Status >= 500 {
 		log.Error("request failed", "status", e.Status, "err", err)

@@ -127,3 +127,41 @@ func TestErrorAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestMethodNotAllowedMessage checks the 405 answer names the method in a
+// sentence and lists the allowed ones in Allow.
+func TestMethodNotAllowedMessage(t *testing.T) {
+	e := newEnv(t)
+	rec := e.do(t, req{method: http.MethodPatch, path: "/redfish/v1/Chassis/team-a.vm1", user: "admin", body: `{"IndicatorLED":"Lit"}`})
+	if got := errInfo(t, rec); got.Status != http.StatusMethodNotAllowed {
+		t.Fatalf("PATCH Chassis: %+v", got)
+	}
+	body := decode(t, rec)["error"].(map[string]any)
+	want := "The action PATCH is not supported by the resource."
+	if body["message"] != want {
+		t.Errorf("message %q, want %q", body["message"], want)
+	}
+	if got := rec.Header().Get("Allow"); got != "OPTIONS, GET, HEAD" {
+		t.Errorf("Allow %q", got)
+	}
+}
+
+// TestNoIndicatorLED checks that a VM, which has no indicator LED, shows
+// none (so Ironic lists no indicator for it) and that a PATCH of one is
+// refused as an unknown property, which sushy raises as a BadRequestError.
+func TestNoIndicatorLED(t *testing.T) {
+	e := newEnv(t)
+	for _, uri := range []string{"/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Chassis/team-a.vm1"} {
+		if v, ok := e.get(t, "admin", uri)["IndicatorLED"]; ok {
+			t.Errorf("%s shows IndicatorLED %v", uri, v)
+		}
+	}
+	rec := e.do(t, req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", user: "admin", body: `{"IndicatorLED":"Lit"}`})
+	want := errorInfo{Status: 400, IDs: []string{"PropertyUnknown"}, Related: []string{"#/IndicatorLED"}}
+	if diff := cmp.Diff(want, errInfo(t, rec)); diff != "" {
+		t.Errorf("PATCH IndicatorLED (-want +got):\n%s", diff)
+	}
+	if calls := e.fake.takeCalls(); len(calls) != 0 {
+		t.Errorf("PATCH IndicatorLED wrote %v", calls)
+	}
+}

@@ -211,7 +211,7 @@ func (f *fake) Insert(_ context.Context, key system.Key, slot string, req system
 				v.Slots[i] = system.MediaSlot{
 					Slot: slot, Image: image, Phase: system.MediaPending,
 					InsertID: fmt.Sprintf("ins-%d", f.inserts), Since: time.Unix(1700000000, 0),
-					Credentials: req.HasCredentials(),
+					Credentials: req.HasCredentials(), ActionURI: req.ActionURI,
 				}
 				f.lastInsert = req
 				got = v.Slots[i]
@@ -282,7 +282,7 @@ type env struct {
 	fake  *fake
 	e     *echo.Echo
 	auth  *auth.Authenticator
-	revs  *testutil.MemoryRevocations
+	revs  *memorySessions
 	clock *clock
 }
 
@@ -330,9 +330,9 @@ func newEnv(t *testing.T) *env {
 			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}}
 	}
 	clk := &clock{now: time.Unix(1800000000, 0)}
-	revs := &testutil.MemoryRevocations{Now: clk.Now}
+	revs := &memorySessions{MemoryRevocations: testutil.MemoryRevocations{Now: clk.Now}}
 	a, err := auth.New(auth.Config{
-		Users: users, Revocations: revs, Key: []byte("0123456789abcdef0123456789abcdef"),
+		Users: users, Revocations: revs, Sessions: revs, Key: []byte("0123456789abcdef0123456789abcdef"),
 		SessionTTL: time.Hour, Now: clk.Now,
 	})
 	if err != nil {

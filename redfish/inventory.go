@@ -25,7 +25,7 @@ func (s *Server) listProcessors(c echo.Context) error {
 	for i := range v.Sockets {
 		uris = append(uris, uri+"/"+cpuID(i))
 	}
-	return send(c, http.StatusOK, collection(uri, "#ProcessorCollection.ProcessorCollection", "Processors Collection", uris), "")
+	return send(c, http.StatusOK, collection(uri, "#ProcessorCollection.ProcessorCollection", "Processors Collection", uris))
 }
 
 func (s *Server) getProcessor(c echo.Context) error {
@@ -49,7 +49,7 @@ func (s *Server) getProcessor(c echo.Context) error {
 				"TotalCores":            v.Cores,
 				"TotalThreads":          v.Cores * v.Threads,
 				"Status":                statusOK(),
-			}, v.Version)
+			})
 		}
 	}
 	return fmt.Errorf("processor %q of %s: %w", c.Param("sub"), v.Key, ErrNotFound)
@@ -65,7 +65,7 @@ func (s *Server) listEthernetInterfaces(c echo.Context) error {
 	for _, n := range v.NICs {
 		uris = append(uris, uri+"/"+n.Name)
 	}
-	return send(c, http.StatusOK, collection(uri, "#EthernetInterfaceCollection.EthernetInterfaceCollection", "Ethernet Interface Collection", uris), "")
+	return send(c, http.StatusOK, collection(uri, "#EthernetInterfaceCollection.EthernetInterfaceCollection", "Ethernet Interface Collection", uris))
 }
 
 func (s *Server) getEthernetInterface(c echo.Context) error {
@@ -93,7 +93,7 @@ func (s *Server) getEthernetInterface(c echo.Context) error {
 			body["Status"] = obj{"State": "Disabled", "Health": "OK"}
 			body["MACAddress"] = nil
 		}
-		return send(c, http.StatusOK, body, v.Version)
+		return send(c, http.StatusOK, body)
 	}
 	return fmt.Errorf("interface %q of %s: %w", c.Param("sub"), v.Key, ErrNotFound)
 }
@@ -115,7 +115,7 @@ func (s *Server) listSimpleStorage(c echo.Context) error {
 		return err
 	}
 	uri := systemURI(v) + "/SimpleStorage"
-	return send(c, http.StatusOK, collection(uri, "#SimpleStorageCollection.SimpleStorageCollection", "Simple Storage Collection", []string{uri + "/" + storageID}), "")
+	return send(c, http.StatusOK, collection(uri, "#SimpleStorageCollection.SimpleStorageCollection", "Simple Storage Collection", []string{uri + "/" + storageID}))
 }
 
 func (s *Server) getSimpleStorage(c echo.Context) error {
@@ -137,7 +137,7 @@ func (s *Server) getSimpleStorage(c echo.Context) error {
 		"Name":        "Virtual disk controller",
 		"Devices":     devices,
 		"Status":      statusOK(),
-	}, v.Version)
+	})
 }
 
 func (s *Server) listStorage(c echo.Context) error {
@@ -146,7 +146,7 @@ func (s *Server) listStorage(c echo.Context) error {
 		return err
 	}
 	uri := systemURI(v) + "/Storage"
-	return send(c, http.StatusOK, collection(uri, "#StorageCollection.StorageCollection", "Storage Collection", []string{uri + "/" + storageID}), "")
+	return send(c, http.StatusOK, collection(uri, "#StorageCollection.StorageCollection", "Storage Collection", []string{uri + "/" + storageID}))
 }
 
 func (s *Server) getStorage(c echo.Context) error {
@@ -172,7 +172,7 @@ func (s *Server) getStorage(c echo.Context) error {
 		"Controllers":        link(uri + "/Controllers"),
 		"Volumes":            link(uri + "/Volumes"),
 		"Status":             statusOK(),
-	}, v.Version)
+	})
 }
 
 func (s *Server) getDrive(c echo.Context) error {
@@ -194,7 +194,7 @@ func (s *Server) getDrive(c echo.Context) error {
 				"MediaType":     "HDD",
 				"Protocol":      "PCIe",
 				"Status":        statusOK(),
-			}, v.Version)
+			})
 		}
 	}
 	return fmt.Errorf("drive %q of %s: %w", c.Param("drive"), v.Key, ErrNotFound)
@@ -214,7 +214,7 @@ func (s *Server) listStorageControllers(c echo.Context) error {
 	}
 	uri := systemURI(v) + "/Storage/" + storageID + "/Controllers"
 	return send(c, http.StatusOK, collection(uri, "#StorageControllerCollection.StorageControllerCollection",
-		"Storage Controller Collection", []string{uri + "/" + controllerID}), "")
+		"Storage Controller Collection", []string{uri + "/" + controllerID}))
 }
 
 func (s *Server) getStorageController(c echo.Context) error {
@@ -234,7 +234,7 @@ func (s *Server) getStorageController(c echo.Context) error {
 		"SupportedDeviceProtocols":     []string{"PCIe"},
 		"SupportedRAIDTypes":           []string{},
 		"Status":                       statusOK(),
-	}, v.Version)
+	})
 }
 
 func (s *Server) listVolumes(c echo.Context) error {
@@ -252,5 +252,5 @@ func (s *Server) listVolumes(c echo.Context) error {
 		"@odata.type":     "#Settings.v1_4_0.OperationApplyTimeSupport",
 		"SupportedValues": []string{},
 	}
-	return send(c, http.StatusOK, body, "")
+	return send(c, http.StatusOK, body)
 }

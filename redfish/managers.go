@@ -38,5 +38,5 @@ func (s *Server) getManager(c echo.Context) error {
 			"ManagerForServers": []obj{link(systemURI(v))},
 			"ManagerForChassis": []obj{link(chassisURI(v))},
 		},
-	}, "")
+	})
 }

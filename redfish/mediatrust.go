@@ -97,7 +97,7 @@ func (s *Server) listCertificates(c echo.Context) error {
 	}
 	body := collection(base, "#CertificateCollection.CertificateCollection", "Certificates of virtual media "+sl.Slot, uris)
 	body["@Redfish.SupportedCertificates"] = certificateTypes
-	return send(c, http.StatusOK, body, "")
+	return send(c, http.StatusOK, body)
 }
 
 // postCertificate adds {"CertificateString": pem, "CertificateType": "PEM"}
@@ -128,7 +128,7 @@ func (s *Server) postCertificate(c echo.Context) error {
 	}
 	uri := certificatesURI(c, v, sl.Slot) + "/" + cert.ID
 	c.Response().Header().Set(echo.HeaderLocation, uri)
-	return send(c, http.StatusCreated, renderCertificate(uri, cert), "")
+	return send(c, http.StatusCreated, renderCertificate(uri, cert))
 }
 
 // certificate resolves :cert of a slot.
@@ -154,7 +154,7 @@ func (s *Server) getCertificate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, renderCertificate(certificatesURI(c, v, sl.Slot)+"/"+cert.ID, cert), "")
+	return send(c, http.StatusOK, renderCertificate(certificatesURI(c, v, sl.Slot)+"/"+cert.ID, cert))
 }
 
 func (s *Server) deleteCertificate(c echo.Context) error {

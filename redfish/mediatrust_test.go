@@ -104,7 +104,8 @@ func TestInsertCredentialsRedacted(t *testing.T) {
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("insert: %d %s", rec.Code, rec.Body)
 	}
-	if diff := cmp.Diff(system.MediaInsert{Image: "https://img.example/a.iso", UserName: "ironic", Password: pass}, e.fake.lastInsert); diff != "" {
+	if diff := cmp.Diff(system.MediaInsert{Image: "https://img.example/a.iso", UserName: "ironic", Password: pass,
+		ActionURI: mgrMedia + "/Actions/VirtualMedia.InsertMedia"}, e.fake.lastInsert); diff != "" {
 		t.Errorf("backend got (-want +got):\n%s", diff)
 	}
 	task := decode(t, e.do(t, req{path: rec.Header().Get("Location"), user: "alice"}))

@@ -1,7 +1,6 @@
 package redfish
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,6 +29,7 @@ type memberKey struct {
 type memberBody struct {
 	membership uint64
 	body       []byte
+	version    string
 }
 
 // memberBodies are the kept collections. Safe for concurrent use.
@@ -38,23 +38,23 @@ type memberBodies struct {
 	entries map[memberKey]memberBody
 }
 
-func (m *memberBodies) get(k memberKey, membership uint64) ([]byte, bool) {
+func (m *memberBodies) get(k memberKey, membership uint64) (memberBody, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[k]
 	if !ok || e.membership != membership {
-		return nil, false
+		return memberBody{}, false
 	}
-	return e.body, true
+	return e, true
 }
 
-func (m *memberBodies) put(k memberKey, membership uint64, body []byte) {
+func (m *memberBodies) put(k memberKey, e memberBody) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil || len(m.entries) >= maxMemberBodies {
 		m.entries = map[memberKey]memberBody{} // rare: start over
 	}
-	m.entries[k] = memberBody{membership: membership, body: body}
+	m.entries[k] = e
 }
 
 // scopeKey names a scope: equal keys grant the same systems.
@@ -75,8 +75,8 @@ func (s *Server) sendMembers(c echo.Context, uri, odataType, name string) error 
 	keep := c.QueryString() == ""
 	membership := s.b.Systems.Membership() // before Members: a change after it moves it
 	if keep {
-		if body, ok := s.members.get(k, membership); ok {
-			return sendJSON(c, http.StatusOK, body)
+		if e, ok := s.members.get(k, membership); ok {
+			return sendEncoded(c, http.StatusOK, odataType, e.body, e.version)
 		}
 	}
 	all, err := s.b.Systems.Members(c.Request().Context(), scope)
@@ -91,13 +91,12 @@ func (s *Server) sendMembers(c echo.Context, uri, odataType, name string) error 
 	}
 	coll := collection(uri, odataType, name, uris)
 	if !keep {
-		return send(c, http.StatusOK, coll, "")
+		return send(c, http.StatusOK, coll)
 	}
-	body, err := json.Marshal(coll)
+	body, version, err := encodeResource(coll, false)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", uri, err)
 	}
-	body = append(body, '\n')
-	s.members.put(k, membership, body)
-	return sendJSON(c, http.StatusOK, body)
+	s.members.put(k, memberBody{membership: membership, body: body, version: version})
+	return sendEncoded(c, http.StatusOK, odataType, body, version)
 }

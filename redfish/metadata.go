@@ -17,7 +17,7 @@ var servedTypes = []string{
 	"EthernetInterface.v1_12_4", "EthernetInterfaceCollection", "Manager.v1_24_0",
 	"ManagerAccount.v1_14_1", "ManagerAccountCollection", "ManagerCollection", "Message.v1_1_1",
 	"MessageRegistryFile.v1_1_3", "MessageRegistryFileCollection", "Processor.v1_22_0",
-	"ProcessorCollection", "SecureBoot.v1_1_2", "ServiceRoot.v1_20_0", "Session.v1_8_0",
+	"ProcessorCollection", "Role.v1_3_1", "RoleCollection", "SecureBoot.v1_1_2", "ServiceRoot.v1_20_0", "Session.v1_8_0",
 	"SessionCollection", "SessionService.v1_2_0", "Settings.v1_4_0", "SimpleStorage.v1_3_2",
 	"SimpleStorageCollection", "Storage.v1_21_0", "StorageCollection", "StorageController.v1_7_0",
 	"StorageControllerCollection", "Task.v1_7_4", "TaskCollection", "TaskService.v1_3_0",

@@ -49,7 +49,7 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			id = newRequestID()
 		}
 		h.Set(HeaderRequestID, id)
-		h.Set("OData-Version", "4.0")
+		h.Set("OData-Version", odataVersion)
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
 		if req.Close || strings.EqualFold(req.Header.Get("Connection"), "close") {
@@ -61,7 +61,13 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))
 		start := time.Now()
-		err := next(c)
+		if req.Method == http.MethodGet || req.Method == http.MethodHead {
+			s.setAllow(c)
+		}
+		err := checkODataVersion(req)
+		if err == nil {
+			err = next(c)
+		}
 		if err != nil {
 			c.Error(err)
 		}
@@ -86,6 +92,21 @@ func accessLevel(method string, status int) slog.Level {
 		return slog.LevelInfo
 	}
 	return slog.LevelDebug
+}
+
+// odataVersion is the one OData version the service speaks.
+const odataVersion = "4.0"
+
+// checkODataVersion refuses a request that asks for another OData version
+// than [odataVersion] (412, as the Redfish specification requires).
+func checkODataVersion(req *http.Request) error {
+	v, ok := req.Header["Odata-Version"]
+	if !ok || len(v) == 1 && strings.TrimSpace(v[0]) == odataVersion {
+		return nil
+	}
+	m := msg("GeneralError", nil)
+	m.Resolution = "The service supports OData-Version " + odataVersion + " only: send that or no OData-Version header."
+	return newError(http.StatusPreconditionFailed, m)
 }
 
 // routeOf is the matched route template without a trailing slash, or ""
@@ -199,19 +220,12 @@ func digest(b []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// checkIfMatch enforces If-Match against version. Weak and strong forms of
-// the same tag match (sushy retries weak, then strong, then none) and so
-// does "*". No header passes.
+// checkIfMatch enforces If-Match against version ([matchesETag]). No
+// header passes.
 func checkIfMatch(c echo.Context, version string) error {
 	h := c.Request().Header.Get("If-Match")
-	if h == "" {
+	if h == "" || matchesETag(h, version) {
 		return nil
-	}
-	for _, t := range strings.Split(h, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == `"`+version+`"` {
-			return nil
-		}
 	}
 	return newError(http.StatusPreconditionFailed, msg("PreconditionFailed", nil))
 }
@@ -225,58 +239,58 @@ func ifMatchVersion(c echo.Context, version string) string {
 	return ""
 }
 
-// send writes a resource with its ETag when versioned is non-empty (the
-// resource belongs to a system); the ETag is [bodyVersion] of the body.
-// The body is encoded once: the digest is of those bytes, and the
-// @odata.etag member is written in front of them (JSON member order does
-// not matter; encoding/json would have sorted it first anyway, before
-// "@odata.id").
-func send(c echo.Context, status int, body obj, versioned string) error {
-	if _, pretty := c.QueryParams()["pretty"]; pretty {
-		return sendPretty(c, status, body, versioned)
+// send writes body with status: a collection paged as the query asks
+// ([page]), encoded once ([encodeResource]) and described
+// ([sendEncoded]): every resource carries its ETag.
+func send(c echo.Context, status int, body obj) error {
+	if err := page(c, body); err != nil {
+		return err
 	}
-	var out []byte
-	if versioned != "" {
-		b, version := encodeVersioned(body)
-		if version == "" {
-			return fmt.Errorf("encode %s: %w", c.Request().URL.Path, errUnencodable)
-		}
-		tag := etag(version)
-		c.Response().Header().Set("ETag", tag)
-		quoted, _ := json.Marshal(tag)
-		out = make([]byte, 0, len(b)+len(quoted)+len(`{"@odata.etag":,`)+1)
-		out = append(out, `{"@odata.etag":`...)
-		out = append(out, quoted...)
-		if len(b) > 2 {
-			out = append(out, ',')
-		}
-		out = append(out, b[1:]...)
-	} else {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", c.Request().URL.Path, err)
-		}
-		out = b
+	_, pretty := c.QueryParams()["pretty"]
+	b, version, err := encodeResource(body, pretty)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", c.Request().URL.Path, err)
 	}
-	return sendJSON(c, status, append(out, '\n'))
+	ot, _ := body["@odata.type"].(string)
+	return sendEncoded(c, status, ot, b, version)
 }
 
 // errUnencodable is a rendered body that encoding/json refused.
 var errUnencodable = errors.New("body does not encode as JSON")
 
-// sendPretty is [send] for ?pretty: indented, through echo's encoder.
-func sendPretty(c echo.Context, status int, body obj, versioned string) error {
-	if versioned != "" {
-		if version := bodyVersion(body); version != "" {
-			c.Response().Header().Set("ETag", etag(version))
+// encodeResource is body as sent, and its version when it is a resource
+// (has an @odata.id; "" otherwise). A resource's ETag, [bodyVersion] of
+// the body, is its @odata.etag, written in front of the encoded body so
+// that the body is encoded once: the digest is of those bytes (JSON member
+// order does not matter; encoding/json would have sorted it first anyway,
+// before "@odata.id"). pretty (?pretty) indents it.
+func encodeResource(body obj, pretty bool) ([]byte, string, error) {
+	b, version := encodeVersioned(body)
+	if version == "" {
+		return nil, "", errUnencodable
+	}
+	if _, resource := body["@odata.id"]; !resource {
+		version = ""
+	}
+	if pretty {
+		if version != "" {
 			body["@odata.etag"] = etag(version)
 		}
+		out, err := json.MarshalIndent(body, "", "  ")
+		return append(out, '\n'), version, err
 	}
-	if c.Request().Method == http.MethodHead {
-		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-		return c.NoContent(status)
+	if version == "" {
+		return append(b, '\n'), "", nil
 	}
-	return c.JSON(status, body)
+	quoted, _ := json.Marshal(etag(version)) //nolint:errchkjson // a string always marshals
+	out := make([]byte, 0, len(b)+len(quoted)+len(`{"@odata.etag":,`)+1)
+	out = append(out, `{"@odata.etag":`...)
+	out = append(out, quoted...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, b[1:]...)
+	return append(out, '\n'), version, nil
 }
 
 // sendJSON writes encoded JSON (headers only for HEAD).

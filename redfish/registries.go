@@ -13,7 +13,7 @@ const registriesURI = "/redfish/v1/Registries"
 
 func (s *Server) listRegistries(c echo.Context) error {
 	return send(c, http.StatusOK, collection(registriesURI, "#MessageRegistryFileCollection.MessageRegistryFileCollection",
-		"Registry File Collection", []string{registriesURI + "/" + baseRegistryID}), "")
+		"Registry File Collection", []string{registriesURI + "/" + baseRegistryID}))
 }
 
 func (s *Server) getRegistryFile(c echo.Context) error {
@@ -29,7 +29,7 @@ func (s *Server) getRegistryFile(c echo.Context) error {
 		"Registry":    baseRegistryID,
 		"Languages":   []string{"en"},
 		"Location":    []obj{{"Language": "en", "Uri": uri + "/" + baseRegistryID + ".json"}},
-	}, "")
+	})
 }
 
 func (s *Server) getRegistry(c echo.Context) error {

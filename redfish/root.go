@@ -10,7 +10,7 @@ import (
 const RedfishVersion = "1.17.0"
 
 func (s *Server) getVersions(c echo.Context) error {
-	return send(c, http.StatusOK, obj{"v1": "/redfish/v1/"}, "")
+	return send(c, http.StatusOK, obj{"v1": "/redfish/v1/"})
 }
 
 func (s *Server) getServiceRoot(c echo.Context) error {
@@ -29,6 +29,7 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 			"FilterQuery":     false,
 			"OnlyMemberQuery": false,
 			"SelectQuery":     false,
+			"TopSkipQuery":    true,
 		},
 		"Systems":        link("/redfish/v1/Systems"),
 		"Managers":       link("/redfish/v1/Managers"),
@@ -38,7 +39,7 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 		"Tasks":          link("/redfish/v1/TaskService"),
 		"Registries":     link("/redfish/v1/Registries"),
 		"Links":          obj{"Sessions": link("/redfish/v1/SessionService/Sessions")},
-	}, "")
+	})
 }
 
 // getOData is the OData service document.
@@ -59,5 +60,5 @@ func (s *Server) getOData(c echo.Context) error {
 	} {
 		values = append(values, obj{"name": e.Name, "kind": e.Kind, "url": e.URL})
 	}
-	return send(c, http.StatusOK, obj{"@odata.context": "/redfish/v1/$metadata", "value": values}, "")
+	return send(c, http.StatusOK, obj{"@odata.context": "/redfish/v1/$metadata", "value": values})
 }

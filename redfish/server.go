@@ -38,6 +38,8 @@ type Server struct {
 	cfg     Config
 	b       Backends
 	members memberBodies
+	// allow is the Allow header of each route template.
+	allow map[string]string
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).
@@ -72,8 +74,9 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.protocol, limitBody)
+	e.Use(s.protocol, checkQuery, limitBody)
 	s.routes(e)
+	s.allow = allowedMethods(e.Routes())
 	return e, nil
 }
 
@@ -137,6 +140,8 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, del, sys+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
 	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
 	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
+	s.handle(e, get, sys+"/VirtualMedia/:slot/"+insertActionInfo, s.getInsertMediaActionInfo, false)
+	s.handle(e, get, sys+"/VirtualMedia/:slot/"+ejectActionInfo, s.getEjectMediaActionInfo, false)
 
 	s.handle(e, get, "/redfish/v1/Managers", s.listManagers, false)
 	s.handle(e, get, mgr, s.getManager, false)
@@ -149,6 +154,8 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, del, mgr+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
 	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
 	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
+	s.handle(e, get, mgr+"/VirtualMedia/:slot/"+insertActionInfo, s.getInsertMediaActionInfo, false)
+	s.handle(e, get, mgr+"/VirtualMedia/:slot/"+ejectActionInfo, s.getEjectMediaActionInfo, false)
 
 	s.handle(e, get, "/redfish/v1/Chassis", s.listChassis, false)
 	s.handle(e, get, "/redfish/v1/Chassis/:id", s.getChassis, false)
@@ -156,12 +163,16 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, "/redfish/v1/SessionService", s.getSessionService, false)
 	s.handle(e, get, "/redfish/v1/SessionService/Sessions", s.listSessions, false)
 	s.handle(e, post, "/redfish/v1/SessionService/Sessions", s.login, true)
+	// Members: where some clients (and the DMTF Protocol Validator) post.
+	s.handle(e, post, "/redfish/v1/SessionService/Sessions/Members", s.login, true)
 	s.handle(e, get, "/redfish/v1/SessionService/Sessions/:sid", s.getSession, false)
 	s.handle(e, del, "/redfish/v1/SessionService/Sessions/:sid", s.logout, false)
 
 	s.handle(e, get, "/redfish/v1/AccountService", s.getAccountService, false)
 	s.handle(e, get, "/redfish/v1/AccountService/Accounts", s.listAccounts, false)
 	s.handle(e, get, "/redfish/v1/AccountService/Accounts/:user", s.getAccount, false)
+	s.handle(e, get, rolesURI, s.listRoles, false)
+	s.handle(e, get, rolesURI+"/:role", s.getRole, false)
 
 	s.handle(e, get, "/redfish/v1/TaskService", s.getTaskService, false)
 	s.handle(e, get, "/redfish/v1/TaskService/Tasks", s.listTasks, false)

@@ -4,15 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
-// Sessions are self-validating signed tokens (see [auth]): the collection
-// shows only the caller's own session, and a session can be read or deleted
-// only with its own token. Other sessions are 404.
+// Sessions are self-validating signed tokens (see [auth]), recorded while
+// open so that an Administrator (ConfigureManager) lists, reads and ends
+// every user's sessions; any other caller sees and ends only the sessions
+// of its own user. Other sessions are 404.
 
 const (
 	sessionServiceURI = "/redfish/v1/SessionService"
@@ -29,24 +31,59 @@ func (s *Server) getSessionService(c echo.Context) error {
 		"SessionTimeout": int(s.b.Auth.SessionTTL().Seconds()),
 		"Sessions":       link(sessionsURI),
 		"Status":         statusOK(),
-	}, "")
+	})
 }
 
 func (s *Server) listSessions(c echo.Context) error {
-	var uris []string
-	if sid := principal(c).Session; sid != "" {
-		uris = append(uris, sessionsURI+"/"+sid)
+	ss, err := s.visibleSessions(c)
+	if err != nil {
+		return err
 	}
-	return send(c, http.StatusOK, collection(sessionsURI, "#SessionCollection.SessionCollection", "Session Collection", uris), "")
+	uris := make([]string, len(ss))
+	for i, o := range ss {
+		uris[i] = sessionsURI + "/" + o.ID
+	}
+	return send(c, http.StatusOK, collection(sessionsURI, "#SessionCollection.SessionCollection", "Session Collection", uris))
 }
 
-func renderSession(p auth.Principal) obj {
+// visibleSessions are the open sessions the caller may see: all of them
+// with ConfigureManager, else its user's; the caller's own session is
+// always among them.
+func (s *Server) visibleSessions(c echo.Context) ([]auth.Session, error) {
+	p := principal(c)
+	all, err := s.b.Auth.OpenSessions(c.Request().Context())
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	admin := hasPrivilege(p, privConfigureManager)
+	out := slices.DeleteFunc(all, func(o auth.Session) bool { return !admin && o.User != p.User })
+	if p.Session != "" && !slices.ContainsFunc(out, func(o auth.Session) bool { return o.ID == p.Session }) {
+		out = append(out, auth.Session{ID: p.Session, User: p.User, Expires: p.Expires})
+	}
+	return out, nil
+}
+
+// visibleSession is session :sid if the caller may see it.
+func (s *Server) visibleSession(c echo.Context) (auth.Session, error) {
+	ss, err := s.visibleSessions(c)
+	if err != nil {
+		return auth.Session{}, err
+	}
+	for _, o := range ss {
+		if o.ID == c.Param("sid") {
+			return o, nil
+		}
+	}
+	return auth.Session{}, fmt.Errorf("session %q is not visible to %s: %w", c.Param("sid"), principal(c).User, ErrNotFound)
+}
+
+func renderSession(o auth.Session) obj {
 	return obj{
-		"@odata.id":   sessionsURI + "/" + p.Session,
+		"@odata.id":   sessionsURI + "/" + o.ID,
 		"@odata.type": "#Session.v1_8_0.Session",
-		"Id":          p.Session,
-		"Name":        "Session " + p.Session,
-		"UserName":    p.User,
+		"Id":          o.ID,
+		"Name":        "Session " + o.ID,
+		"UserName":    o.User,
 		"Password":    nil,
 	}
 }
@@ -84,33 +121,34 @@ func (s *Server) login(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)
 	h.Set(echo.HeaderLocation, sessionsURI+"/"+who.Session)
-	return send(c, http.StatusCreated, renderSession(who), "")
-}
-
-// ownSession checks that :sid is the caller's session.
-func ownSession(c echo.Context) (auth.Principal, error) {
-	p := principal(c)
-	if p.Session == "" || p.Session != c.Param("sid") {
-		return auth.Principal{}, fmt.Errorf("session %q is not the caller's: %w", c.Param("sid"), ErrNotFound)
-	}
-	return p, nil
+	return send(c, http.StatusCreated, renderSession(auth.Session{ID: who.Session, User: who.User, Expires: who.Expires}))
 }
 
 func (s *Server) getSession(c echo.Context) error {
-	p, err := ownSession(c)
+	o, err := s.visibleSession(c)
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, renderSession(p), "")
+	return send(c, http.StatusOK, renderSession(o))
 }
 
+// logout ends session :sid: the caller's own, or one it may see.
 func (s *Server) logout(c echo.Context) error {
-	p, err := ownSession(c)
+	o, err := s.visibleSession(c)
 	if err != nil {
 		return err
 	}
-	if err := s.b.Auth.Logout(c.Request().Context(), p); err != nil {
-		return fmt.Errorf("log out session %s: %w", p.Session, err)
+	ctx := c.Request().Context()
+	if p := principal(c); o.ID == p.Session {
+		err = s.b.Auth.Logout(ctx, p)
+	} else {
+		err = s.b.Auth.End(ctx, o.ID)
+	}
+	if errors.Is(err, auth.ErrNoSuchSession) {
+		return fmt.Errorf("log out session %s: %w: %w", o.ID, ErrNotFound, err)
+	}
+	if err != nil {
+		return fmt.Errorf("log out session %s: %w", o.ID, err)
 	}
 	return c.NoContent(http.StatusNoContent)
 }

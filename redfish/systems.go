@@ -28,7 +28,7 @@ func (s *Server) getSystem(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, s.renderSystem(v), v.Version)
+	return send(c, http.StatusOK, s.renderSystem(v))
 }
 
 // bootView is the Boot object as shown: the recorded override, and the mode
@@ -76,7 +76,6 @@ func (s *Server) renderSystem(v SystemView) obj {
 		"SerialNumber": v.UUID,
 		"BiosVersion":  s.cfg.Version,
 		"PowerState":   v.PowerState,
-		"IndicatorLED": "Off",
 		"Status":       systemStatus(v),
 		"BootProgress": bootProgress(v),
 		"MemorySummary": obj{
@@ -125,7 +124,7 @@ func (s *Server) getResetActionInfo(c echo.Context) error {
 			"DataType":        "String",
 			"AllowableValues": system.ResetTypes,
 		}},
-	}, "")
+	})
 }
 
 // patchSystem merges a partial Boot into the override; other fields keep

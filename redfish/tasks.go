@@ -45,7 +45,7 @@ func (s *Server) getTaskService(c echo.Context) error {
 		"LifeCycleEventOnTaskStateChange": false,
 		"Status":                          statusOK(),
 		"Tasks":                           link(tasksURI),
-	}, "")
+	})
 }
 
 func (s *Server) listTasks(c echo.Context) error {
@@ -61,7 +61,7 @@ func (s *Server) listTasks(c echo.Context) error {
 			}
 		}
 	}
-	return send(c, http.StatusOK, collection(tasksURI, "#TaskCollection.TaskCollection", "Task Collection", uris), "")
+	return send(c, http.StatusOK, collection(tasksURI, "#TaskCollection.TaskCollection", "Task Collection", uris))
 }
 
 // task finds the slot whose current insert is id, among the caller's systems.
@@ -91,7 +91,10 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 	case system.MediaFailed:
 		state, status = "Exception", "Critical"
 	}
-	mediaURI := systemURI(v) + "/VirtualMedia/" + sl.Slot
+	target := sl.ActionURI
+	if target == "" {
+		target = systemURI(v) + "/VirtualMedia/" + sl.Slot + "/Actions/" + insertAction
+	}
 	body := obj{
 		"@odata.id":   taskURI(sl.InsertID),
 		"@odata.type": "#Task.v1_7_4.Task",
@@ -102,7 +105,7 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 		"TaskMonitor": taskMonitorURI(sl.InsertID),
 		"Payload": obj{
 			"HttpOperation": "POST",
-			"TargetUri":     mediaURI + "/Actions/" + insertAction,
+			"TargetUri":     target,
 			"JsonBody":      insertBody(sl),
 		},
 		"Messages": []obj{},
@@ -127,7 +130,7 @@ func (s *Server) getTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, renderTask(v, sl), "")
+	return send(c, http.StatusOK, renderTask(v, sl))
 }
 
 // getTaskMonitor answers 202 while the import runs, then the task.
@@ -140,9 +143,9 @@ func (s *Server) getTaskMonitor(c echo.Context) error {
 		h := c.Response().Header()
 		h.Set(echo.HeaderLocation, taskMonitorURI(sl.InsertID))
 		h.Set("Retry-After", taskRetryAfter)
-		return send(c, http.StatusAccepted, renderTask(v, sl), "")
+		return send(c, http.StatusAccepted, renderTask(v, sl))
 	}
-	return send(c, http.StatusOK, renderTask(v, sl), "")
+	return send(c, http.StatusOK, renderTask(v, sl))
 }
 
 // insertBody is the InsertMedia request body that started a task, as the

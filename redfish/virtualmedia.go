@@ -47,7 +47,7 @@ func (s *Server) listVirtualMedia(c echo.Context) error {
 	for i, sl := range v.Slots {
 		uris[i] = base + "/" + sl.Slot
 	}
-	return send(c, http.StatusOK, collection(base, "#VirtualMediaCollection.VirtualMediaCollection", "Virtual Media Collection", uris), "")
+	return send(c, http.StatusOK, collection(base, "#VirtualMediaCollection.VirtualMediaCollection", "Virtual Media Collection", uris))
 }
 
 // slot resolves :slot of a system in scope.
@@ -80,10 +80,7 @@ func renderMedia(base string, sl system.MediaSlot) obj {
 		"TransferProtocolType": nil,
 		"TransferMethod":       transferMethods[0],
 		"Status":               mediaStatus(sl.Phase),
-		"Actions": obj{
-			"#" + insertAction: obj{"target": uri + "/Actions/" + insertAction},
-			"#" + ejectAction:  obj{"target": uri + "/Actions/" + ejectAction},
-		},
+		"Actions":              mediaActions(uri),
 	}
 	if sl.Image != "" {
 		body["Image"] = sl.Image
@@ -115,7 +112,7 @@ func (s *Server) getVirtualMedia(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, body, v.Version)
+	return send(c, http.StatusOK, body)
 }
 
 // insertMedia accepts {"Image": url} (Inserted and WriteProtected may be
@@ -150,7 +147,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 		p.add(msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image"))
 	}
 	p.str("TransferMethod", transferMethods)
-	req := system.MediaInsert{Image: image}
+	req := system.MediaInsert{Image: image, ActionURI: mediaBase(c, v) + "/" + sl.Slot + "/Actions/" + insertAction}
 	req.UserName, req.Password = credentials(p)
 	p.done(nil)
 	if err := p.err(); err != nil {
@@ -167,7 +164,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 		return c.NoContent(http.StatusNoContent)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, taskMonitorURI(got.InsertID))
-	return send(c, http.StatusAccepted, renderTask(v, got), "")
+	return send(c, http.StatusAccepted, renderTask(v, got))
 }
 
 // ejectMedia takes no parameters; the body may be absent, with no

@@ -223,7 +223,7 @@ func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, l
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Key: key})
+	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: key})
 	if err != nil {
 		return nil, fmt.Errorf("authenticator: %w", err)
 	}

@@ -48,6 +48,9 @@ type MediaSlot struct {
 	// Insecure is set when the insert does not verify the image server's
 	// TLS certificate (the slot's VerifyCertificate was false).
 	Insecure bool `json:"insecure,omitempty"`
+	// ActionURI is the Redfish URI the insert was posted to (under the
+	// system or under its manager), shown as its task's TargetUri.
+	ActionURI string `json:"actionURI,omitempty"`
 }
 
 // Inserted reports Redfish VirtualMedia.Inserted: true only when the image is
@@ -102,6 +105,9 @@ type MediaInsert struct {
 	// They are kept in a Secret owned by the VM for the import only, never
 	// recorded on the VM, logged or shown.
 	UserName, Password string
+	// ActionURI is the Redfish URI the insert was posted to, recorded as
+	// [MediaSlot.ActionURI].
+	ActionURI string
 }
 
 // HasCredentials reports whether the insert carries credentials.

@@ -37,6 +37,11 @@ type Principal struct {
 type Config struct {
 	Users       Users
 	Revocations Revocations
+	// Sessions, if set, records every session opened, so that
+	// [Authenticator.OpenSessions] lists them and [Authenticator.End] ends
+	// any of them. A login whose session cannot be recorded fails: no
+	// session is open that an administrator cannot see.
+	Sessions Sessions
 	// Key signs session tokens; every replica must use the same one.
 	Key []byte
 	// SessionTTL is the lifetime of a session token (default 30 minutes).
@@ -142,6 +147,11 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: p.Expires.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
 	if err != nil {
 		return Principal{}, "", err
+	}
+	if a.cfg.Sessions != nil {
+		if err := a.cfg.Sessions.Opened(ctx, Session{ID: sid, User: u.Name, Expires: p.Expires}); err != nil {
+			return Principal{}, "", fmt.Errorf("record session of %q: %w", u.Name, err)
+		}
 	}
 	return p, tok, nil
 }

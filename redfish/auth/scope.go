@@ -32,3 +32,9 @@ func (s Scope) Allows(key system.Key, vmLabels map[string]string) bool {
 	}
 	return s.Selector == nil || s.Selector.Matches(labels.Set(vmLabels))
 }
+
+// Unrestricted reports whether the scope grants every system: all
+// namespaces and no label selector.
+func (s Scope) Unrestricted() bool {
+	return slices.Contains(s.Namespaces, AllNamespaces) && (s.Selector == nil || s.Selector.Empty())
+}

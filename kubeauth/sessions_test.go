@@ -1,0 +1,121 @@
+package kubeauth
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+)
+
+// TestOpenSessionsAcrossReplicas runs two replicas on one sessions
+// ConfigMap of the real apiserver: a session opened on one is listed by
+// the other, which can end it (an Administrator's DELETE), and then the
+// token stops working on both and the open record is gone.
+func TestOpenSessionsAcrossReplicas(t *testing.T) {
+	kube, ns := adminInNamespace(t)
+	users := auth.StaticUsers{"alice": {Name: "alice", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}}
+	replica := func() *auth.Authenticator {
+		revs, err := WatchConfigMapRevocations(t.Context(), kube, ns, revocationsName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: []byte(strings.Repeat("k", auth.MinKeyLen))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	one, two := replica(), replica()
+	p, tok, err := one.Login(t.Context(), "192.0.2.1", "alice", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func(a *auth.Authenticator) bool {
+		ss, err := a.OpenSessions(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range ss {
+			if s.ID == p.Session && s.User == "alice" && s.Expires.Equal(p.Expires) {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed(one) {
+		t.Fatal("the replica that opened the session does not list it")
+	}
+	eventually(t, "the other replica lists the session", func() bool { return listed(two) })
+	if err := two.End(t.Context(), p.Session); err != nil {
+		t.Fatalf("end the session on the other replica: %v", err)
+	}
+	eventually(t, "the token refused on the replica that issued it", func() bool {
+		_, err := one.Token(t.Context(), tok)
+		return errors.Is(err, auth.ErrInvalidToken)
+	})
+	eventually(t, "the session no longer listed", func() bool { return !listed(one) && !listed(two) })
+	if err := two.End(t.Context(), p.Session); !errors.Is(err, auth.ErrNoSuchSession) {
+		t.Errorf("end an ended session: %v, want ErrNoSuchSession", err)
+	}
+	cm, err := kube.CoreV1().ConfigMaps(ns).Get(t.Context(), revocationsName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cm.Data[openKey(p.Session)]; ok || cm.Data[p.Session] == "" {
+		t.Errorf("ConfigMap after the end: %v, want the revocation and no open record", cm.Data)
+	}
+}
+
+// TestOpenSessionsBounded: at the bound a login is refused (no session
+// that an administrator could not list), and expired open records are
+// pruned by the next write.
+func TestOpenSessionsBounded(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	data := liveEntries(2, now.Add(time.Hour))
+	data[openKey("old")] = now.Add(-time.Minute).UTC().Format(time.RFC3339) + " bob"
+	r := newRevocationsRig(t, data, now)
+	a, err := auth.New(auth.Config{Users: auth.StaticUsers{"alice": {Name: "alice", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}},
+		Revocations: r.revs, Sessions: r.revs, Key: []byte(strings.Repeat("k", auth.MinKeyLen)), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.revs.max = 3
+	p, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw")
+	if err != nil {
+		t.Fatalf("login under the bound: %v", err)
+	}
+	got := r.data(t)
+	if _, ok := got[openKey("old")]; ok || got[openKey(p.Session)] == "" || len(got) != 3 {
+		t.Errorf("ConfigMap after a login: %v, want the expired record pruned and the new one added", got)
+	}
+	waitEntries(t, r, 3)
+	if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); !errors.Is(err, ErrRevocationsFull) {
+		t.Errorf("login at the bound: %v, want ErrRevocationsFull", err)
+	}
+}
+
+func mustHash(t *testing.T) []byte {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+// eventually polls cond every 100 ms for up to 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 100 {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}

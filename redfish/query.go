@@ -1,0 +1,105 @@
+package redfish
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Query parameters: the service pages collections with $top and $skip
+// (ProtocolFeaturesSupported.TopSkipQuery) and implements no other Redfish
+// query. Any other parameter that starts with "$", and only and excerpt,
+// are refused with 501 QueryNotSupported rather than ignored, so a client
+// never reads an unexpanded or unfiltered answer as the one it asked for.
+// Other parameters are ignored, as the specification requires.
+
+const (
+	queryTop  = "$top"
+	querySkip = "$skip"
+)
+
+// refusedQueries are Redfish query parameters without a "$".
+var refusedQueries = []string{"only", "excerpt"}
+
+// checkQuery validates the query string before the handler runs (a
+// refused query must not have run an action first).
+func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.URL.RawQuery == "" {
+			return next(c)
+		}
+		q, err := url.ParseQuery(req.URL.RawQuery)
+		if err != nil {
+			m := msg("GeneralError", nil)
+			m.Resolution = "Percent-encode the query string."
+			return newError(http.StatusBadRequest, m)
+		}
+		paged := false
+		for name, vals := range q {
+			switch {
+			case name == queryTop || name == querySkip:
+				paged = true
+				if _, err := pageParam(name, vals); err != nil {
+					return err
+				}
+			case strings.HasPrefix(name, "$") || slices.Contains(refusedQueries, name):
+				m := msg("QueryNotSupported", nil)
+				m.Resolution = "Remove " + name + ": the service implements only $top and $skip, on collections."
+				return newError(http.StatusNotImplemented, m)
+			}
+		}
+		if paged && req.Method != http.MethodGet && req.Method != http.MethodHead {
+			return newError(http.StatusBadRequest, msg("QueryNotSupportedOnOperation", nil))
+		}
+		return next(c)
+	}
+}
+
+// pageParam reads $top or $skip: one non-negative decimal integer.
+func pageParam(name string, vals []string) (int, error) {
+	v := strings.Join(vals, ",")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || len(vals) != 1 || strings.ContainsAny(v, "+-") {
+		return 0, newError(http.StatusBadRequest, msg("QueryParameterValueFormatError", nil, v, name))
+	}
+	return n, nil
+}
+
+// page applies $top and $skip (validated by [checkQuery]) to a collection:
+// Members keeps the requested window, Members@odata.count stays the total
+// and Members@odata.nextLink names the next window while members remain.
+// On a resource that is not a collection they are refused (400).
+func page(c echo.Context, body obj) error {
+	q := c.QueryParams()
+	if !q.Has(queryTop) && !q.Has(querySkip) {
+		return nil
+	}
+	members, ok := body["Members"].([]obj)
+	if !ok {
+		return newError(http.StatusBadRequest, msg("QueryNotSupportedOnResource", nil))
+	}
+	skip, top := 0, len(members)
+	if q.Has(querySkip) {
+		skip, _ = pageParam(querySkip, q[querySkip])
+	}
+	if q.Has(queryTop) {
+		top, _ = pageParam(queryTop, q[queryTop])
+	}
+	start := min(skip, len(members))
+	end := start + min(top, len(members)-start)
+	body["Members"] = members[start:end]
+	if end < len(members) {
+		uri, _ := body["@odata.id"].(string)
+		next := uri + "?" + querySkip + "=" + strconv.Itoa(end)
+		if q.Has(queryTop) {
+			next += "&" + queryTop + "=" + strconv.Itoa(top)
+		}
+		body["Members@odata.nextLink"] = next
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package redfish
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+)
+
+// memorySessions is an in-process auth.Revocations and auth.Sessions, as
+// one replica's view of the shared sessions ConfigMap: a revoked session is
+// no longer open.
+type memorySessions struct {
+	testutil.MemoryRevocations
+	mu   sync.Mutex
+	open map[string]auth.Session
+}
+
+func (m *memorySessions) Opened(_ context.Context, s auth.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.open == nil {
+		m.open = map[string]auth.Session{}
+	}
+	m.open[s.ID] = s
+	return nil
+}
+
+func (m *memorySessions) Open(ctx context.Context) ([]auth.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []auth.Session
+	for id, s := range m.open {
+		revoked, err := m.Revoked(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !revoked {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
