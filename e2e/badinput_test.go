@@ -105,20 +105,22 @@ func TestBadInput(t *testing.T) {
 // call sends one request with Basic auth and returns the status and body.
 func call(t *testing.T, client *http.Client, env *demo.Env, method, path, body string) (int, []byte) {
 	t.Helper()
-	var rd *bytes.Reader
-	if body != "" {
-		rd = bytes.NewReader([]byte(body))
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, env.URL+path, rd)
+	status, _, raw := exchange(t, client, env.URL, method, path, body, func(r *http.Request) { r.SetBasicAuth(env.User, env.Password) })
+	return status, raw
+}
+
+// exchange sends one request (prepare sets its credentials and headers; a
+// body is sent as JSON) and returns the status, headers and body.
+func exchange(t *testing.T, client *http.Client, base, method, path, body string, prepare func(*http.Request)) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, bytes.NewReader([]byte(body)))
 	if err != nil {
 		t.Fatalf("new request: %v", err)
 	}
-	req.SetBasicAuth(env.User, env.Password)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	prepare(req)
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -128,5 +130,5 @@ func call(t *testing.T, client *http.Client, env *demo.Env, method, path, body s
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		t.Fatalf("%s %s: read body: %v", method, path, err)
 	}
-	return resp.StatusCode, buf.Bytes()
+	return resp.StatusCode, resp.Header, buf.Bytes()
 }

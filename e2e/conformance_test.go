@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -59,34 +58,20 @@ func (a answer) messageID() string {
 
 func (c *rfClient) do(t *testing.T, method, path, body string, header map[string]string) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, c.env.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("new request: %v", err)
-	}
-	if c.token != "" {
-		req.Header.Set("X-Auth-Token", c.token)
-	} else if c.user != "" {
-		req.SetBasicAuth(c.user, c.pass)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	a := answer{status: resp.StatusCode, header: resp.Header}
-	if buf.Len() > 0 {
-		if err := json.Unmarshal(buf.Bytes(), &a.body); err != nil {
-			t.Fatalf("%s %s: %d, body not JSON: %q", method, path, resp.StatusCode, buf.String())
+	status, h, raw := exchange(t, c.http, c.env.URL, method, path, body, func(req *http.Request) {
+		if c.token != "" {
+			req.Header.Set("X-Auth-Token", c.token)
+		} else if c.user != "" {
+			req.SetBasicAuth(c.user, c.pass)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+	})
+	a := answer{status: status, header: h}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a.body); err != nil {
+			t.Fatalf("%s %s: %d, body not JSON: %q", method, path, status, raw)
 		}
 	}
 	return a
