@@ -72,7 +72,8 @@ func pageParam(name string, vals []string) (int, error) {
 
 // page applies $top and $skip (validated by [checkQuery]) to a collection:
 // Members keeps the requested window, Members@odata.count stays the total
-// and Members@odata.nextLink names the next window while members remain.
+// and Members@odata.nextLink names the next window while members remain
+// after a non-empty one.
 // On a resource that is not a collection they are refused (400).
 func page(c echo.Context, body obj) error {
 	q := c.QueryParams()
@@ -93,7 +94,8 @@ func page(c echo.Context, body obj) error {
 	start := min(skip, len(members))
 	end := start + min(top, len(members)-start)
 	body["Members"] = members[start:end]
-	if end < len(members) {
+	if end < len(members) && end > start {
+		// A window of $top=0 has no next one (its link would be itself).
 		uri, _ := body["@odata.id"].(string)
 		next := uri + "?" + querySkip + "=" + strconv.Itoa(end)
 		if q.Has(queryTop) {

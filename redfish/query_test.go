@@ -87,7 +87,7 @@ func TestTopSkipPages(t *testing.T) {
 		query string
 		want  int
 		next  bool
-	}{{"$skip=1", 2, false}, {"$skip=5", 0, false}, {"$top=0", 0, true}, {"$top=2&$skip=2", 1, false}, {"$top=5", 3, false}} {
+	}{{"$skip=1", 2, false}, {"$skip=5", 0, false}, {"$top=0", 0, false}, {"$top=2&$skip=2", 1, false}, {"$top=5", 3, false}} {
 		page := e.get(t, "admin", "/redfish/v1/Systems?"+tc.query)
 		_, next := page["Members@odata.nextLink"]
 		if n := len(page["Members"].([]any)); n != tc.want || next != tc.next {
