@@ -32,7 +32,8 @@ type Config struct {
 	// Namespaces holding the VMs the bridge serves; empty means all.
 	Namespaces []string
 	// Namespace holds the bridge's own objects: the users Secret, the
-	// session key Secret and the revocations ConfigMap.
+	// session key Secret and the sessions ConfigMap (open and revoked
+	// sessions, see kubeauth).
 	Namespace            string
 	UsersSecret          string
 	SessionKeySecret     string

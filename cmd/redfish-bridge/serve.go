@@ -69,7 +69,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.namespace, "namespace", env("POD_NAMESPACE"), "namespace of the bridge's own Secrets, ConfigMap and Lease")
 	fs.StringVar(&o.users, "users-secret", "redfish-bridge-users", "Secret with users (bcrypt hashes) and their scopes")
 	fs.StringVar(&o.sessionKey, "session-key-secret", "redfish-bridge-session-key", "Secret with the session signing key (created when missing)")
-	fs.StringVar(&o.revocations, "sessions-configmap", "redfish-bridge-sessions", "ConfigMap recording ended sessions")
+	fs.StringVar(&o.revocations, "sessions-configmap", "redfish-bridge-sessions", "ConfigMap recording open and ended sessions")
 	fs.StringVar(&o.listen, "listen", ":8443", "HTTPS listen address")
 	fs.StringVar(&o.certFile, "tls-cert", "", "TLS certificate file (PEM)")
 	fs.StringVar(&o.keyFile, "tls-key", "", "TLS private key file (PEM)")
