@@ -10,6 +10,9 @@
 //     under the field manager "redfish-sessions"; expired keys are pruned,
 //     at most [MaxRevocations] live ones are kept, and a logout that cannot
 //     be recorded still ends the session on this replica (fail closed).
+//     The same ConfigMap records open sessions ("open.<id>": expiry and
+//     user; auth.Sessions), so an Administrator lists and ends any user's
+//     session on any replica; a login it cannot record fails.
 //   - [SessionKey]: the HMAC key that signs session tokens, from a Secret
 //     every replica reads (at least 32 bytes).
 package kubeauth
