@@ -24,7 +24,7 @@ import (
 // provisionCycle runs the bridge in-process as the chart's ServiceAccount,
 // configured from the chart's ConfigMap, and drives Ironic's virtual-media
 // boot over HTTP: insert the ISO, boot from CD once, power on; then a
-// session login and logout (which creates the revocations ConfigMap).
+// session login (which creates the sessions ConfigMap) and logout.
 func provisionCycle(t *testing.T, env *installed) {
 	ctx := t.Context()
 	log, forbidden := watchForbidden(t)
@@ -113,12 +113,13 @@ func provisionCycle(t *testing.T, env *installed) {
 		t.Errorf("leader Lease: %v", err)
 	}
 
-	// Logout records the session in the revocations ConfigMap (create).
+	// Login records the session in the sessions ConfigMap (create), logout
+	// revokes it there (patch).
 	tok, loc := c.login(t)
 	c.token = tok
 	c.must(t, http.MethodDelete, loc, nil)
 	if _, err := env.admin.CoreV1().ConfigMaps(releaseNS).Get(ctx, env.configString(t, "sessions-configmap"), metav1.GetOptions{}); err != nil {
-		t.Errorf("sessions ConfigMap after logout: %v", err)
+		t.Errorf("sessions ConfigMap after login and logout: %v", err)
 	}
 	if seen := forbidden.seen(); len(seen) > 0 {
 		t.Errorf("the bridge was refused %d call(s) under the chart's RBAC:\n%s", len(seen), strings.Join(seen, "\n"))
