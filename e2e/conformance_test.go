@@ -186,6 +186,23 @@ func TestProtocolConformance(t *testing.T) {
 			if got.status != http.StatusMethodNotAllowed || msg != "The action PATCH is not supported by the resource." {
 				t.Errorf("PATCH Chassis: %d %q", got.status, msg)
 			}
+			forEachSushy(t, func(t *testing.T, lib sushyLib) {
+				var got struct {
+					Session        bool
+					SystemLED      *string  `json:"system_led"`
+					ChassisWithLED []string `json:"chassis_with_led"`
+					SetError       *string  `json:"set_error"`
+					SetStatus      int      `json:"set_status"`
+				}
+				runSushyScript(t, lib, env, "sushy_indicator.py", []string{sysID(vmConformance)}, nil, &got)
+				if !got.Session || got.SystemLED != nil || len(got.ChassisWithLED) != 0 {
+					t.Errorf("sushy %s: session %t, system LED %v, chassis with an LED %v; want a session and no LED",
+						lib.Version, got.Session, got.SystemLED, got.ChassisWithLED)
+				}
+				if got.SetError == nil || *got.SetError != "BadRequestError" || got.SetStatus != http.StatusBadRequest {
+					t.Errorf("sushy %s set_indicator_led: error %v (status %d), want BadRequestError 400", lib.Version, got.SetError, got.SetStatus)
+				}
+			})
 			after := a.vm(t.Context(), t, vmConformance)
 			if !cmp.Equal(before.GetAnnotations(), after.GetAnnotations()) || !cmp.Equal(templateSpec(t, before), templateSpec(t, after)) {
 				t.Errorf("refused PATCHes changed the VM")
