@@ -43,7 +43,14 @@ type RSSScenario struct {
 	Writes int
 	// Quiet is how long the idle and after phases wait (default 15s).
 	Quiet time.Duration
-	Log   *slog.Logger
+	// Rates, when set, adds a phase measuring GET System and the Systems
+	// collection for Rates each at 1 and RateClients clients (default 50).
+	Rates       time.Duration
+	RateClients int
+	// Cycles, when set, adds a phase running Ironic's provisioning cycle
+	// ([Cycle]) on that many VMs (the last ones) with RateClients clients.
+	Cycles int
+	Log    *slog.Logger
 	// BridgeLog receives the bridge's own log; default a temporary file.
 	BridgeLog string
 }
@@ -71,6 +78,10 @@ func (s RSSScenario) withDefaults() RSSScenario {
 	if s.Quiet <= 0 {
 		s.Quiet = 15 * time.Second
 	}
+	if s.RateClients <= 0 {
+		s.RateClients = 50
+	}
+	s.Cycles = min(s.Cycles, s.VMs)
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
@@ -98,7 +109,12 @@ type RSSResult struct {
 	Setup    time.Duration // cluster, VMs, VMIs and binary ready
 	Pid      int
 	Phases   []RSSPhase
-	Notes    []string // what did not go as planned
+	// Rates are the bridge's GET figures (no floor: the process serves
+	// plain HTTP), when [RSSScenario.Rates] is set.
+	Rates []RatioRow
+	// CycleFailures counts the cycles that failed in the cycle phase.
+	CycleFailures int
+	Notes         []string // what did not go as planned
 }
 
 // Phase returns the phase called name (zero when absent).

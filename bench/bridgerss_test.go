@@ -20,7 +20,11 @@ import (
 // running) of CRD variant BENCH_RSS_VARIANT (default maplist): idle after
 // the inventory synced, while every System is read once, while 50 VMs get
 // a boot override and a power change, and idle again. Run it alone with
-// `go test -run '^$' -bench BridgeRSS -benchtime 1x ./bench/`; its log
+// `go test -run '^$' -bench BridgeRSS -benchtime 1x ./bench/`. More:
+// BENCH_RSS_RUNNING (VMs running, default half), BENCH_RSS_RATES (time per
+// GET measurement; unset: none), BENCH_RSS_CYCLES (VMs given Ironic's
+// provisioning cycle; unset: none), BENCH_RSS_TIMEOUT (default 10m);
+// `make bench-10k` sets them for 10,000 VMs. Its log
 // (Warn) goes to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
 func BenchmarkBridgeRSS(b *testing.B) {
@@ -42,14 +46,29 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lf.Close() //nolint:errcheck // log file
+	var running, cycles int
+	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles} {
+		if *n, err = strconv.Atoi(env(name, "0")); err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+	}
+	rates, err := time.ParseDuration(env("BENCH_RSS_RATES", "0s"))
+	if err != nil {
+		b.Fatalf("BENCH_RSS_RATES: %v", err)
+	}
+	timeout, err := time.ParseDuration(env("BENCH_RSS_TIMEOUT", "10m"))
+	if err != nil {
+		b.Fatalf("BENCH_RSS_TIMEOUT: %v", err)
+	}
 	sc := bench.RSSScenario{
 		Variant: crds.Variant(env("BENCH_RSS_VARIANT", string(crds.MapList))), VMs: vms,
+		Running: running, Cycles: cycles, Rates: rates,
 		Log:       slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		BridgeLog: bridgeLog,
 	}
 	var res *bench.RSSResult
 	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		res, err = bench.BridgeRSS(ctx, sc)
 		cancel()
 	}

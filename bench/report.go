@@ -242,12 +242,7 @@ func (r *Result) Print(w io.Writer) {
 
 func (r *Result) printTargets(w io.Writer, get map[string]map[string]float64) {
 	sc := r.Scenario
-	yes := func(b bool) string {
-		if b {
-			return "REACHED"
-		}
-		return "NOT reached"
-	}
+	yes := reached
 	fmt.Fprintln(w, "targets:")
 	if v, ok := get[OpGetSystem]["p99_ms"]; ok {
 		fmt.Fprintf(w, "  GET System p99 %.2f ms <= %s ms during the provisioning load (%d VMs): %s\n", v, ms(TargetGetP99), sc.VMs, yes(v <= float64(TargetGetP99)/1e6))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -17,8 +18,21 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
-// RSSTarget is issue 6's bound on the bridge's RSS with 1000 VMs.
-const RSSTarget = 150 << 20
+// Targets of the bridge process: issue 6's RSS bound with 1000 VMs, issue
+// 14's with 10,000 and its start-up bound.
+const (
+	RSSTarget     = 150 << 20
+	RSSTarget10k  = 250 << 20
+	StartupTarget = 10 * time.Second
+)
+
+// RSSTargetFor is the RSS bound for vms VMs.
+func RSSTargetFor(vms int) int64 {
+	if vms > 1000 {
+		return RSSTarget10k
+	}
+	return RSSTarget
+}
 
 // meter measures the bridge process phase by phase.
 type meter struct {
@@ -101,9 +115,14 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 				return writeOne(ctx, c, k, on[k])
 			})
 		}},
+		{"rates", func(ctx context.Context, _ *Client) error { return m.rates(ctx, sc, keys) }},
+		{"cycle", func(ctx context.Context, c *Client) error { return m.cycles(ctx, sc, c, keys[len(keys)-sc.Cycles:]) }},
 		{"after", quiet},
 	}
 	for _, ph := range phases {
+		if ph.name == "rates" && sc.Rates <= 0 || ph.name == "cycle" && sc.Cycles <= 0 {
+			continue
+		}
 		err := m.phase(ctx, ph.name, ph.run)
 		if err != nil && (ph.name == "startup" || ctx.Err() != nil) {
 			return fmt.Errorf("phase %s: %w", ph.name, err)
@@ -113,6 +132,55 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 		}
 	}
 	return nil
+}
+
+// rates measures GET System (over every VM) and the Systems collection
+// at 1 and sc.RateClients clients.
+func (m *meter) rates(ctx context.Context, sc RSSScenario, keys []system.Key) error {
+	paths := make([]string, len(keys))
+	for i, k := range keys {
+		paths[i] = systemPath(k.ID())
+	}
+	for _, op := range readOps(paths) {
+		op.Paths = paths
+		if op.Name == OpGetSystems {
+			op.Paths = []string{"/redfish/v1/Systems"}
+		}
+		for _, k := range []int{1, sc.RateClients} {
+			c := *m.client
+			c.HTTP = NewHTTPClient(k)
+			r, err := rate(ctx, &c, op.Paths, k, sc.Rates)
+			if err != nil {
+				return fmt.Errorf("rate %s, %d clients: %w", op.Name, k, err)
+			}
+			m.res.Rates = append(m.res.Rates, RatioRow{Op: op.Name, Clients: k, Bridge: r})
+		}
+	}
+	return nil
+}
+
+// cycles runs [Cycle] on keys with sc.RateClients clients against a local
+// image server.
+func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys []system.Key) (err error) {
+	images, err := demo.StartImageServer([]string{"boot.iso"}, 64<<10)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, images.Close()) }()
+	cc := *c
+	cc.HTTP = NewHTTPClient(sc.RateClients)
+	o := CycleOptions{Image: images.URL + "/images/boot.iso", Poll: 500 * time.Millisecond, PowerOnTimeout: 3 * time.Minute}
+	var mu sync.Mutex
+	err = forEach(ctx, keys, sc.RateClients, func(ctx context.Context, k system.Key) error {
+		err := Cycle(ctx, &cc, k.ID(), o)
+		if err != nil {
+			mu.Lock()
+			m.res.CycleFailures++
+			mu.Unlock()
+		}
+		return err
+	})
+	return err
 }
 
 // phase runs one phase with a fresh recorder and records the bridge's
@@ -161,13 +229,24 @@ func (r *RSSResult) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %s n=%d failed=%d p50=%sms p99=%sms max=%sms\n", p.Name, s.Op, s.N, s.Failed, ms(s.P50), ms(s.P99), ms(s.Max))
 		}
 	}
-	rss, heap := r.Peak()
-	verdict := "reached"
-	if rss >= RSSTarget {
-		verdict = "NOT reached"
+	if len(r.Rates) > 0 {
+		fmt.Fprintln(w, "GETs on the bridge process (plain HTTP, keep-alive, Basic auth):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "GET\tclients\treq/s\tp50 ms\tp99 ms\tfailed\t")
+		for _, row := range r.Rates {
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t\n", row.Op, row.Clients, row.Bridge.PerSecond(), ms(row.Bridge.P50), ms(row.Bridge.P99), row.Bridge.Failed)
+		}
+		_ = tw.Flush()
 	}
-	fmt.Fprintf(w, "bridge RSS idle %s MB, peak %s MB, peak heap %s MB: target < 150 MB %s\n",
-		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), verdict)
+	if sc.Cycles > 0 {
+		fmt.Fprintf(w, "Ironic cycles on %d VMs: %d failed: %s\n", sc.Cycles, r.CycleFailures, reached(r.CycleFailures == 0 && r.Phase("cycle").Name != ""))
+	}
+	startup := r.Phase("startup").Took
+	fmt.Fprintf(w, "start-up until every system is listed: %s (target < %s): %s\n", startup.Round(100*time.Millisecond), StartupTarget, reached(startup > 0 && startup < StartupTarget))
+	rss, heap := r.Peak()
+	target := RSSTargetFor(sc.VMs)
+	fmt.Fprintf(w, "bridge RSS idle %s MB, peak %s MB, peak heap %s MB: target < %s MB with %d VMs: %s\n",
+		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), mib(target), sc.VMs, reached(rss < target))
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

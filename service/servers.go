@@ -52,9 +52,9 @@ var tlsSuites = []uint16{
 	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
-// hardenTLS returns a copy of cfg serving TLS 1.2 or later with
+// HardenTLS returns a copy of cfg serving TLS 1.2 or later with
 // [tlsSuites] unless cfg names its own.
-func hardenTLS(cfg *tls.Config) *tls.Config {
+func HardenTLS(cfg *tls.Config) *tls.Config {
 	cfg = cfg.Clone()
 	cfg.MinVersion = max(cfg.MinVersion, tls.VersionTLS12)
 	if cfg.CipherSuites == nil {
@@ -76,7 +76,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		ln = newLimitListener(ln, limits.MaxConnections)
 	}
 	if tlsCfg != nil {
-		tlsCfg = hardenTLS(tlsCfg)
+		tlsCfg = HardenTLS(tlsCfg)
 	}
 	srv := &http.Server{
 		Handler:           h,
