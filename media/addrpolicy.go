@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -42,23 +41,7 @@ var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("100.100.100.200"),
 }
 
-var (
-	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
-	policyHook atomic.Pointer[AddrPolicy]
-)
-
-// SetAddrPolicy sets the policy [ValidateURL] and [PolicyClient] use for
-// the whole process (the serve and import commands set it from flags). The
-// zero AddrPolicy is the default.
-func SetAddrPolicy(p AddrPolicy) { policyHook.Store(&p) }
-
-// CurrentAddrPolicy returns the policy set by [SetAddrPolicy].
-func CurrentAddrPolicy() AddrPolicy {
-	if p := policyHook.Load(); p != nil {
-		return *p
-	}
-	return AddrPolicy{}
-}
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // ParseAddrPolicy reads a comma-separated policy: "deny-loopback",
 // "deny-private", "deny=<prefix>", "allow=<prefix>"; "" is the default.

@@ -20,6 +20,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	bundle CABundle
+	policy AddrPolicy
 }
 
 // NewService returns a Service writing VMs through w and deleting import
@@ -30,6 +31,11 @@ func NewService(w apply.Writer, kube kubernetes.Interface, log *slog.Logger) *Se
 	}
 	return &Service{w: w, kube: kube, log: log, now: time.Now}
 }
+
+// SetAddrPolicy makes Insert refuse image URLs whose literal IP p refuses
+// (a 400 before anything is recorded); the zero policy is the default.
+// The import itself checks every connection under [Options.AddrPolicy].
+func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
 
 // Insert accepts req's image for the slot. It records the slot as Pending
 // with a fresh InsertID and its claim name before returning, so a power-on
@@ -47,7 +53,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	if !ValidSlot(slot) {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	if err := ValidateURL(image); err != nil {
+	if err := s.policy.ValidateURL(image); err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
 	}
 	vm, err := s.w.Read(ctx, key)

@@ -48,6 +48,7 @@ func TestMedia(t *testing.T) {
 				{"PVCSizedFromTheImage", testPVCSizedFromTheImage},
 				{"ImageTooLarge", testImageTooLarge},
 				{"ForeignObjectsKept", testForeignObjectsKept},
+				{"AddrPolicyConfigured", testAddrPolicyConfigured},
 			} {
 				t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 			}

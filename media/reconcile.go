@@ -165,7 +165,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		}
 	}
 	pod := podFor(o, slot, r.opts.ImporterImage, ImportRequest{
-		Policy: CurrentAddrPolicy(), Timeout: r.opts.ImportTimeout,
+		Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout,
 		MaxBytes: r.opts.MaxImageSize, ClaimSize: claimSize,
 	})
 	_, err = r.opts.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,9 +35,12 @@ type Options struct {
 	Events VMEvents
 	// Namespaces to watch for import pods and PVCs; empty means all.
 	Namespaces []string
-	// ImporterImage runs the import pods; default $REDFISH_BRIDGE_IMAGE, else
-	// DefaultImporterImage (the bridge's own image).
+	// ImporterImage runs the import pods; default [DefaultImporterImage]
+	// (the bridge's own image).
 	ImporterImage string
+	// AddrPolicy is what the import pods check on every connection (see
+	// [AddrPolicy]); the zero value is the default policy.
+	AddrPolicy AddrPolicy
 	// StorageClass of the image PVCs; "" uses the cluster default.
 	StorageClass string
 	// DefaultSize is the size of an image PVC before the image's size is
@@ -99,9 +101,6 @@ type Reconciler struct {
 func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Writer == nil || opts.Kube == nil || opts.Events == nil {
 		return nil, fmt.Errorf("media reconciler: Writer, Kube and Events are required")
-	}
-	if opts.ImporterImage == "" {
-		opts.ImporterImage = os.Getenv("REDFISH_BRIDGE_IMAGE")
 	}
 	if opts.ImporterImage == "" {
 		opts.ImporterImage = DefaultImporterImage

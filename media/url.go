@@ -11,13 +11,13 @@ const maxURLLength = 4096
 
 // ValidateURL checks an image URL: absolute http or https with a host, no
 // userinfo (credentials would land in a VM annotation and a pod spec), no
-// control characters, and no literal IP the process's [AddrPolicy] refuses.
-// It returns an [*InvalidURLError].
+// control characters, and no literal IP the default [AddrPolicy] refuses
+// (cloud metadata, link-local...). It returns an [*InvalidURLError].
 func ValidateURL(raw string) error {
-	return CurrentAddrPolicy().ValidateURL(raw)
+	return AddrPolicy{}.ValidateURL(raw)
 }
 
-// ValidateURL is [ValidateURL] under policy p.
+// ValidateURL is [ValidateURL] under policy p: also no literal IP p refuses.
 func (p AddrPolicy) ValidateURL(raw string) error {
 	bad := func(reason string) error { return &InvalidURLError{URL: raw, Reason: reason} }
 	if raw == "" {

@@ -25,8 +25,8 @@ type LeaderElection struct {
 	Disabled bool
 	// LeaseName defaults to "redfish-bridge".
 	LeaseName string
-	// Identity is this replica's holder identity; default $POD_NAME, else
-	// the hostname with a random suffix.
+	// Identity is this replica's holder identity (the chart's pod name);
+	// default the hostname with a random suffix ([DefaultIdentity]).
 	Identity string
 	// LeaseDuration (default 15s), RenewDeadline (10s) and RetryPeriod (2s)
 	// are client-go's leader election timings.
@@ -55,12 +55,9 @@ func (l LeaderElection) withDefaults() LeaderElection {
 	return l
 }
 
-// DefaultIdentity is $POD_NAME, else the hostname with a random suffix (two
-// processes on one host must not share an identity).
+// DefaultIdentity is the hostname with a random suffix (two processes on
+// one host must not share an identity).
 func DefaultIdentity() string {
-	if p := os.Getenv("POD_NAME"); p != "" {
-		return p
-	}
 	host, err := os.Hostname()
 	if err != nil {
 		host = "redfish-bridge"

@@ -61,6 +61,9 @@ type Config struct {
 	// image's size is known (zero: the media default).
 	MaxImageSize   int64
 	ImageClaimSize resource.Quantity
+	// ImageAddrPolicy is which addresses image URLs may reach: checked on
+	// insert (literal IPs) and by the import pods on every connection.
+	ImageAddrPolicy media.AddrPolicy
 	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
 	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
 	// collects).
@@ -152,13 +155,14 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	writer := apply.New(dyn, inv, mode, apply.Options{Log: log})
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube, log)
+	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	if cfg.ImageCAConfigMap != "" {
 		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
 	}
 	mediaOpts := media.Options{
 		Writer: writer, Kube: kube, Events: inv, Namespaces: cfg.Namespaces,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,
-		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize,
+		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
 		ObserveImport: m.ObserveImport,
 	}
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now

@@ -144,14 +144,13 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		return err
 	}
 	kube.QPS, kube.Burst = float32(o.kubeQPS), o.kubeBurst
-	media.SetAddrPolicy(o.addrPolicy)
 	run, err := service.Start(ctx, service.Config{
 		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,
 		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,
 		Listen: o.listen, TLS: tlsCfg, Limits: service.Limits{MaxHeaderBytes: o.maxHeaderBytes, MaxConnections: o.maxConnections}, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
-		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim,
+		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy,
 		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		Log:    logctx.From(ctx),
 	})
