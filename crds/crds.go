@@ -53,3 +53,21 @@ func Load(v Variant) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	return out, nil
 }
+
+//go:embed testfixture/*.yaml
+var fixtures embed.FS
+
+// DataVolumeFixture is a TEST FIXTURE standing for CDI: a minimal
+// structural DataVolume CRD (cdi.kubevirt.io/v1beta1) with the fields the
+// bridge uses, written for the test cluster (not CDI's own CRD).
+func DataVolumeFixture() (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := fixtures.ReadFile("testfixture/datavolumes.cdi.kubevirt.io.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("read the DataVolume fixture: %w", err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		return nil, fmt.Errorf("decode the DataVolume fixture: %w", err)
+	}
+	return crd, nil
+}

@@ -12,4 +12,8 @@
 //     owns its own entries.
 //
 // The bridge must be correct on both; tests run on both.
+//
+// [DataVolumeFixture] is a test fixture, not a KubeVirt or CDI CRD: a
+// minimal DataVolume CRD a test installs to stand for CDI
+// (testcluster.Cluster.InstallCDI).
 package crds

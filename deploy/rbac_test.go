@@ -23,6 +23,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
 // grant is one verb on one resource in one namespace ("": cluster-wide),
@@ -52,6 +53,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	}
 	vms := dyn.Resource(inventory.VMResource).Namespace(vmNS)
 	vmis := dyn.Resource(inventory.VMIResource).Namespace(vmNS)
+	dvs := dyn.Resource(media.DataVolumeResource).Namespace(vmNS)
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
 	secrets, cms := kube.CoreV1().Secrets(releaseNS), kube.CoreV1().ConfigMaps(releaseNS)
@@ -141,6 +143,30 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		},
 		{"", "secrets", "delete", vmNS}: func(ctx context.Context) error {
 			return vmSecrets.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
+		},
+		// media: the import ConfigMap of an insert (media/importsecret.go).
+		{"", "configmaps", "delete", vmNS}: func(ctx context.Context) error {
+			return vmCMs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
+		},
+		// media: CDI DataVolumes (media/importcdi.go): created, watched, looked
+		// up before a re-create, deleted with their insert.
+		{"cdi.kubevirt.io", "datavolumes", "create", vmNS}: func(ctx context.Context) error {
+			dv := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+				"metadata": map[string]any{"name": "rbac-probe", "namespace": vmNS},
+				"spec":     map[string]any{"source": map[string]any{"http": map[string]any{"url": "http://image.example/x.iso"}}},
+			}}
+			_, err := dvs.Create(ctx, dv, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
+		{"cdi.kubevirt.io", "datavolumes", "get", vmNS}: func(ctx context.Context) error {
+			_, err := dvs.Get(ctx, "absent", metav1.GetOptions{})
+			return err
+		},
+		{"cdi.kubevirt.io", "datavolumes", "list", vmNS}:  func(ctx context.Context) error { _, err := dvs.List(ctx, metav1.ListOptions{}); return err },
+		{"cdi.kubevirt.io", "datavolumes", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(dvs.Watch(ctx, metav1.ListOptions{})) },
+		{"cdi.kubevirt.io", "datavolumes", "delete", vmNS}: func(ctx context.Context) error {
+			return dvs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
 		// media: a slot's trust ConfigMap (media/trust.go).
 		{"", "configmaps", "get", vmNS}: func(ctx context.Context) error {

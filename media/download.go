@@ -68,6 +68,12 @@ func (e *NeedRoomError) Error() string {
 // encoding and refuses any other (the bytes on the wire are the bytes
 // written, never a decompressed multiple of them), and stops at lim.
 func Import(ctx context.Context, client *http.Client, url, dest string, lim Limits) (ImportResult, error) {
+	return importReporting(ctx, client, url, dest, lim, nil)
+}
+
+// importReporting is [Import] calling progress (if set) with the bytes
+// written so far and the announced size (-1: unknown) as it writes.
+func importReporting(ctx context.Context, client *http.Client, url, dest string, lim Limits, progress func(written, total int64)) (ImportResult, error) {
 	if err := ValidateURL(url); err != nil {
 		return ImportResult{}, err
 	}
@@ -107,7 +113,11 @@ func Import(ctx context.Context, client *http.Client, url, dest string, lim Limi
 		}
 	}()
 	h := sha256.New()
-	n, err := copyLimited(io.MultiWriter(tmp, h), resp.Body, lim)
+	var w io.Writer = io.MultiWriter(tmp, h)
+	if progress != nil {
+		w = &progressWriter{w: w, total: resp.ContentLength, report: progress}
+	}
+	n, err := copyLimited(w, resp.Body, lim)
 	if err != nil {
 		var tl *TooLargeError
 		var nr *NeedRoomError
@@ -181,4 +191,19 @@ func copyLimited(dst io.Writer, src io.Reader, lim Limits) (int64, error) {
 		return total, &TooLargeError{Bytes: total, Max: lim.MaxBytes}
 	}
 	return total, &NeedRoomError{Bytes: total, Room: lim.RoomBytes}
+}
+
+// progressWriter reports the bytes written through it.
+type progressWriter struct {
+	w       io.Writer
+	written int64
+	total   int64
+	report  func(written, total int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.written += int64(n)
+	p.report(p.written, p.total)
+	return n, err
 }

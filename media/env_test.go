@@ -140,6 +140,8 @@ type env struct {
 	admin     dynamic.Interface
 	adminKube kubernetes.Interface
 	kube      kubernetes.Interface // as the bridge
+	dyn       dynamic.Interface    // as the bridge
+	cluster   *testcluster.Cluster
 	inv       *inventory.Inventory
 	w         *apply.Client
 	svc       *media.Service
@@ -190,6 +192,8 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 		admin:     dynamic.NewForConfigOrDie(c.Admin),
 		adminKube: kubernetes.NewForConfigOrDie(c.Admin),
 		kube:      kube,
+		dyn:       dyn,
+		cluster:   c,
 		inv:       inv,
 		w:         w,
 		svc:       media.NewService(w, kube, log),
@@ -204,7 +208,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.Reconciler, func()) {
 	t.Helper()
 	opts := media.Options{
-		Writer: e.w, Kube: e.kube, Events: e.inv, Namespaces: []string{e.ns},
+		Writer: e.w, Kube: e.kube, Dynamic: e.dyn, Events: e.inv, Namespaces: []string{e.ns},
 		ImporterImage: "redfish-bridge:test", OrphanGrace: time.Second, Log: e.log,
 	}
 	if edit != nil {

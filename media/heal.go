@@ -130,7 +130,7 @@ func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, r
 	}
 }
 
-// collect deletes import pods and PVCs of slots that are no longer on the
+// collect deletes import objects (pods, DataVolumes) and PVCs of slots that are no longer on the
 // VM (an eject interrupted between its apply and its deletes, or a PVC made
 // from a stale cache), once they are older than OrphanGrace and the VM no
 // longer references the PVC.
@@ -140,9 +140,17 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 	if err != nil {
 		return 0, err
 	}
-	pods, err := r.listPods(o, "")
-	if err != nil {
-		return 0, err
+	var objs []metav1.Object
+	owners := map[metav1.Object]Importer{}
+	for _, imp := range r.importers {
+		l, err := imp.orphans(o)
+		if err != nil {
+			return 0, err
+		}
+		for _, obj := range l {
+			owners[obj] = imp
+		}
+		objs = append(objs, l...)
 	}
 	used := map[string]bool{}
 	list, _, _ := unstructured.NestedSlice(vm.Object.Object, "spec", "template", "spec", "volumes")
@@ -165,9 +173,9 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 		return true
 	}
 	var errs []error
-	for _, p := range pods {
-		if orphan(p) {
-			errs = append(errs, deletePod(ctx, r.opts.Kube, p))
+	for _, obj := range objs {
+		if orphan(obj) {
+			errs = append(errs, owners[obj].remove(ctx, obj))
 		}
 	}
 	for _, c := range claims {

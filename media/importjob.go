@@ -39,6 +39,10 @@ type ImportRequest struct {
 	// [ClaimRoom] of it is not written but reported with its size
 	// ([*NeedRoomError]); zero: no such bound.
 	ClaimSize resource.Quantity
+	// Progress, if set, is called as the image is written with the bytes
+	// so far and the announced size (-1: unknown); not an argument (the
+	// simulator's CDI reports it).
+	Progress func(written, total int64) `json:"-"`
 }
 
 // Args is the request as `redfish-bridge import` arguments (without the
@@ -142,7 +146,7 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 		// image is reported with its size instead of written.
 		lim.RoomBytes = max(ClaimRoom(r.ClaimSize), 1)
 	}
-	res, err := Import(ctx, client, r.URL, r.Dest, lim)
+	res, err := importReporting(ctx, client, r.URL, r.Dest, lim, r.Progress)
 	var nr *NeedRoomError
 	switch {
 	case err == nil, errors.As(err, &nr):

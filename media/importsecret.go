@@ -14,22 +14,24 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// The import Secret carries what an import pod needs besides the URL: the
-// CAs it trusts and the InsertMedia credentials. It is created, owned by
-// the VM, before the insert is recorded; the pod mounts it at
-// [ImportConfigPath] (only file paths reach the pod's arguments); it is
-// deleted when the import ends (succeeded, failed, timed out) and on
-// eject. Credentials are needed for the download only, so they do not
-// outlive it.
+// The import Secret carries the InsertMedia credentials, the import
+// ConfigMap the CAs the download trusts: what an import needs besides the
+// URL. Both are created, owned by the VM, before the insert is recorded;
+// the import pod mounts them under [ImportConfigPath] (only file paths
+// reach its arguments), a CDI DataVolume names them as its secretRef and
+// certConfigMap; both are deleted when the import ends (succeeded,
+// failed, timed out) and on eject. Credentials are needed for the
+// download only, so they do not outlive it.
 
-// ComponentImportSecret labels the import Secrets.
+// ComponentImportSecret labels the import Secrets and ConfigMaps.
 const ComponentImportSecret = "import-secret"
 
-// ImportConfigPath is where the import pod mounts its import Secret.
+// ImportConfigPath is where the import pod mounts its import ConfigMap
+// (ImportConfigPath/ca) and Secret (ImportConfigPath/credentials).
 const ImportConfigPath = "/etc/redfish-bridge/import"
 
-// ImportSecretName is the import Secret of one insert (the import pod's
-// name: one Secret per insert).
+// ImportSecretName is the import Secret and ConfigMap of one insert (the
+// import pod's name: one of each per insert).
 func ImportSecretName(claim, insertID string) string { return PodName(claim, insertID) }
 
 // CABundle names the bridge-wide CA bundle: a key of a ConfigMap in the
@@ -75,9 +77,10 @@ func (s *Service) readCABundle(ctx context.Context) (string, error) {
 	return pem, nil
 }
 
-// importSecretData is what an insert's import Secret holds, and the slot
-// fields that say so; nil data when the import needs no Secret.
-func (s *Service) importSecretData(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (map[string][]byte, system.MediaSlot, error) {
+// importData is what an insert's import Secret (credentials) and
+// ConfigMap (CAs) hold, and the slot fields that say so; nil data when the
+// import needs neither.
+func (s *Service) importData(ctx context.Context, key system.Key, slot string, req system.MediaInsert) (map[string][]byte, system.MediaSlot, error) {
 	var fields system.MediaSlot
 	trust, err := s.Trust(ctx, key, slot)
 	if err != nil {
@@ -121,31 +124,43 @@ func certPEMs(t system.MediaTrust) []string {
 	return out
 }
 
-// createImportSecret creates the import Secret of slot (named in
-// slot.ImportSecret), owned by the VM.
+// createImportSecret creates the import ConfigMap (the CA bundle, when
+// slot.CABundle) and Secret (the credentials, when slot.Credentials) of
+// slot, named in slot.ImportSecret, owned by the VM.
 func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot system.MediaSlot, data map[string][]byte) error {
 	o := owner{key: vm.Key, uid: vm.Object.GetUID()}
 	l := objectLabels(ComponentImportSecret, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            slot.ImportSecret,
-			Namespace:       vm.Key.Namespace,
-			Labels:          l,
-			OwnerReferences: []metav1.OwnerReference{o.ref()},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: data,
+	meta := metav1.ObjectMeta{
+		Name:            slot.ImportSecret,
+		Namespace:       vm.Key.Namespace,
+		Labels:          l,
+		OwnerReferences: []metav1.OwnerReference{o.ref()},
 	}
-	if _, err := s.kube.CoreV1().Secrets(vm.Key.Namespace).Create(ctx, sec, metav1.CreateOptions{FieldManager: apply.ManagerMedia}); err != nil {
+	create := metav1.CreateOptions{FieldManager: apply.ManagerMedia}
+	if ca, ok := data[CAKey]; ok {
+		cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{CAKey: string(ca)}}
+		if _, err := s.kube.CoreV1().ConfigMaps(vm.Key.Namespace).Create(ctx, cm, create); err != nil {
+			return fmt.Errorf("create import ConfigMap %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)
+		}
+	}
+	if !slot.Credentials {
+		return nil
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: meta,
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{CredentialUserKey: data[CredentialUserKey], CredentialPasswordKey: data[CredentialPasswordKey]},
+	}
+	if _, err := s.kube.CoreV1().Secrets(vm.Key.Namespace).Create(ctx, sec, create); err != nil {
 		return fmt.Errorf("create import Secret %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)
 	}
 	return nil
 }
 
-// deleteImportSecret deletes the slot's import Secret ("" and a missing
-// one are fine). The bridge may not read Secrets, so the name is checked
-// instead: only the name the bridge gives this insert's Secret
+// deleteImportSecret deletes the slot's import Secret and ConfigMap (""
+// and missing ones are fine). The bridge may not read Secrets, so the name
+// is checked instead: only the name the bridge gives this insert's objects
 // ([ImportSecretName] of the VM's own claim) is ever deleted; another
 // Secret a hand-edited slot annotation names is left alone.
 func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, o owner, slot system.MediaSlot) error {
@@ -160,6 +175,13 @@ func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, o owner,
 	err := kube.CoreV1().Secrets(o.key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete import Secret %s/%s: %w", o.key.Namespace, name, err)
+	}
+	if !slot.CABundle {
+		return nil
+	}
+	err = kube.CoreV1().ConfigMaps(o.key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete import ConfigMap %s/%s: %w", o.key.Namespace, name, err)
 	}
 	return nil
 }

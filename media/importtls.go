@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 )
 
-// Keys of the import Secret ([ImportSecretName]), which the import pod
-// mounts at [ImportConfigPath].
+// Keys of the import Secret and the import ConfigMap (both named
+// [ImportSecretName]): the credentials in CDI's endpoint Secret format
+// (accessKeyId, secretKey), the CA bundle as ca.pem (CDI's certConfigMap
+// trusts every key). The import pod mounts them under [ImportConfigPath].
 const (
-	CredentialUserKey     = "username"
-	CredentialPasswordKey = "password"
+	CredentialUserKey     = "accessKeyId"
+	CredentialPasswordKey = "secretKey"
 	CAKey                 = "ca.pem"
 )
 

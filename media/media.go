@@ -66,7 +66,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 		}
 		return cur, nil
 	}
-	data, fresh, err := s.importSecretData(ctx, key, slot, req)
+	data, fresh, err := s.importData(ctx, key, slot, req)
 	if err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 	}

@@ -118,8 +118,8 @@ func testInsertImportsToReady(t *testing.T, e *env) {
 
 	e.img.open("/ready.iso")
 	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-	if ready.SizeBytes != 3<<20+17 || ready.InsertID != got.InsertID {
-		t.Errorf("Ready slot %+v: want SizeBytes %d and InsertID %s", ready, 3<<20+17, got.InsertID)
+	if ready.SizeBytes != 3<<20+17 || ready.InsertID != got.InsertID || ready.Method != media.ImportMethodPod {
+		t.Errorf("Ready slot %+v: want SizeBytes %d, InsertID %s, imported by the pod (no CDI here)", ready, 3<<20+17, got.InsertID)
 	}
 	data, err := os.ReadFile(e.sim.ImagePath(e.ns, got.ClaimName))
 	if err != nil {

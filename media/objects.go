@@ -18,6 +18,9 @@ const (
 	ImageMountPath    = "/image"
 	ImageDest         = ImageMountPath + "/disk.img"
 	importerUID       = 107 // KubeVirt's qemu user, so the image is readable by virt-launcher
+
+	importCAPath          = ImportConfigPath + "/ca"
+	importCredentialsPath = ImportConfigPath + "/credentials"
 )
 
 func objectLabels(component, slot string) map[string]string {
@@ -69,8 +72,8 @@ func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageCla
 // (its policy, timeout and size limits; URL, destination and trust come
 // from the slot). The URL is one
 // argv element of the bridge binary: no shell ever sees it. The slot's
-// import Secret (CAs, credentials) is mounted read-only at
-// [ImportConfigPath]; only its file paths are arguments.
+// import ConfigMap (CAs) and Secret (credentials) are mounted read-only
+// under [ImportConfigPath]; only their file paths are arguments.
 func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *corev1.Pod {
 	l := objectLabels(ComponentImporter, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
@@ -82,14 +85,19 @@ func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *co
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: slot.ClaimName},
 		},
 	}}
-	if slot.ImportSecret != "" {
-		if slot.CABundle {
-			req.CAFile = ImportConfigPath + "/" + CAKey
-		}
-		if slot.Credentials {
-			req.CredentialsDir = ImportConfigPath
-		}
-		mounts = append(mounts, corev1.VolumeMount{Name: "import-secret", MountPath: ImportConfigPath, ReadOnly: true})
+	if slot.ImportSecret != "" && slot.CABundle {
+		req.CAFile = importCAPath + "/" + CAKey
+		mounts = append(mounts, corev1.VolumeMount{Name: "import-ca", MountPath: importCAPath, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{
+			Name: "import-ca",
+			VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: slot.ImportSecret}},
+			},
+		})
+	}
+	if slot.ImportSecret != "" && slot.Credentials {
+		req.CredentialsDir = importCredentialsPath
+		mounts = append(mounts, corev1.VolumeMount{Name: "import-secret", MountPath: importCredentialsPath, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{
 			Name: "import-secret",
 			VolumeSource: corev1.VolumeSource{

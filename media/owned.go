@@ -67,16 +67,23 @@ func ownerName(obj metav1.Object) (string, bool) {
 	return "", false
 }
 
-// ForeignClaimError reports a PVC with the slot's claim name that the
-// bridge did not create for this VM: it is neither used nor deleted.
+// ForeignClaimError reports a PVC (or DataVolume) with the slot's claim
+// name that the bridge did not create for this VM: it is neither used nor
+// deleted.
 type ForeignClaimError struct {
 	Namespace, Name string
 	VM              system.Key
+	// Kind is what holds the name; "" is a PVC.
+	Kind string
 }
 
 func (e *ForeignClaimError) Error() string {
-	return fmt.Sprintf("PVC %s/%s exists and was not created by redfish-bridge for VM %s; delete or rename it, then insert again",
-		e.Namespace, e.Name, e.VM)
+	kind := e.Kind
+	if kind == "" {
+		kind = "PVC"
+	}
+	return fmt.Sprintf("%s %s/%s exists and was not created by redfish-bridge for VM %s; delete or rename it, then insert again",
+		kind, e.Namespace, e.Name, e.VM)
 }
 
 // deletePod deletes the import pod p, only if it is still the object read

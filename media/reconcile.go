@@ -48,41 +48,24 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 	return after, errors.Join(errs...)
 }
 
-// reconcileSlot advances one slot's import.
+// reconcileSlot advances one slot's import through its import method.
 func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
 	key := vm.Key
-	pods, err := r.listPods(o, slot.Slot)
-	if err != nil {
-		return 0, err
-	}
-	busy := slot.Phase.Busy()
-	r.log.DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "pods", len(pods))
-	var current *corev1.Pod
-	others := 0
-	for _, p := range pods {
-		mine := p.Labels[LabelInsertID] == slot.InsertID
-		if mine && busy {
-			current = p
-			continue
+	t := importTarget{o: o, slot: slot}
+	r.log.DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
+	if !slot.Phase.Busy() {
+		var errs []error
+		for _, imp := range r.importers {
+			errs = append(errs, imp.settle(ctx, t))
 		}
-		if p.DeletionTimestamp == nil {
-			if err := deletePod(ctx, r.opts.Kube, p); err != nil {
-				return 0, err
-			}
-			if !mine {
-				r.c.stale.Add(1)
-				r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", key.String(), "slot", slot.Slot, "pod", p.Name)
-			}
-		}
-		if !mine {
-			others++
-		}
-	}
-	if !busy {
-		return 0, nil
+		return 0, errors.Join(errs...)
 	}
 	if slot.InsertID == "" || slot.ClaimName == "" {
 		return 0, fmt.Errorf("slot %s of %s is %s without InsertID or ClaimName", slot.Slot, key, slot.Phase)
+	}
+	imp, why := r.importerFor(slot)
+	if imp == nil {
+		return 0, r.refuse(ctx, o, slot, why)
 	}
 
 	remaining := slot.Since.Add(r.opts.ImportTimeout).Sub(time.Now())
@@ -97,172 +80,136 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 				r.opts.ObserveImport("timed_out", time.Since(slot.Since))
 			}
 		}
-		if current != nil && err == nil {
-			err = deletePod(ctx, r.opts.Kube, current)
+		if err == nil {
+			err = imp.finish(ctx, t)
 		}
 		return 0, err
 	}
 
-	if current != nil && current.DeletionTimestamp != nil {
-		// Deleted after it reported (its deletion is an event).
-		return min(remaining, waitPoll), nil
-	}
-	if current != nil {
-		return r.follow(ctx, o, slot, current, remaining)
-	}
-	if others > 0 {
-		// Never two imports into one PVC: wait until the older pods are gone
-		// (their deletion is an event).
-		return min(remaining, waitPoll), nil
-	}
-	podName := PodName(slot.ClaimName, slot.InsertID)
-	if slot.Phase == system.MediaImporting {
-		// Our pod cache may lag behind our own create: ask before re-creating.
-		_, err := r.opts.Kube.CoreV1().Pods(key.Namespace).Get(ctx, podName, metav1.GetOptions{})
-		if err == nil {
-			return remaining, nil // its events will follow
-		}
-		if !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("get import pod %s/%s: %w", key.Namespace, podName, err)
-		}
-	}
-	// The image's size is known only once an import pod reported it (the
-	// bridge itself never contacts the image server): until then the PVC
-	// gets DefaultSize.
-	size := slot.SizeBytes
-	if size > r.opts.MaxImageSize {
-		return 0, r.refuse(ctx, o, slot, (&TooLargeError{Bytes: size, Announced: true, Max: r.opts.MaxImageSize}).Error())
-	}
-	exists, ready, claimSize, err := r.checkClaim(ctx, o, slot, size)
+	st, err := imp.observe(ctx, t)
 	if foreign := (*ForeignClaimError)(nil); errors.As(err, &foreign) {
 		return 0, r.refuse(ctx, o, slot, foreign.Error())
 	}
-	if err != nil || !ready {
-		return min(remaining, waitPoll), err
+	if err != nil {
+		return 0, err
+	}
+	switch st.state {
+	case importWaiting:
+		return min(remaining, waitPoll), nil
+	case importRunning:
+		return remaining, r.running(ctx, key, slot, imp, st)
+	case importNeedsRoom:
+		return min(remaining, waitPoll), r.resize(ctx, t, imp, st.bytes)
+	case importSucceeded, importFailed:
+		return 0, r.ended(ctx, t, imp, st)
+	}
+	// Nothing of this insert exists yet.
+	if slot.SizeBytes > r.opts.MaxImageSize {
+		return 0, r.refuse(ctx, o, slot, (&TooLargeError{Bytes: slot.SizeBytes, Announced: true, Max: r.opts.MaxImageSize}).Error())
 	}
 	// The slot as cached may be stale (ejected or re-inserted a moment
 	// ago): record the start first. The apply is preconditioned on what was
 	// read, so it only lands if the slot still holds this insert; only then
-	// are a PVC and a pod created. The edit always changes the slot, so the
+	// is the import started. The edit always changes the slot, so the
 	// apply (and its precondition) always happens.
 	started, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 		now := time.Now().UTC()
+		s.Method = imp.method()
 		if s.Phase == system.MediaPending {
 			s.Phase, s.Since = system.MediaImporting, now
 			s.Reason = "importing into PVC " + slot.ClaimName
 		} else {
 			// Always a new value: the apply must happen to prove the read fresh.
-			s.Reason = "import pod re-created at " + now.Format(time.RFC3339Nano)
+			s.Reason = "import re-started at " + now.Format(time.RFC3339Nano)
 		}
 	})
 	if err != nil || !started {
 		r.log.DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
 		return 0, err
 	}
-	if !exists {
-		if err := r.createClaim(ctx, o, slot, size); err != nil {
-			return 0, err
-		}
+	t.slot.Method = imp.method()
+	err = imp.start(ctx, t, st)
+	if foreign := (*ForeignClaimError)(nil); errors.As(err, &foreign) {
+		return 0, r.refuse(ctx, o, slot, foreign.Error())
 	}
-	pod := podFor(o, slot, r.opts.ImporterImage, ImportRequest{
-		Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout,
-		MaxBytes: r.opts.MaxImageSize, ClaimSize: claimSize,
-	})
-	_, err = r.opts.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	switch {
-	case err == nil:
-		r.c.podsCreated.Add(1)
-		r.log.InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
-	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
-		r.log.DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
-	default:
-		return 0, fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
-	}
-	return remaining, nil
+	return remaining, err
 }
 
-// follow acts on the current insert's pod.
-func (r *Reconciler) follow(ctx context.Context, o owner, slot system.MediaSlot, pod *corev1.Pod, remaining time.Duration) (time.Duration, error) {
-	key := o.key
-	ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	res, ok := ParseImportResult(terminationMessage(pod))
-	if ended && ok && res.NeedBytes > 0 {
-		// The next pod downloads again: its import Secret stays.
-		return r.resize(ctx, o, slot, pod, res.NeedBytes, remaining)
+// running records an import under way: Importing (an earlier run started
+// it but did not record it) and its progress.
+func (r *Reconciler) running(ctx context.Context, key system.Key, slot system.MediaSlot, imp Importer, st importStatus) error {
+	if slot.Phase != system.MediaPending && slot.Method != "" && st.percent <= slot.Percent {
+		return nil
 	}
-	if ended {
-		// The credentials were for the download only: gone before the
-		// import is recorded as over.
-		if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
-			return 0, err
-		}
-	}
-	switch {
-	case pod.Status.Phase == corev1.PodSucceeded:
-		size := slot.SizeBytes
-		if ok {
-			size = res.Bytes
-		}
-		ok, err := r.finish(ctx, key, slot, system.MediaReady, "imported", size)
-		if err != nil {
-			return 0, err
-		}
-		if ok { // not when another replica recorded it first
-			r.c.ready.Add(1)
-			r.observeImport("succeeded", pod)
-		}
-		return 0, deletePod(ctx, r.opts.Kube, pod)
-	case pod.Status.Phase == corev1.PodFailed:
-		reason := terminationMessage(pod)
-		if reason == "" {
-			reason = "import pod failed"
-		}
-		ok, err := r.finish(ctx, key, slot, system.MediaFailed, reason, 0)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			r.c.failed.Add(1)
-			r.observeImport("failed", pod)
-		}
-		return 0, deletePod(ctx, r.opts.Kube, pod)
-	}
-	if slot.Phase == system.MediaPending {
-		// Accepted by an earlier run that created the pod but did not record it.
-		if _, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+	_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
+		s.Method = imp.method()
+		if s.Phase == system.MediaPending {
 			s.Phase = system.MediaImporting
 			s.Reason = "importing into PVC " + slot.ClaimName
 			s.Since = time.Now().UTC()
-		}); err != nil {
-			return 0, err
 		}
-	}
-	return remaining, nil
+		if st.percent > s.Percent {
+			s.Percent = st.percent
+		}
+	})
+	return err
 }
 
-// resize acts on an import pod that found the image larger than its PVC:
-// the image's size is recorded on the slot, the pod deleted, and the next
-// round replaces the PVC with one of ClaimSize(need), strictly larger than
-// the one the pod had (see [ClaimRoom]), and starts a new pod.
-func (r *Reconciler) resize(ctx context.Context, o owner, slot system.MediaSlot, pod *corev1.Pod, need int64, remaining time.Duration) (time.Duration, error) {
-	key := o.key
-	if need > r.opts.MaxImageSize {
-		if err := r.refuse(ctx, o, slot, (&TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
-			return 0, err
-		}
-		return 0, deletePod(ctx, r.opts.Kube, pod)
+// ended records an import that succeeded or failed, then lets its method
+// delete what it no longer needs. The credentials were for the download
+// only: the import Secret is gone before the import is recorded as over.
+func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st importStatus) error {
+	if err := deleteImportSecret(ctx, r.opts.Kube, t.o, t.slot); err != nil {
+		return err
 	}
-	if need > slot.SizeBytes { // else: this pod's report is already recorded
+	phase, reason, size, result := system.MediaReady, "imported", t.slot.SizeBytes, "succeeded"
+	if st.bytes > 0 {
+		size = st.bytes
+	}
+	if st.state == importFailed {
+		phase, reason, size, result = system.MediaFailed, st.reason, 0, "failed"
+	}
+	ok, err := r.finish(ctx, t.o.key, t.slot, phase, reason, size)
+	if err != nil {
+		return err
+	}
+	if ok { // not when another replica recorded it first
+		if phase == system.MediaReady {
+			r.c.ready.Add(1)
+		} else {
+			r.c.failed.Add(1)
+		}
+		if r.opts.ObserveImport != nil && !st.started.IsZero() {
+			r.opts.ObserveImport(result, time.Since(st.started))
+		}
+	}
+	return imp.finish(ctx, t)
+}
+
+// resize acts on an import that found the image larger than its PVC: the
+// image's size is recorded on the slot, the import's objects deleted, and
+// the next round replaces the PVC with one of ClaimSize(need), strictly
+// larger than the one it had (see [ClaimRoom]), and starts again. The
+// import Secret stays: the next import downloads again.
+func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, need int64) error {
+	key, slot := t.o.key, t.slot
+	if need > r.opts.MaxImageSize {
+		if err := r.refuse(ctx, t.o, slot, (&TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
+			return err
+		}
+		return imp.finish(ctx, t)
+	}
+	if need > slot.SizeBytes { // else: this report is already recorded
 		_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 			s.SizeBytes = need
 			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, FormatBytes(need), slot.ClaimName)
 		})
 		if err != nil {
-			return 0, err
+			return err
 		}
 		r.log.InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
 	}
-	return min(remaining, waitPoll), deletePod(ctx, r.opts.Kube, pod)
+	return imp.finish(ctx, t)
 }
 
 // refuse fails the slot's import before (or instead of) a download: its
@@ -282,6 +229,7 @@ func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.Med
 		s.Reason = reason
 		s.Since = time.Now().UTC()
 		s.ImportSecret = "" // deleted before
+		s.Percent = 0
 		if size > 0 {
 			s.SizeBytes = size
 		}

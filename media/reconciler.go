@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -35,6 +37,12 @@ type Options struct {
 	Events VMEvents
 	// Namespaces to watch for import pods and PVCs; empty means all.
 	Namespaces []string
+	// ImportMethod is how images are imported: [ImportMethodAuto] (the
+	// default: a CDI DataVolume where CDI is installed, else the import
+	// pod), or one of [ImportMethods].
+	ImportMethod string
+	// Dynamic reads and writes CDI DataVolumes; nil: no CDI.
+	Dynamic dynamic.Interface
 	// ImporterImage runs the import pods; default [DefaultImporterImage]
 	// (the bridge's own image).
 	ImporterImage string
@@ -85,13 +93,13 @@ type counters struct {
 
 // Reconciler drives virtual-media imports from watches. See the package doc.
 type Reconciler struct {
-	opts   Options
-	log    *slog.Logger
-	queue  workqueue.TypedRateLimitingInterface[system.Key]
-	pods   []corelisters.PodLister
-	claims []corelisters.PersistentVolumeClaimLister
-	synced []cache.InformerSynced
-	c      counters
+	opts      Options
+	log       *slog.Logger
+	queue     workqueue.TypedRateLimitingInterface[system.Key]
+	claims    []corelisters.PersistentVolumeClaimLister
+	importers []Importer
+	synced    []cache.InformerSynced
+	c         counters
 
 	mu       sync.Mutex
 	reported map[system.Key]string // disk-without-volume already reported, by VM resourceVersion
@@ -119,6 +127,12 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	}
 	if opts.MaxImageSize < 0 || opts.MaxImageSize > MaxImageSizeLimit {
 		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, MaxImageSizeLimit)
+	}
+	if opts.ImportMethod == "" {
+		opts.ImportMethod = ImportMethodAuto
+	}
+	if opts.ImportMethod != ImportMethodAuto && !slices.Contains(ImportMethods(), opts.ImportMethod) {
+		return nil, fmt.Errorf("media reconciler: unknown import method %q (want %s or one of %v)", opts.ImportMethod, ImportMethodAuto, ImportMethods())
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 2
@@ -159,30 +173,36 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		f := informers.NewSharedInformerFactoryWithOptions(r.opts.Kube, 0,
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() }))
-		pods := f.Core().V1().Pods()
 		claims := f.Core().V1().PersistentVolumeClaims()
-		for _, inf := range []cache.SharedIndexInformer{pods.Informer(), claims.Informer()} {
-			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    r.enqueueOwner,
-				UpdateFunc: func(_, obj any) { r.enqueueOwner(obj) },
-				DeleteFunc: r.enqueueOwner,
-			}); err != nil {
-				return fmt.Errorf("media reconciler: add handler: %w", err)
-			}
-			r.synced = append(r.synced, inf.HasSynced)
+		if _, err := claims.Informer().AddEventHandler(handlerFor(r.enqueueOwner)); err != nil {
+			return fmt.Errorf("media reconciler: add handler: %w", err)
 		}
-		r.pods = append(r.pods, pods.Lister())
+		r.synced = append(r.synced, claims.Informer().HasSynced)
 		r.claims = append(r.claims, claims.Lister())
 		f.Start(ctx.Done())
 		defer f.Shutdown()
 	}
+	importers, err := newImporters(ctx, r, r.opts.ImportMethod)
+	if err != nil {
+		return fmt.Errorf("media reconciler: %w", err)
+	}
+	methods := make([]string, len(importers))
+	for i, imp := range importers {
+		synced, err := imp.watch(ctx, namespaces, r.enqueueOwner)
+		if err != nil {
+			return fmt.Errorf("media reconciler: %w", err)
+		}
+		r.synced = append(r.synced, synced...)
+		methods[i] = imp.method()
+	}
+	r.importers = importers
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
 		return fmt.Errorf("media reconciler: caches did not sync: %w", context.Cause(ctx))
 	}
 	if err := r.opts.Events.AddVMHandler(func(k system.Key) { r.queue.Add(k) }); err != nil {
 		return fmt.Errorf("media reconciler: %w", err)
 	}
-	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "image", r.opts.ImporterImage)
+	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
 	var wg sync.WaitGroup
 	for range r.opts.Workers {
 		wg.Go(func() {
@@ -198,12 +218,6 @@ func (r *Reconciler) Run(ctx context.Context) error {
 
 // QueueLen is the number of VMs waiting to be reconciled.
 func (r *Reconciler) QueueLen() int { return r.queue.Len() }
-
-func (r *Reconciler) observeImport(result string, pod *corev1.Pod) {
-	if r.opts.ObserveImport != nil {
-		r.opts.ObserveImport(result, time.Since(pod.CreationTimestamp.Time))
-	}
-}
 
 // Enqueue asks for key to be reconciled (e.g. right after an insert).
 func (r *Reconciler) Enqueue(key system.Key) { r.queue.Add(key) }
@@ -239,23 +253,6 @@ func (r *Reconciler) next(ctx context.Context) bool {
 		r.queue.Forget(key)
 	}
 	return true
-}
-
-// listPods returns the cached import pods of the VM's slot ("": all).
-func (r *Reconciler) listPods(o owner, slot string) ([]*corev1.Pod, error) {
-	var out []*corev1.Pod
-	for _, l := range r.pods {
-		pods, err := l.Pods(o.key.Namespace).List(importerSelector(slot))
-		if err != nil {
-			return nil, fmt.Errorf("list import pods of %s: %w", o.key, err)
-		}
-		for _, p := range pods {
-			if o.owns(p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
 }
 
 // listClaims returns the cached media PVCs owned by the VM.

@@ -113,9 +113,15 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != vmObj.GetUID() || sec.OwnerReferences[0].Kind != "VirtualMachine" {
 		t.Errorf("import Secret owners %+v, want the VM (UID %s)", sec.OwnerReferences, vmObj.GetUID())
 	}
-	if string(sec.Data[media.CredentialPasswordKey]) != imagePass || string(sec.Data[media.CredentialUserKey]) != imageUser ||
-		!strings.Contains(string(sec.Data[media.CAKey]), strings.TrimSpace(srv.ca.PEM)) {
-		t.Errorf("import Secret keys %v: want the credentials and the slot's CA", keys(sec.Data))
+	if string(sec.Data[media.CredentialPasswordKey]) != imagePass || string(sec.Data[media.CredentialUserKey]) != imageUser {
+		t.Errorf("import Secret keys %v: want the credentials", keys(sec.Data))
+	}
+	cm, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("import ConfigMap: %v", err)
+	}
+	if !strings.Contains(cm.Data[media.CAKey], strings.TrimSpace(srv.ca.PEM)) || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != vmObj.GetUID() {
+		t.Errorf("import ConfigMap %+v: want the slot's CA, owned by the VM", cm)
 	}
 	var pod corev1.Pod
 	e.eventually(t, "import pod", func(ctx context.Context) error {
@@ -133,8 +139,9 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 			t.Errorf("the %s holds the password", what)
 		}
 	}
-	if !strings.Contains(string(podJSON), `"secretName":"`+got.ImportSecret+`"`) || !strings.Contains(string(podJSON), "--credentials-dir="+media.ImportConfigPath) {
-		t.Errorf("pod spec does not mount the import Secret: %s", podJSON)
+	if !strings.Contains(string(podJSON), `"secretName":"`+got.ImportSecret+`"`) || !strings.Contains(string(podJSON), "--credentials-dir="+media.ImportConfigPath) ||
+		!strings.Contains(string(podJSON), `"configMap":{"name":"`+got.ImportSecret+`"`) || !strings.Contains(string(podJSON), "--ca-file="+media.ImportConfigPath) {
+		t.Errorf("pod spec does not mount the import Secret and ConfigMap: %s", podJSON)
 	}
 
 	close(srv.gate)
@@ -143,10 +150,11 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if err != nil || sha256.Sum256(data) != sha256.Sum256(srv.image) {
 		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
 	}
-	e.eventually(t, "import Secret deleted", func(ctx context.Context) error {
+	e.eventually(t, "import Secret and ConfigMap deleted", func(ctx context.Context) error {
 		_, err := e.adminKube.CoreV1().Secrets(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (err %v)", err)
+		_, cmErr := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) || !apierrors.IsNotFound(cmErr) {
+			return fmt.Errorf("still there (Secret err %v, ConfigMap err %v)", err, cmErr)
 		}
 		return nil
 	})
@@ -172,6 +180,9 @@ func testEjectDeletesImportSecret(t *testing.T, e *env) {
 	}
 	if _, err := e.adminKube.CoreV1().Secrets(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("import Secret after eject: err %v, want NotFound", err)
+	}
+	if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("import ConfigMap after eject: err %v, want NotFound", err)
 	}
 }
 

@@ -114,6 +114,10 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 		body["StartTime"] = sl.Since.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	switch sl.Phase {
+	case system.MediaImporting:
+		if sl.Percent > 0 { // reported by the import method (CDI's progress)
+			body["PercentComplete"] = sl.Percent
+		}
 	case system.MediaReady:
 		body["PercentComplete"] = 100
 		body["Messages"] = []obj{msg("Success", nil).render()}

@@ -55,3 +55,25 @@ func FuzzTaskPayloadJSONBody(f *testing.F) {
 	}
 	f.Fuzz(checkTaskJSONBody)
 }
+
+// TestTaskPercentComplete: a running import's progress (reported by CDI)
+// is the Task's PercentComplete; none while unknown, 100 once Ready.
+func TestTaskPercentComplete(t *testing.T) {
+	v := SystemView{Key: system.Key{Namespace: "team-a", Name: "vm1"}}
+	for _, tc := range []struct {
+		phase   system.MediaPhase
+		percent int
+		want    any
+	}{
+		{system.MediaPending, 0, nil},
+		{system.MediaImporting, 0, nil},
+		{system.MediaImporting, 42, 42},
+		{system.MediaReady, 0, 100},
+		{system.MediaFailed, 0, nil},
+	} {
+		sl := system.MediaSlot{Slot: "cd0", Image: "http://img.example/a.iso", InsertID: "t1", Phase: tc.phase, Percent: tc.percent}
+		if got := renderTask(v, sl)["PercentComplete"]; got != tc.want {
+			t.Errorf("%s at %d%%: PercentComplete %v, want %v", tc.phase, tc.percent, got, tc.want)
+		}
+	}
+}

@@ -61,6 +61,10 @@ type Config struct {
 	// image's size is known (zero: the media default).
 	MaxImageSize   int64
 	ImageClaimSize resource.Quantity
+	// ImportMethod is how images are imported: media.ImportMethodAuto ("":
+	// a CDI DataVolume where CDI is installed, else the import pod),
+	// "pod" or "cdi".
+	ImportMethod string
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs) and by the import pods on every connection.
 	ImageAddrPolicy media.AddrPolicy
@@ -160,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
 	}
 	mediaOpts := media.Options{
-		Writer: writer, Kube: kube, Events: inv, Namespaces: cfg.Namespaces,
+		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,
 		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
 		ObserveImport: m.ObserveImport,

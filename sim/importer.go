@@ -147,6 +147,17 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 // startImport marks the pod Running and runs the bridge's import job in
 // the background, against the pod's volumes as mounted under mounted.
 func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job importJob, mounted string) error {
+	// The download is cancellable before anything else: a deletion from
+	// here on finds it (forgetPod), one before is seen in the cache below.
+	dctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.downloads[pod.UID] = cancel
+	s.mu.Unlock()
+	if !s.podCached(pod) {
+		s.cancelDownload(pod.UID)
+		_ = os.RemoveAll(mounted)
+		return nil
+	}
 	now := metav1.Now()
 	err := s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
 		st.Phase = corev1.PodRunning
@@ -156,12 +167,10 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}})
 	})
 	if err != nil {
+		s.cancelDownload(pod.UID)
+		_ = os.RemoveAll(mounted)
 		return err
 	}
-	dctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	s.downloads[pod.UID] = cancel
-	s.mu.Unlock()
 	s.importsStarted.Add(1)
 	s.log.InfoContext(ctx, "import started", "pod", pod.Namespace+"/"+pod.Name, "url", job.req.URL, "claim", job.claim)
 	s.downloadWG.Go(func() {
@@ -175,6 +184,17 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 		s.finishImport(ctx, pod, err, media.TerminationMessage(res, err))
 	})
 	return nil
+}
+
+// podCached reports whether the pod (same UID) is still in the cache.
+func (s *Simulator) podCached(pod *corev1.Pod) bool {
+	c := s.cachesFor(pod.Namespace)
+	if c == nil {
+		return false
+	}
+	obj, exists, err := c.pod.GetIndexer().GetByKey(pod.Namespace + "/" + pod.Name)
+	cached, ok := obj.(*corev1.Pod)
+	return err == nil && exists && ok && cached.UID == pod.UID
 }
 
 // finishImport terminates the importer container with msg as termination

@@ -38,10 +38,10 @@ type MediaSlot struct {
 	ClaimName string `json:"claimName,omitempty"`
 	// SizeBytes is the image size once known.
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
-	// ImportSecret names the Secret (owned by the VM) that carries what the
-	// import pod needs besides the URL: the CAs it trusts (CABundle) and
-	// the credentials (Credentials). "" when it needs neither. It is
-	// deleted when the import ends and on eject.
+	// ImportSecret names the import ConfigMap (the CAs the download trusts,
+	// when CABundle) and Secret (the credentials, when Credentials), both
+	// owned by the VM: what the import needs besides the URL. "" when it
+	// needs neither. They are deleted when the import ends and on eject.
 	ImportSecret string `json:"importSecret,omitempty"`
 	CABundle     bool   `json:"caBundle,omitempty"`
 	Credentials  bool   `json:"credentials,omitempty"`
@@ -51,6 +51,12 @@ type MediaSlot struct {
 	// ActionURI is the Redfish URI the insert was posted to (under the
 	// system or under its manager), shown as its task's TargetUri.
 	ActionURI string `json:"actionURI,omitempty"`
+	// Method is the import method importing the insert (media's "pod" or
+	// "cdi"), recorded when its import starts.
+	Method string `json:"method,omitempty"`
+	// Percent is the import's progress while Importing, when its method
+	// reports one (0: unknown).
+	Percent int `json:"percent,omitempty"`
 }
 
 // Inserted reports Redfish VirtualMedia.Inserted: true only when the image is

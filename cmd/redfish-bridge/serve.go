@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,7 +32,7 @@ type serveOptions struct {
 	leaderElect                         bool
 	leaseName, podName                  string
 	configFile                          string
-	imagePolicy                         string
+	imagePolicy, importMethod           string
 	imageCAConfigMap, imageCAKey        string
 	addrPolicy                          media.AddrPolicy
 	kubeQPS                             float64
@@ -76,6 +77,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.BoolVar(&o.insecure, "insecure-http", false, "serve plain HTTP (only behind a TLS-terminating proxy)")
 	fs.StringVar(&o.serviceUUID, "service-uuid", "", "Redfish service root UUID, the same on every replica (required)")
 	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
+	fs.StringVar(&o.importMethod, "import-method", media.ImportMethodAuto, "how images are imported: auto (a CDI DataVolume where CDI's DataVolume CRD is installed, else an import pod), "+strings.Join(media.ImportMethods(), " or "))
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
 	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
@@ -110,6 +112,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		return nil, fmt.Errorf("serve: --image-addr-policy: %w", err)
 	}
 	o.addrPolicy = p
+	if o.importMethod != media.ImportMethodAuto && !slices.Contains(media.ImportMethods(), o.importMethod) {
+		return nil, fmt.Errorf("serve: --import-method %q: want %s or one of %v", o.importMethod, media.ImportMethodAuto, media.ImportMethods())
+	}
 	if o.maxImageBytes, err = media.ParseImageSize(o.maxImageSize); err != nil {
 		return nil, fmt.Errorf("serve: --max-image-size: %w", err)
 	}
@@ -150,7 +155,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		Listen: o.listen, TLS: tlsCfg, Limits: service.Limits{MaxHeaderBytes: o.maxHeaderBytes, MaxConnections: o.maxConnections}, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
-		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy,
+		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
 		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		Log:    logctx.From(ctx),
 	})

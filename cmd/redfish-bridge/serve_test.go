@@ -73,6 +73,7 @@ service-uuid: file-uuid
 		{name: "list for a scalar", args: append([]string{"--config", listForScalar}, base...), wantErr: `key "listen": a list is not valid here`},
 		{name: "missing file", args: append([]string{"--config", filepath.Join(dir, "nope.yaml")}, base...), wantErr: "config file: open"},
 		{name: "bad env", args: base, env: map[string]string{"REDFISH_BRIDGE_LEADER_ELECT": "sometimes"}, wantErr: "REDFISH_BRIDGE_LEADER_ELECT="},
+		{name: "unknown import method", args: append([]string{"--import-method", "ftp"}, base...), wantErr: "--import-method"},
 		{name: "bad image address policy", args: append([]string{"--image-addr-policy", "deny=not-a-prefix"}, base...), wantErr: "--image-addr-policy"},
 		{name: "image CA bundle from the chart's config", args: base,
 			env:  map[string]string{"REDFISH_BRIDGE_IMAGE_CA_CONFIGMAP": "metal3-ironic-ca", "REDFISH_BRIDGE_IMAGE_CA_KEY": "tls.crt"},

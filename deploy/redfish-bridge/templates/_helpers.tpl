@@ -115,16 +115,22 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["create", "get", "list", "watch", "delete"]
-# The import Secret of an insert (its CAs and credentials), created and
-# deleted by name, never read, listed or watched.
+# ... or, where CDI is installed, a DataVolume that fills it (looked up
+# before a re-create; harmless where CDI is not installed).
+- apiGroups: ["cdi.kubevirt.io"]
+  resources: ["datavolumes"]
+  verbs: ["create", "get", "list", "watch", "delete"]
+# The import Secret of an insert (its credentials), created and deleted by
+# name, never read, listed or watched.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["create", "delete"]
 # A slot's trust (VerifyCertificate and Certificates), read by name and
-# written back with its resourceVersion.
+# written back with its resourceVersion; the import ConfigMap of an insert
+# (its CAs), created and deleted.
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "create", "update"]
+  verbs: ["get", "create", "update", "delete"]
 # Events on VMs the media reconciler healed.
 - apiGroups: [""]
   resources: ["events"]

@@ -1,0 +1,346 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// The CDI DataVolume: where CDI's DataVolume CRD (cdi.kubevirt.io/v1beta1)
+// is installed, a slot's image is imported by a DataVolume named after the
+// slot's claim, with an http source: CDI creates the PVC (same name, owned
+// by the DataVolume, labelled like it), downloads the image and reports
+// status.progress, which becomes the Task's PercentComplete. The import
+// ConfigMap (CAs) is its certConfigMap, the import Secret (accessKeyId,
+// secretKey) its secretRef. The DataVolume is owned by the VM and stays
+// while the slot holds its image (CDI's garbage collection of completed
+// DataVolumes is refused by annotation); it is deleted on eject, on
+// re-insert and when its import failed, and its PVC goes with it.
+//
+// What CDI cannot express is imported by the pod instead: an insert with
+// VerifyCertificate false (CDI's http source always verifies). CDI's
+// importer applies none of the bridge's address policy at connect time
+// (literal IPs are still refused at insert) nor the maximum image size
+// (the PVC's size bounds the image).
+
+// DataVolumeResource is CDI's DataVolume.
+var DataVolumeResource = schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
+
+// CDI's annotation keeping a completed DataVolume (and so its PVC's owner).
+const annDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
+
+func init() {
+	registerImporter(ImportMethodCDI, 10, newCDIImporter)
+}
+
+// newCDIImporter is available when the reconciler has a dynamic client and
+// discovery serves DataVolumes.
+func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
+	if r.opts.Dynamic == nil {
+		return nil, false, nil
+	}
+	gv := DataVolumeResource.GroupVersion().String()
+	res, err := r.opts.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("discover %s: %w", gv, err)
+	}
+	if !slices.ContainsFunc(res.APIResources, func(a metav1.APIResource) bool { return a.Name == DataVolumeResource.Resource }) {
+		return nil, false, nil
+	}
+	return &cdiImporter{r: r}, true, nil
+}
+
+type cdiImporter struct {
+	r       *Reconciler
+	listers []cache.GenericLister
+}
+
+func (c *cdiImporter) method() string { return ImportMethodCDI }
+
+func (c *cdiImporter) refuses(slot system.MediaSlot) string {
+	if slot.Insecure {
+		return "CDI's http source cannot skip TLS verification (VerifyCertificate false)"
+	}
+	return ""
+}
+
+func (c *cdiImporter) watch(ctx context.Context, namespaces []string, enqueue func(obj any)) ([]cache.InformerSynced, error) {
+	var synced []cache.InformerSynced
+	for _, ns := range namespaces {
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.r.opts.Dynamic, 0, ns,
+			func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() })
+		inf := f.ForResource(DataVolumeResource)
+		if _, err := inf.Informer().AddEventHandler(handlerFor(enqueue)); err != nil {
+			return nil, fmt.Errorf("DataVolumes: add handler: %w", err)
+		}
+		synced = append(synced, inf.Informer().HasSynced)
+		c.listers = append(c.listers, inf.Lister())
+		f.Start(ctx.Done())
+		context.AfterFunc(ctx, f.Shutdown)
+	}
+	return synced, nil
+}
+
+// list returns the cached DataVolumes o owns of slot ("": all).
+func (c *cdiImporter) list(o owner, slot string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, l := range c.listers {
+		objs, err := l.ByNamespace(o.key.Namespace).List(partOfSelector())
+		if err != nil {
+			return nil, fmt.Errorf("list DataVolumes of %s: %w", o.key, err)
+		}
+		for _, obj := range objs {
+			dv, ok := obj.(*unstructured.Unstructured)
+			if ok && o.owns(dv) && (slot == "" || dv.GetLabels()[LabelSlot] == slot) {
+				out = append(out, dv)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus, error) {
+	o, slot := t.o, t.slot
+	dvs, err := c.list(o, slot.Slot)
+	if err != nil {
+		return importStatus{}, err
+	}
+	var current *unstructured.Unstructured
+	others := 0
+	for _, dv := range dvs {
+		if dv.GetLabels()[LabelInsertID] == slot.InsertID {
+			current = dv
+			continue
+		}
+		others++
+		if err := c.deleteDataVolume(ctx, dv); err != nil {
+			return importStatus{}, err
+		}
+	}
+	switch {
+	case current != nil && current.GetDeletionTimestamp() != nil, current == nil && others > 0:
+		return importStatus{state: importWaiting}, nil // gone soon (an event)
+	case current != nil:
+		return dataVolumeStatus(current), nil
+	}
+	if slot.Phase == system.MediaImporting {
+		// Our cache may lag behind our own create: ask before re-creating.
+		dv, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(o.key.Namespace).Get(ctx, slot.ClaimName, metav1.GetOptions{})
+		switch {
+		case err == nil && o.owns(dv) && dv.GetLabels()[LabelInsertID] == slot.InsertID:
+			return importStatus{state: importRunning}, nil // its events will follow
+		case err == nil:
+			return importStatus{state: importWaiting}, nil // an older one, being deleted
+		case !apierrors.IsNotFound(err):
+			return importStatus{}, fmt.Errorf("get DataVolume %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
+		}
+	}
+	// CDI creates the PVC: one left under the claim's name must go first.
+	pvc, err := c.r.claim(o.key.Namespace, slot.ClaimName)
+	switch {
+	case err != nil:
+		return importStatus{}, err
+	case pvc != nil && pvc.DeletionTimestamp == nil && o.owns(pvc):
+		// The import pod's PVC of an earlier insert.
+		return importStatus{state: importWaiting}, deleteClaim(ctx, c.r.opts.Kube, pvc)
+	case pvc != nil:
+		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
+	}
+	return importStatus{state: importAbsent, claimSize: ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize)}, nil
+}
+
+// dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,
+// or an importer that failed (CDI retries it forever: the first failure
+// fails the insert, as the import pod's does), else its progress.
+func dataVolumeStatus(dv *unstructured.Unstructured) importStatus {
+	st := importStatus{state: importRunning, started: dv.GetCreationTimestamp().Time}
+	phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+	restarts, _, _ := unstructured.NestedInt64(dv.Object, "status", "restartCount")
+	switch {
+	case phase == "Succeeded":
+		st.state = importSucceeded
+	case phase == "Failed" || restarts > 0:
+		st.state = importFailed
+		st.reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.GetName(), dataVolumeMessage(dv))
+	default:
+		progress, _, _ := unstructured.NestedString(dv.Object, "status", "progress")
+		st.percent = parseProgress(progress)
+	}
+	return st
+}
+
+// dataVolumeMessage is the message of the DataVolume's Running condition
+// (where CDI puts the importer's error), else of its Ready condition.
+func dataVolumeMessage(dv *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(dv.Object, "status", "conditions")
+	msgs := map[string]string{}
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		typ, _ := m["type"].(string)
+		msg, _ := m["message"].(string)
+		reason, _ := m["reason"].(string)
+		if msg == "" {
+			msg = reason
+		}
+		msgs[typ] = msg
+	}
+	for _, typ := range []string{"Running", "Ready"} {
+		if msgs[typ] != "" {
+			return msgs[typ]
+		}
+	}
+	phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+	return "phase " + phase
+}
+
+// parseProgress reads CDI's status.progress ("45.2%", "N/A") as a whole
+// percentage below 100 (0: unknown); 100 is for the finished import.
+func parseProgress(s string) int {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || math.IsNaN(f) || f < 0 {
+		return 0
+	}
+	return int(min(math.Floor(f), 99))
+}
+
+func (c *cdiImporter) start(ctx context.Context, t importTarget, st importStatus) error {
+	o, slot, ns := t.o, t.slot, t.o.key.Namespace
+	dv := dataVolumeFor(o, slot, st.claimSize, c.r.opts.StorageClass)
+	_, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, dv, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		c.r.log.InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "slot", slot.Slot, "dataVolume", dv.GetName(), "insertID", slot.InsertID)
+		return nil
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.GetName(), err)
+	}
+	// Our cache lags, or the name is someone else's.
+	live, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, dv.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get DataVolume %s/%s: %w", ns, dv.GetName(), err)
+	}
+	if !o.owns(live) {
+		return &ForeignClaimError{Namespace: ns, Name: dv.GetName(), VM: o.key, Kind: "DataVolume"}
+	}
+	return nil
+}
+
+// dataVolumeFor builds the DataVolume of the slot's current insert.
+func dataVolumeFor(o owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *unstructured.Unstructured {
+	l := objectLabels(ComponentMedia, slot.Slot)
+	l[LabelInsertID] = slot.InsertID
+	labels := map[string]any{}
+	for k, v := range l {
+		labels[k] = v
+	}
+	http := map[string]any{"url": slot.Image}
+	if slot.ImportSecret != "" && slot.Credentials {
+		http["secretRef"] = slot.ImportSecret
+	}
+	if slot.ImportSecret != "" && slot.CABundle {
+		http["certConfigMap"] = slot.ImportSecret
+	}
+	storage := map[string]any{
+		"accessModes": []any{string(corev1.ReadWriteOnce)},
+		"volumeMode":  string(corev1.PersistentVolumeFilesystem),
+		"resources":   map[string]any{"requests": map[string]any{string(corev1.ResourceStorage): size.String()}},
+	}
+	if storageClass != "" {
+		storage["storageClassName"] = storageClass
+	}
+	ref := o.ref()
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": DataVolumeResource.GroupVersion().String(),
+		"kind":       "DataVolume",
+		"metadata": map[string]any{
+			"name":        slot.ClaimName,
+			"namespace":   o.key.Namespace,
+			"labels":      labels,
+			"annotations": map[string]any{annDeleteAfterCompletion: "false"},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name, "uid": string(ref.UID),
+				"controller": false, "blockOwnerDeletion": false,
+			}},
+		},
+		"spec": map[string]any{
+			"source":  map[string]any{"http": http},
+			"storage": storage,
+		},
+	}}
+}
+
+// finish keeps the DataVolume: it owns the image's PVC. A failed one goes
+// in settle, once the slot is recorded Failed.
+func (c *cdiImporter) finish(context.Context, importTarget) error { return nil }
+
+// settle deletes the slot's DataVolumes except the one holding a Ready
+// slot's image.
+func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
+	dvs, err := c.list(t.o, t.slot.Slot)
+	if err != nil {
+		return err
+	}
+	for _, dv := range dvs {
+		if t.slot.Phase == system.MediaReady && dv.GetLabels()[LabelInsertID] == t.slot.InsertID {
+			continue
+		}
+		if err := c.deleteDataVolume(ctx, dv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) {
+	dvs, err := c.list(o, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, len(dvs))
+	for i, dv := range dvs {
+		out[i] = dv
+	}
+	return out, nil
+}
+
+func (c *cdiImporter) remove(ctx context.Context, obj metav1.Object) error {
+	dv, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("CDI import method: cannot remove a %T", obj)
+	}
+	return c.deleteDataVolume(ctx, dv)
+}
+
+// deleteDataVolume deletes dv (only if it is still the object read, UID
+// precondition); its PVC goes with it (owned by it).
+func (c *cdiImporter) deleteDataVolume(ctx context.Context, dv *unstructured.Unstructured) error {
+	if dv.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	uid := dv.GetUID()
+	err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(dv.GetNamespace()).Delete(ctx, dv.GetName(), metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete DataVolume %s/%s: %w", dv.GetNamespace(), dv.GetName(), err)
+	}
+	c.r.log.InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
+	return nil
+}
