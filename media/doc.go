@@ -11,8 +11,11 @@
 //   - the slot (image URL, phase, InsertID, claim name) is a VM annotation
 //     written by the redfish-media field manager through [apply.Writer];
 //   - the image is a PVC named by [ClaimName] (deterministic per VM and
-//     slot), filled by an import pod named by [PodName] (deterministic per
-//     insert), both owned by the VM (ownerReferences, not controller).
+//     slot), filled by an [Importer]: an import pod named by [PodName]
+//     (deterministic per insert) in a PVC the bridge makes, or, where CDI
+//     is installed, a CDI DataVolume named like the PVC (CDI makes the
+//     PVC); pods, PVCs and DataVolumes are owned by the VM
+//     (ownerReferences, not controller).
 //
 // [Service.Insert] records the slot as Pending with a fresh InsertID before it
 // returns, so power/ sees it Busy and defers a power-on that arrives 1 ms
@@ -22,7 +25,9 @@
 // removed together when the slot is ejected or re-inserted.
 //
 // [Reconciler] drives the state machine from watches (VMs through
-// [VMEvents], import pods and PVCs through client-go informers):
+// [VMEvents], PVCs and each import method's objects through client-go
+// informers); the import method (importer.go: [ImportMethodPod],
+// [ImportMethodCDI]) makes and reads its objects. For the pod:
 //
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
@@ -48,6 +53,10 @@
 // re-applying the complete media intent, and reports a media disk without
 // its volume (slog, Warning event, counter).
 //
+// A CDI DataVolume reports its progress (the Task's PercentComplete),
+// succeeds or fails (its importer's first failure fails the slot); see
+// importcdi.go for what CDI cannot express.
+//
 // The import pod runs this binary's `import` subcommand ([RunImport]): a
 // plain HTTP(S) GET with Accept-Encoding identity (a compressed response
 // is refused, never inflated) streamed into the PVC up to the limits. The
@@ -56,8 +65,8 @@
 // A slot's TLS trust (Redfish VerifyCertificate and Certificates, see
 // [Service.Trust]) lives in a ConfigMap owned by the VM; the bridge-wide CA
 // bundle in a ConfigMap of the bridge's namespace ([Service.SetCABundle]).
-// What an insert needs besides its URL (those CAs, InsertMedia's
-// credentials) goes into its import Secret, owned by the VM, mounted by the
-// import pod (only file paths in its arguments) and deleted when the
-// import ends or on eject.
+// What an insert needs besides its URL goes into its import ConfigMap
+// (those CAs) and import Secret (InsertMedia's credentials), owned by the
+// VM, mounted by the import pod (only file paths in its arguments) or
+// named by the DataVolume, and deleted when the import ends or on eject.
 package media
