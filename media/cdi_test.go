@@ -188,14 +188,7 @@ func testCDITrust(t *testing.T, e *env) {
 	if err != nil || sha256.Sum256(data) != sha256.Sum256(srv.image) {
 		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
 	}
-	e.eventually(t, "import Secret and ConfigMap deleted", func(ctx context.Context) error {
-		_, err := e.adminKube.CoreV1().Secrets(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
-		_, cmErr := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) || !apierrors.IsNotFound(cmErr) {
-			return fmt.Errorf("Secret err %v, ConfigMap err %v", err, cmErr)
-		}
-		return nil
-	})
+	e.waitImportObjectsGone(t, got.ImportSecret)
 }
 
 // testCDIEject: eject deletes the slot's DataVolume (and with it its PVC);

@@ -308,17 +308,7 @@ func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
 	return nil
 }
 
-func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) {
-	dvs, err := c.list(o, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]metav1.Object, len(dvs))
-	for i, dv := range dvs {
-		out[i] = dv
-	}
-	return out, nil
-}
+func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) { return objects(c.list(o, "")) }
 
 func (c *cdiImporter) remove(ctx context.Context, obj metav1.Object) error {
 	dv, ok := obj.(*unstructured.Unstructured)

@@ -171,3 +171,15 @@ func (r *Reconciler) importerFor(slot system.MediaSlot) (Importer, string) {
 	}
 	return nil, fmt.Sprintf("no import method can import this insert (%v)", why)
 }
+
+// objects is a typed list (and its error) as metav1.Objects.
+func objects[T metav1.Object](l []T, err error) ([]metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, len(l))
+	for i, obj := range l {
+		out[i] = obj
+	}
+	return out, nil
+}

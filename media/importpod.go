@@ -205,17 +205,7 @@ func (p *podImporter) settle(ctx context.Context, t importTarget) error {
 	return nil
 }
 
-func (p *podImporter) orphans(o owner) ([]metav1.Object, error) {
-	pods, err := p.listPods(o, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]metav1.Object, len(pods))
-	for i, pod := range pods {
-		out[i] = pod
-	}
-	return out, nil
-}
+func (p *podImporter) orphans(o owner) ([]metav1.Object, error) { return objects(p.listPods(o, "")) }
 
 func (p *podImporter) remove(ctx context.Context, obj metav1.Object) error {
 	pod, ok := obj.(*corev1.Pod)

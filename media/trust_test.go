@@ -150,9 +150,16 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if err != nil || sha256.Sum256(data) != sha256.Sum256(srv.image) {
 		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
 	}
+	e.waitImportObjectsGone(t, got.ImportSecret)
+}
+
+// waitImportObjectsGone waits until the import Secret and ConfigMap named
+// name are deleted.
+func (e *env) waitImportObjectsGone(t *testing.T, name string) {
+	t.Helper()
 	e.eventually(t, "import Secret and ConfigMap deleted", func(ctx context.Context) error {
-		_, err := e.adminKube.CoreV1().Secrets(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
-		_, cmErr := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, got.ImportSecret, metav1.GetOptions{})
+		_, err := e.adminKube.CoreV1().Secrets(e.ns).Get(ctx, name, metav1.GetOptions{})
+		_, cmErr := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) || !apierrors.IsNotFound(cmErr) {
 			return fmt.Errorf("still there (Secret err %v, ConfigMap err %v)", err, cmErr)
 		}
