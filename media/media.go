@@ -125,8 +125,9 @@ func (s *Service) record(ctx context.Context, key system.Key, fresh system.Media
 
 // Eject empties the slot: one apply removes the slot, its CD-ROM disk and
 // its volume together (apply/ releases boot fields on the disk first); then
-// the import pods, the import Secret and the PVC the bridge made for this
-// VM are deleted. Ejecting an empty slot succeeds and still cleans up
+// the import pods, the import Secret and ConfigMap and the PVC the bridge
+// made for this VM are deleted (a CDI DataVolume, and the PVC it owns, by
+// the [Reconciler], which sees the slot gone). Ejecting an empty slot succeeds and still cleans up
 // leftovers of an interrupted eject.
 func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error {
 	if !ValidSlot(slot) {
