@@ -120,7 +120,7 @@ func buildBootAtomic(vm *VM, body *unstructured.Unstructured, layout BootOrders)
 				delete(e, "bootOrder")
 			}
 		}
-		if len(elems) == 0 || (sameList(vm.Object, l.path, elems) && !ownsList(vm.Object, ManagerBoot, l.path)) {
+		if len(elems) == 0 || (sameList(vm.Object, l.path, elems) && !ownsList(vm, ManagerBoot, l.path)) {
 			continue
 		}
 		if err := setList(body, elems, l.path); err != nil {

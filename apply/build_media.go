@@ -86,7 +86,7 @@ func BuildMedia(mode Mode, vm *VM, slots map[string]system.MediaSlot) (*Body, er
 		disks = mergeMedia(list(vm.Object, disksPath), disks, true)
 		volumes = mergeMedia(list(vm.Object, volumesPath), volumes, false)
 		if sameList(vm.Object, disksPath, disks) && sameList(vm.Object, volumesPath, volumes) &&
-			!ownsList(vm.Object, ManagerMedia, disksPath) && !ownsList(vm.Object, ManagerMedia, volumesPath) {
+			!ownsList(vm, ManagerMedia, disksPath) && !ownsList(vm, ManagerMedia, volumesPath) {
 			return &Body{Object: body, Force: true}, nil
 		}
 		// Disks and volumes always go together: a volume without its disk

@@ -20,7 +20,7 @@ func BuildPower(vm *VM, c PowerChange) (*Body, error) {
 		}
 	}
 	rs := c.RunStrategy
-	if rs == "" && owns(vm.Object, ManagerPower, "spec", "runStrategy") {
+	if rs == "" && owns(vm, ManagerPower, "spec", "runStrategy") {
 		rs, _, _ = unstructured.NestedString(vm.Object.Object, runStrategyPth...)
 	}
 	if rs != "" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -48,6 +49,10 @@ type VM struct {
 	Slots map[string]system.MediaSlot
 	Boot  system.BootOverride
 	Power system.PowerIntent
+	// managed are Object's managedFields when the cache kept them aside
+	// (managedAside): the cached object carries none.
+	managed      []metav1.ManagedFieldsEntry
+	managedAside bool
 }
 
 // PowerChange is the power concern's complete intent.

@@ -92,6 +92,11 @@
 //     replaced is provably behind: the object that apply returned is used
 //     instead (apply/recent.go; equality only, versions are opaque; any
 //     other cached version is trusted, so an outside write is never hidden).
+//     The inventory's cached VMs carry no managedFields (trimmed to save
+//     memory, inventory/trim.go); ownership decisions (owns, [ValidateLegacy])
+//     read the managedFields the inventory kept aside for exactly the cached
+//     version ([TrimmedCache]), and read live when it has none for it.
+//     [Owned] is for live objects only.
 //   - Force: redfish-boot forces (bootOrder and bootloader usually belong to
 //     the VM's author, and the Redfish client has explicitly asked to change
 //     exactly those fields; force takes a value, it never removes another

@@ -59,7 +59,7 @@ func ValidateLegacy(vm *VM) error {
 	if !found || efi == nil {
 		return nil
 	}
-	owned, err := Owned(vm.Object)
+	owned, err := vm.owned()
 	if err != nil {
 		return fmt.Errorf("read owners of %s: %w", strings.Join(efiPath, "."), err)
 	}

@@ -54,7 +54,7 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 		if s, has := slots[slot]; has && attached(s) {
 			continue
 		}
-		if ownsElementField(vm.Object, ManagerBoot, disksPath, name, "bootOrder") {
+		if ownsElementField(vm, ManagerBoot, disksPath, name, "bootOrder") {
 			if out == nil {
 				out = map[string]bool{}
 			}

@@ -6,15 +6,21 @@ import (
 	"fmt"
 	"sort"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Owned parses the VM's managedFields into the field set each manager owns
-// (a manager's Apply and Update entries are merged).
+// (a manager's Apply and Update entries are merged). obj must be a live
+// read: the inventory's cached VMs carry no managedFields (see [VM.owned]).
 func Owned(obj *unstructured.Unstructured) (map[string]*fieldpath.Set, error) {
+	return ownedFrom(obj, obj.GetManagedFields())
+}
+
+func ownedFrom(obj *unstructured.Unstructured, entries []metav1.ManagedFieldsEntry) (map[string]*fieldpath.Set, error) {
 	out := map[string]*fieldpath.Set{}
-	for _, mf := range obj.GetManagedFields() {
+	for _, mf := range entries {
 		if mf.FieldsV1 == nil {
 			continue
 		}
@@ -28,6 +34,16 @@ func Owned(obj *unstructured.Unstructured) (map[string]*fieldpath.Set, error) {
 		out[mf.Manager] = s
 	}
 	return out, nil
+}
+
+// owned is [Owned] of the VM as read: from the managedFields the cache
+// kept aside for the cached version when it was read from the cache, else
+// from the object itself (a live read or an apply's answer).
+func (vm *VM) owned() (map[string]*fieldpath.Set, error) {
+	if vm.managedAside {
+		return ownedFrom(vm.Object, vm.managed)
+	}
+	return Owned(vm.Object)
 }
 
 // Paths lists a field set's leaf paths as strings, sorted: the readable form
@@ -45,8 +61,8 @@ func Paths(s *fieldpath.Set) []string {
 // owns reports whether manager owns path on obj; a managedFields parse
 // error counts as "owns" so that callers keep sending the field rather than
 // risk deleting it by omission.
-func owns(obj *unstructured.Unstructured, manager string, path ...any) bool {
-	all, err := Owned(obj)
+func owns(vm *VM, manager string, path ...any) bool {
+	all, err := vm.owned()
 	if err != nil {
 		return true
 	}
@@ -56,17 +72,17 @@ func owns(obj *unstructured.Unstructured, manager string, path ...any) bool {
 
 // ownsList reports whether manager owns the list at a string path (atomic
 // mode: the whole list is one leaf).
-func ownsList(obj *unstructured.Unstructured, manager string, path []string) bool {
+func ownsList(vm *VM, manager string, path []string) bool {
 	p := make([]any, len(path))
 	for i, s := range path {
 		p[i] = s
 	}
-	return owns(obj, manager, p...)
+	return owns(vm, manager, p...)
 }
 
 // ownsElementField reports whether manager owns field of the list element
 // named name (map mode).
-func ownsElementField(obj *unstructured.Unstructured, manager string, listPath []string, name, field string) bool {
+func ownsElementField(vm *VM, manager string, listPath []string, name, field string) bool {
 	p := make([]any, 0, len(listPath)+2)
 	for _, s := range listPath {
 		p = append(p, s)
@@ -80,5 +96,5 @@ func ownsElementField(obj *unstructured.Unstructured, manager string, listPath [
 		return true
 	}
 	p = append(p, key, field)
-	return owns(obj, manager, p...)
+	return owns(vm, manager, p...)
 }

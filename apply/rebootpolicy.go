@@ -55,7 +55,7 @@ func armsTerminate(vm *VM, o system.BootOverride) bool {
 	if RebootPolicy(vm.Object) == "" {
 		return true
 	}
-	return owns(vm.Object, ManagerBoot, "spec", "template", "spec", "domain", "rebootPolicy")
+	return owns(vm, ManagerBoot, "spec", "template", "spec", "domain", "rebootPolicy")
 }
 
 // RebootPolicyRefused reports whether err is the cluster refusing

@@ -27,6 +27,15 @@ type Cache interface {
 	VMI(key system.Key) (*unstructured.Unstructured, error)
 }
 
+// TrimmedCache is a [Cache] whose VMs carry no managedFields (trimmed to
+// save memory) and that keeps them aside per VM version; the Writer's
+// ownership decisions read them from there. When a version's are not
+// known the Writer reads the VM live.
+type TrimmedCache interface {
+	Cache
+	VMManagedFields(key system.Key, resourceVersion string) ([]metav1.ManagedFieldsEntry, bool)
+}
+
 // Options tune the Writer.
 type Options struct {
 	// Backoff is the first retry delay after a 409; it doubles per attempt,
@@ -135,7 +144,17 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 		obj, err = c.cache.VM(key)
 		live = apierrors.IsNotFound(err) && c.misses.TryAccept()
 		if err == nil {
-			obj = c.recent.resolve(key, obj)
+			if resolved := c.recent.resolve(key, obj); resolved != obj {
+				obj = resolved // the Writer's own apply answer: managedFields and all
+			} else if tc, ok := c.cache.(TrimmedCache); ok {
+				managed, known := tc.VMManagedFields(key, obj.GetResourceVersion())
+				if known {
+					vm := Decode(key, obj, c.vmi(ctx, key))
+					vm.managed, vm.managedAside = managed, true
+					return vm, nil
+				}
+				live = true // the cache is about to show a newer version
+			}
 		}
 	}
 	if live {

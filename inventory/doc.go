@@ -7,5 +7,13 @@
 // apply/'s re-read after a 409 Conflict. Reconcilers subscribe with
 // [Inventory.AddVMHandler] and get the VM's key on every VM or VMI change.
 //
+// Objects are trimmed before they enter a cache (trim.go): no managedFields
+// (a VM's are kept aside per version, [Inventory.VMManagedFields], for the
+// Writer's ownership decisions), no kubectl last-applied annotation, and a
+// VMI's spec holds only domain.firmware.uuid and domain.rebootPolicy. A new
+// reader of another VMI spec field must add it to trimVMI.
+// [Inventory.Membership] moves when a VM is added, deleted or relabelled:
+// the Redfish collections are kept rendered while it stays.
+//
 // The package writes nothing.
 package inventory

@@ -46,6 +46,8 @@ type Inventory struct {
 	scopes map[string]*scope // by namespace; key "" when cluster-wide
 	// membership counts VM adds, deletes and label changes ([Membership]).
 	membership atomic.Uint64
+	// owners are the cached VMs' managedFields (see trim.go).
+	owners vmOwners
 }
 
 // Start starts the informers for the given namespaces (all namespaces when
@@ -55,7 +57,7 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	inv := &Inventory{scopes: make(map[string]*scope, len(namespaces))}
+	inv := &Inventory{scopes: make(map[string]*scope, len(namespaces)), owners: vmOwners{m: map[system.Key]vmOwnersEntry{}}}
 	var synced []cache.InformerSynced
 	for _, ns := range namespaces {
 		if _, dup := inv.scopes[ns]; dup {
@@ -68,7 +70,12 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 			vmis: df.ForResource(VMIResource).Informer(),
 			pvcs: kf.Core().V1().PersistentVolumeClaims().Informer(),
 		}
-		for _, h := range []cache.ResourceEventHandler{inv.membershipHandler()} {
+		for inf, trim := range map[cache.SharedIndexInformer]cache.TransformFunc{s.vms: inv.trimVM, s.vmis: trimVMI, s.pvcs: trimPVC} {
+			if err := inf.SetTransform(trim); err != nil {
+				return nil, fmt.Errorf("inventory: trim cached objects: %w", err)
+			}
+		}
+		for _, h := range []cache.ResourceEventHandler{inv.membershipHandler(), inv.forgetOwners()} {
 			if _, err := s.vms.AddEventHandler(h); err != nil {
 				return nil, fmt.Errorf("inventory: VM handler: %w", err)
 			}
