@@ -246,7 +246,7 @@ func (r *RSSResult) Print(w io.Writer) {
 	rss, heap := r.Peak()
 	target := RSSTargetFor(sc.VMs)
 	fmt.Fprintf(w, "bridge RSS idle %s MB, peak %s MB, peak heap %s MB: target < %s MB with %d VMs: %s\n",
-		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), mib(target), sc.VMs, reached(rss < target))
+		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), mib(target), sc.VMs, reached(rss > 0 && rss < target))
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
