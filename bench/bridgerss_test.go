@@ -12,7 +12,6 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/bench"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // BenchmarkBridgeRSS measures the RSS of the real redfish-bridge binary,
@@ -32,15 +31,8 @@ func BenchmarkBridgeRSS(b *testing.B) {
 	if err != nil {
 		b.Fatalf("BENCH_RSS_VMS: %v", err)
 	}
-	root, err := testcluster.ModuleRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	logPath := filepath.Join(root, "_out", "bench-bridgerss.log")
-	bridgeLog := filepath.Join(root, "_out", "bench-bridgerss-bridge.log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		b.Fatal(err)
-	}
+	logPath := filepath.Join(outDir(b), "bench-bridgerss.log")
+	bridgeLog := filepath.Join(filepath.Dir(logPath), "bench-bridgerss-bridge.log")
 	lf, err := os.Create(logPath)
 	if err != nil {
 		b.Fatal(err)

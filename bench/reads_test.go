@@ -29,14 +29,7 @@ func BenchmarkReads(b *testing.B) {
 	if err != nil {
 		b.Fatalf("BENCH_READS_EACH: %v", err)
 	}
-	root, err := testcluster.ModuleRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := filepath.Join(root, "_out")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	dir := outDir(b)
 	lf, err := os.Create(filepath.Join(dir, "bench-reads.log"))
 	if err != nil {
 		b.Fatal(err)
@@ -56,4 +49,18 @@ func BenchmarkReads(b *testing.B) {
 			b.Error(err)
 		}
 	}
+}
+
+// outDir is <module>/_out, created.
+func outDir(b *testing.B) string {
+	b.Helper()
+	root, err := testcluster.ModuleRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(root, "_out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }
