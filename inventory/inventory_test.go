@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -41,14 +39,8 @@ func TestInventory(t *testing.T) {
 	}
 	c := testcluster.ForTest(t, crds.Stock)
 	ctx := t.Context()
-	admin, err := dynamic.NewForConfig(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminKube, err := kubernetes.NewForConfig(c.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := newTestClients(t, c)
+	admin := cl.admin
 	for _, ns := range []string{"watched", "other"} {
 		if err := c.CreateNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
@@ -66,19 +58,11 @@ func TestInventory(t *testing.T) {
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	if _, err := adminKube.CoreV1().PersistentVolumeClaims("watched").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+	if _, err := cl.adminKube.CoreV1().PersistentVolumeClaims("watched").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	bridge, err := dynamic.NewForConfig(c.Bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := kubernetes.NewForConfig(c.Bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := Start(ctx, bridge, kube, []string{"watched"})
+	inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{"watched"})
 	if err != nil {
 		t.Fatal(err)
 	}

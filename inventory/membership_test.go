@@ -8,8 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -28,26 +26,15 @@ func TestMembership(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			c := testcluster.ForTest(t, v)
 			ctx := t.Context()
-			admin, err := dynamic.NewForConfig(c.Admin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cl := newTestClients(t, c)
 			if err := c.CreateNamespace(ctx, "members"); err != nil {
 				t.Fatal(err)
 			}
-			bridge, err := dynamic.NewForConfig(c.Bridge)
+			inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{"members"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			kube, err := kubernetes.NewForConfig(c.Bridge)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inv, err := Start(ctx, bridge, kube, []string{"members"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			vms := admin.Resource(VMResource).Namespace("members")
+			vms := cl.admin.Resource(VMResource).Namespace("members")
 			// settled waits until Membership moved past from, then checks
 			// that ListVMs shows want VMs and that it moved by exactly by.
 			settled := func(step string, from uint64, by uint64, want int) uint64 {

@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -35,14 +33,8 @@ func TestTrimmedCache(t *testing.T) {
 			if err := c.CreateNamespace(ctx, ns); err != nil {
 				t.Fatal(err)
 			}
-			admin, err := dynamic.NewForConfig(c.Admin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			adminKube, err := kubernetes.NewForConfig(c.Admin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cl := newTestClients(t, c)
+			admin, adminKube := cl.admin, cl.adminKube
 			u := vm(ns, "a", nil)
 			u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
 			if _, err := admin.Resource(VMResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
@@ -75,15 +67,7 @@ func TestTrimmedCache(t *testing.T) {
 			if _, err := adminKube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			bridge, err := dynamic.NewForConfig(c.Bridge)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kube, err := kubernetes.NewForConfig(c.Bridge)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inv, err := Start(ctx, bridge, kube, []string{ns})
+			inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{ns})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,35 @@
+package inventory
+
+import (
+	"testing"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// testClients are a test cluster's admin clients and the bridge's.
+type testClients struct {
+	admin, bridge         dynamic.Interface
+	adminKube, bridgeKube kubernetes.Interface
+}
+
+func newTestClients(t *testing.T, c *testcluster.Cluster) testClients {
+	t.Helper()
+	var tc testClients
+	var err error
+	if tc.admin, err = dynamic.NewForConfig(c.Admin); err != nil {
+		t.Fatal(err)
+	}
+	if tc.adminKube, err = kubernetes.NewForConfig(c.Admin); err != nil {
+		t.Fatal(err)
+	}
+	if tc.bridge, err = dynamic.NewForConfig(c.Bridge); err != nil {
+		t.Fatal(err)
+	}
+	if tc.bridgeKube, err = kubernetes.NewForConfig(c.Bridge); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
