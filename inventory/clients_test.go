@@ -6,8 +6,20 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
+
+// eachVariant runs f on a test cluster of each CRD variant.
+func eachVariant(t *testing.T, f func(t *testing.T, c *testcluster.Cluster)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	for _, v := range crds.Variants {
+		t.Run(string(v), func(t *testing.T) { f(t, testcluster.ForTest(t, v)) })
+	}
+}
 
 // testClients are a test cluster's admin clients and the bridge's.
 type testClients struct {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -19,75 +18,69 @@ import (
 // shows the change, and not on other changes: the Systems collection is
 // kept while it stays the same.
 func TestMembership(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			c := testcluster.ForTest(t, v)
-			ctx := t.Context()
-			cl := newTestClients(t, c)
-			if err := c.CreateNamespace(ctx, "members"); err != nil {
-				t.Fatal(err)
+	eachVariant(t, func(t *testing.T, c *testcluster.Cluster) {
+		ctx := t.Context()
+		cl := newTestClients(t, c)
+		if err := c.CreateNamespace(ctx, "members"); err != nil {
+			t.Fatal(err)
+		}
+		inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{"members"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vms := cl.admin.Resource(VMResource).Namespace("members")
+		// settled waits until Membership moved past from, then checks
+		// that ListVMs shows want VMs and that it moved by exactly by.
+		settled := func(step string, from uint64, by uint64, want int) uint64 {
+			t.Helper()
+			var now uint64
+			err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				now = inv.Membership()
+				return now >= from+by, nil
+			})
+			if err != nil {
+				t.Fatalf("%s: Membership %d, want %d: %v", step, now, from+by, err)
 			}
-			inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{"members"})
+			if now != from+by {
+				t.Errorf("%s: Membership moved by %d, want %d", step, now-from, by)
+			}
+			got, err := inv.ListVMs("members", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			vms := cl.admin.Resource(VMResource).Namespace("members")
-			// settled waits until Membership moved past from, then checks
-			// that ListVMs shows want VMs and that it moved by exactly by.
-			settled := func(step string, from uint64, by uint64, want int) uint64 {
-				t.Helper()
-				var now uint64
-				err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-					now = inv.Membership()
-					return now >= from+by, nil
-				})
-				if err != nil {
-					t.Fatalf("%s: Membership %d, want %d: %v", step, now, from+by, err)
-				}
-				if now != from+by {
-					t.Errorf("%s: Membership moved by %d, want %d", step, now-from, by)
-				}
-				got, err := inv.ListVMs("members", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != want {
-					t.Errorf("%s: Membership moved but ListVMs shows %d VMs, want %d", step, len(got), want)
-				}
-				return now
+			if len(got) != want {
+				t.Errorf("%s: Membership moved but ListVMs shows %d VMs, want %d", step, len(got), want)
 			}
-			m := inv.Membership()
-			if _, err := vms.Create(ctx, vm("members", "a", nil), metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			m = settled("create a", m, 1, 1)
-			if _, err := vms.Create(ctx, vm("members", "b", nil), metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			m = settled("create b", m, 1, 2)
-			// A spec change of a, then a label change of b: events arrive in
-			// order, so when b's change moved Membership, a's had been seen;
-			// it must not have moved it.
-			if _, err := vms.Patch(ctx, "a", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := vms.Patch(ctx, "a", types.MergePatchType, []byte(`{"metadata":{"annotations":{"x":"y"}}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := vms.Patch(ctx, "b", types.MergePatchType, []byte(`{"metadata":{"labels":{"pool":"x"}}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			m = settled("spec and annotation of a, label of b", m, 1, 2)
-			if err := vms.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			settled("delete a", m, 1, 1)
-			if _, err := inv.VM(system.Key{Namespace: "members", Name: "b"}); err != nil {
-				t.Errorf("VM b: %v", err)
-			}
-		})
-	}
+			return now
+		}
+		m := inv.Membership()
+		if _, err := vms.Create(ctx, vm("members", "a", nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		m = settled("create a", m, 1, 1)
+		if _, err := vms.Create(ctx, vm("members", "b", nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		m = settled("create b", m, 1, 2)
+		// A spec change of a, then a label change of b: events arrive in
+		// order, so when b's change moved Membership, a's had been seen;
+		// it must not have moved it.
+		if _, err := vms.Patch(ctx, "a", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := vms.Patch(ctx, "a", types.MergePatchType, []byte(`{"metadata":{"annotations":{"x":"y"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := vms.Patch(ctx, "b", types.MergePatchType, []byte(`{"metadata":{"labels":{"pool":"x"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		m = settled("spec and annotation of a, label of b", m, 1, 2)
+		if err := vms.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		settled("delete a", m, 1, 1)
+		if _, err := inv.VM(system.Key{Namespace: "members", Name: "b"}); err != nil {
+			t.Errorf("VM b: %v", err)
+		}
+	})
 }

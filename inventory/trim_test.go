@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -22,128 +21,122 @@ import (
 // rebootPolicy; a VM's managedFields kept aside, equal to the live ones of
 // the cached version, and forgotten when the VM is deleted.
 func TestTrimmedCache(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			c := testcluster.ForTest(t, v)
-			ctx := t.Context()
-			const ns = "trim"
-			if err := c.CreateNamespace(ctx, ns); err != nil {
-				t.Fatal(err)
+	eachVariant(t, func(t *testing.T, c *testcluster.Cluster) {
+		ctx := t.Context()
+		const ns = "trim"
+		if err := c.CreateNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		cl := newTestClients(t, c)
+		admin, adminKube := cl.admin, cl.adminKube
+		u := vm(ns, "a", nil)
+		u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
+		if _, err := admin.Resource(VMResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
+			t.Fatal(err)
+		}
+		// A second manager, so that there is ownership worth keeping.
+		if _, err := admin.Resource(VMResource).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
+			[]byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{FieldManager: "other"}); err != nil {
+			t.Fatal(err)
+		}
+		vmi := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+			"metadata": map[string]any{"name": "a", "namespace": ns},
+			"spec": map[string]any{"domain": map[string]any{
+				"firmware":     map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001", "serial": "x"},
+				"rebootPolicy": "Terminate",
+				"devices":      map[string]any{"disks": []any{map[string]any{"name": "rootdisk"}}},
+			}},
+		}}
+		if _, err := admin.Resource(VMIResource).Namespace(ns).Create(ctx, vmi, metav1.CreateOptions{FieldManager: "author"}); err != nil {
+			t.Fatal(err)
+		}
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "iso", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if _, err := adminKube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := system.Key{Namespace: ns, Name: "a"}
+		live, err := admin.Resource(VMResource).Namespace(ns).Get(ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cached *unstructured.Unstructured
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if cached, err = inv.VM(key); err == nil && cached.GetResourceVersion() == live.GetResourceVersion() {
+				break
 			}
-			cl := newTestClients(t, c)
-			admin, adminKube := cl.admin, cl.adminKube
-			u := vm(ns, "a", nil)
-			u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
-			if _, err := admin.Resource(VMResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
-				t.Fatal(err)
+			if time.Now().After(deadline) {
+				t.Fatalf("cache never showed VM a at %s: %v", live.GetResourceVersion(), err)
 			}
-			// A second manager, so that there is ownership worth keeping.
-			if _, err := admin.Resource(VMResource).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
-				[]byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{FieldManager: "other"}); err != nil {
-				t.Fatal(err)
-			}
-			vmi := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
-				"metadata": map[string]any{"name": "a", "namespace": ns},
-				"spec": map[string]any{"domain": map[string]any{
-					"firmware":     map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001", "serial": "x"},
-					"rebootPolicy": "Terminate",
-					"devices":      map[string]any{"disks": []any{map[string]any{"name": "rootdisk"}}},
-				}},
-			}}
-			if _, err := admin.Resource(VMIResource).Namespace(ns).Create(ctx, vmi, metav1.CreateOptions{FieldManager: "author"}); err != nil {
-				t.Fatal(err)
-			}
-			pvc := &corev1.PersistentVolumeClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: "iso", Namespace: ns},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}
-			if _, err := adminKube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			inv, err := Start(ctx, cl.bridge, cl.bridgeKube, []string{ns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			key := system.Key{Namespace: ns, Name: "a"}
-			live, err := admin.Resource(VMResource).Namespace(ns).Get(ctx, "a", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cached *unstructured.Unstructured
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if cached, err = inv.VM(key); err == nil && cached.GetResourceVersion() == live.GetResourceVersion() {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("cache never showed VM a at %s: %v", live.GetResourceVersion(), err)
-				}
-			}
-			if mf := cached.GetManagedFields(); len(mf) != 0 {
-				t.Errorf("cached VM carries %d managedFields entries, want none", len(mf))
-			}
-			if diff := cmp.Diff(map[string]string{"keep": "me"}, cached.GetAnnotations()); diff != "" {
-				t.Errorf("cached VM annotations (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(live.Object["spec"], cached.Object["spec"]); diff != "" {
-				t.Errorf("cached VM spec differs from the live one (-live +cached):\n%s", diff)
-			}
-			aside, ok := inv.VMManagedFields(key, live.GetResourceVersion())
-			if !ok {
-				t.Fatal("no managedFields kept aside for the cached version")
-			}
-			if diff := cmp.Diff(live.GetManagedFields(), aside); diff != "" {
-				t.Errorf("managedFields kept aside differ from the live ones (-live +aside):\n%s", diff)
-			}
-			if _, ok := inv.VMManagedFields(key, "1"); ok {
-				t.Error("managedFields answered for a version that is not the cached one")
-			}
+		}
+		if mf := cached.GetManagedFields(); len(mf) != 0 {
+			t.Errorf("cached VM carries %d managedFields entries, want none", len(mf))
+		}
+		if diff := cmp.Diff(map[string]string{"keep": "me"}, cached.GetAnnotations()); diff != "" {
+			t.Errorf("cached VM annotations (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(live.Object["spec"], cached.Object["spec"]); diff != "" {
+			t.Errorf("cached VM spec differs from the live one (-live +cached):\n%s", diff)
+		}
+		aside, ok := inv.VMManagedFields(key, live.GetResourceVersion())
+		if !ok {
+			t.Fatal("no managedFields kept aside for the cached version")
+		}
+		if diff := cmp.Diff(live.GetManagedFields(), aside); diff != "" {
+			t.Errorf("managedFields kept aside differ from the live ones (-live +aside):\n%s", diff)
+		}
+		if _, ok := inv.VMManagedFields(key, "1"); ok {
+			t.Error("managedFields answered for a version that is not the cached one")
+		}
 
-			var cachedVMI *unstructured.Unstructured
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if cachedVMI, err = inv.VMI(key); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("cache never showed VMI a: %v", err)
-				}
+		var cachedVMI *unstructured.Unstructured
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if cachedVMI, err = inv.VMI(key); err == nil {
+				break
 			}
-			if mf := cachedVMI.GetManagedFields(); len(mf) != 0 {
-				t.Errorf("cached VMI carries %d managedFields entries, want none", len(mf))
+			if time.Now().After(deadline) {
+				t.Fatalf("cache never showed VMI a: %v", err)
 			}
-			wantSpec := map[string]any{"domain": map[string]any{
-				"firmware": map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001"}, "rebootPolicy": "Terminate"}}
-			if diff := cmp.Diff(wantSpec, cachedVMI.Object["spec"]); diff != "" {
-				t.Errorf("cached VMI spec (-want +got):\n%s", diff)
-			}
-			cachedPVC, err := inv.PVC(ns, "iso")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(cachedPVC.ManagedFields) != 0 {
-				t.Errorf("cached PVC carries %d managedFields entries, want none", len(cachedPVC.ManagedFields))
-			}
+		}
+		if mf := cachedVMI.GetManagedFields(); len(mf) != 0 {
+			t.Errorf("cached VMI carries %d managedFields entries, want none", len(mf))
+		}
+		wantSpec := map[string]any{"domain": map[string]any{
+			"firmware": map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001"}, "rebootPolicy": "Terminate"}}
+		if diff := cmp.Diff(wantSpec, cachedVMI.Object["spec"]); diff != "" {
+			t.Errorf("cached VMI spec (-want +got):\n%s", diff)
+		}
+		cachedPVC, err := inv.PVC(ns, "iso")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cachedPVC.ManagedFields) != 0 {
+			t.Errorf("cached PVC carries %d managedFields entries, want none", len(cachedPVC.ManagedFields))
+		}
 
-			if err := admin.Resource(VMResource).Namespace(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
+		if err := admin.Resource(VMResource).Namespace(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			inv.owners.mu.RLock()
+			_, kept := inv.owners.m[key]
+			inv.owners.mu.RUnlock()
+			if !kept {
+				break
 			}
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				inv.owners.mu.RLock()
-				_, kept := inv.owners.m[key]
-				inv.owners.mu.RUnlock()
-				if !kept {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("managedFields of the deleted VM still kept aside")
-				}
+			if time.Now().After(deadline) {
+				t.Fatal("managedFields of the deleted VM still kept aside")
 			}
-		})
-	}
+		}
+	})
 }
