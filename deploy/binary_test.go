@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
@@ -101,23 +101,11 @@ func serveBinary(t *testing.T, env *installed) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
 		RootCAs: roots, ServerName: fullname + "." + releaseNS + ".svc", MinVersion: tls.VersionTLS12,
 	}}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+listen+"/redfish/v1/Systems", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(user, password)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("GET Systems over the chart's TLS: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Redfish{Base: "https://" + listen, User: user, Password: password, HTTP: client}.DoContext(ctx, t, http.MethodGet, "/redfish/v1/Systems", nil)
+	body := resp.Body
 	var systems struct{ Members []member }
-	if err := json.Unmarshal(body, &systems); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET Systems: %s %v\n%s", resp.Status, err, body)
+	if err := json.Unmarshal(body, &systems); err != nil || resp.Status != http.StatusOK {
+		t.Fatalf("GET Systems: %d %v\n%s", resp.Status, err, body)
 	}
 	want := "/redfish/v1/Systems/" + vmNS + "." + vmName
 	if !slices.Contains(systems.Members, member{ID: want}) {

@@ -1,36 +1,28 @@
 package deploy
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // waitHTTPOK polls url until it answers 200 (10 s at most).
 func waitHTTPOK(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-		if err != nil {
-			t.Fatal(err)
+	c := testutil.Redfish{}
+	testutil.Eventually(t, "GET "+url+" 200", 10*time.Second, 100*time.Millisecond, func(ctx context.Context) error {
+		r, err := c.Send(ctx, http.MethodGet, url, nil)
+		if err == nil && r.Status != http.StatusOK {
+			err = fmt.Errorf("status %d: %s", r.Status, r.Body)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %v %v", url, resp, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // client speaks Redfish with Basic auth, or a session token once set.
@@ -39,54 +31,26 @@ type client struct {
 	token string
 }
 
-func (c *client) do(t *testing.T, method, path string, body any) (*http.Response, []byte) {
+func (c *client) do(t *testing.T, method, path string, body any) (testutil.Response, []byte) {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, c.base+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("X-Auth-Token", c.token)
-	} else {
-		req.SetBasicAuth(user, password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp, out
+	r := testutil.Redfish{Base: c.base, User: user, Password: password, Token: c.token}.Do(t, method, path, body)
+	return r, r.Body
 }
 
 // must fails the test unless the request succeeds (2xx).
 func (c *client) must(t *testing.T, method, path string, body any) {
 	t.Helper()
 	resp, out := c.do(t, method, path, body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s\n%s", method, path, resp.Status, out)
+	if resp.Status/100 != 2 {
+		t.Fatalf("%s %s: %d\n%s", method, path, resp.Status, out)
 	}
 }
 
 func (c *client) get(t *testing.T, path string, into any) {
 	t.Helper()
 	resp, out := c.do(t, http.MethodGet, path, nil)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s\n%s", path, resp.Status, out)
+	if resp.Status != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", path, resp.Status, out)
 	}
 	if err := json.Unmarshal(out, into); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
@@ -97,8 +61,8 @@ func (c *client) get(t *testing.T, path string, into any) {
 func (c *client) login(t *testing.T) (token, location string) {
 	t.Helper()
 	resp, out := c.do(t, http.MethodPost, "/redfish/v1/SessionService/Sessions", map[string]any{"UserName": user, "Password": password})
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("login: %s\n%s", resp.Status, out)
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("login: %d\n%s", resp.Status, out)
 	}
 	token, location = resp.Header.Get("X-Auth-Token"), resp.Header.Get("Location")
 	if token == "" || !strings.HasPrefix(location, "/redfish/v1/SessionService/Sessions/") {

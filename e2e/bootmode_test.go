@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,9 +69,7 @@ func (s firmwareState) expect(op string, authorEFI bool) (firmwareState, bool) {
 func TestFirmwareEveryOrder(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
-		client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate
-		}}
+		client := redfishClient()
 		steps, refusals := 0, 0
 		var created []string
 		for _, authorEFI := range []bool{false, true} {

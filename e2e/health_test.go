@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -94,11 +94,7 @@ func (a admin) patch(t *testing.T, key system.Key, res schema.GroupVersionResour
 }
 
 // redfishClient is a plain HTTPS client for the demo's self-signed service.
-func redfishClient() *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate
-	}}
-}
+func redfishClient() *http.Client { return testutil.Insecure() }
 
 // getJSON GETs path and decodes the body, failing the test on anything but 200.
 func getJSON(t *testing.T, client *http.Client, env *demo.Env, path string) map[string]any {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -92,22 +93,7 @@ func phase(obj *unstructured.Unstructured) string { return vmcheck.Phase(obj) }
 // passes; then it fails with what cond last reported.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(waitTimeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %s", waitTimeout, what, last)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return testutil.Eventually(t, what, waitTimeout, 200*time.Millisecond, testutil.Holds(cond))
 }
 
 // waitRunning waits until VM i has a Running VMI and returns it.

@@ -15,18 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 func vm(ns, name string, lbls map[string]string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec": map[string]any{"runStrategy": "Halted", "template": map[string]any{"spec": map[string]any{
-			"domain": map[string]any{"devices": map[string]any{}},
-		}}},
-	}}
+	u := testutil.VM(ns, name, "Halted")
 	u.SetLabels(lbls)
 	return u
 }

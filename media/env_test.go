@@ -21,6 +21,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/sim"
@@ -243,30 +244,7 @@ func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.R
 // masquerade interface) as an outside author would.
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
-	vm := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubevirt.io/v1",
-		"kind":       "VirtualMachine",
-		"metadata":   map[string]any{"name": name, "namespace": e.ns},
-		"spec": map[string]any{
-			"runStrategy": "Halted",
-			"template": map[string]any{
-				"spec": map[string]any{
-					"domain": map[string]any{
-						"memory": map[string]any{"guest": "1Gi"},
-						"devices": map[string]any{
-							"disks":      []any{map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}}},
-							"interfaces": []any{map[string]any{"name": "default", "masquerade": map[string]any{}}},
-						},
-					},
-					"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
-					"volumes": []any{map[string]any{
-						"name":          "rootdisk",
-						"containerDisk": map[string]any{"image": "quay.io/containerdisks/fedora:latest"},
-					}},
-				},
-			},
-		},
-	}}
+	vm := testutil.VM(e.ns, name, "Halted")
 	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), vm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create VM %s: %v", name, err)
 	}
@@ -330,19 +308,7 @@ func (e *env) pods(ctx context.Context, key system.Key, slot string) ([]corev1.P
 // error after waitTimeout.
 func (e *env) eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	var last error
-	for {
-		if last = cond(ctx); last == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached in %s: %v", what, waitTimeout, last)
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
+	testutil.Eventually(t, what, waitTimeout, 25*time.Millisecond, cond)
 }
 
 // mediaPair returns whether the VM template holds the slot's disk and volume

@@ -1,7 +1,6 @@
 package power
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -120,10 +120,7 @@ func testSecureBootAuthorEFI(t *testing.T, e *env) {
 // wrote firmware.bootloader.efi {secureBoot: false}, as the demo VMs are.
 func (e *env) createEFIVM(t *testing.T, name string) system.Key {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, name, e.ns), &u.Object); err != nil {
-		t.Fatal(err)
-	}
+	u := testutil.VM(e.ns, name, "Halted")
 	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{"secureBoot": false}}, "spec", "template", "spec", "domain", "firmware", "bootloader"); err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +169,7 @@ func testLegacyAuthorEFI(t *testing.T, e *env) {
 // Boot on: setting the mode the VM already boots changes nothing else.
 func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 	ctx := t.Context()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, "efi-sb", e.ns), &u.Object); err != nil {
-		t.Fatal(err)
-	}
+	u := testutil.VM(e.ns, "efi-sb", "Halted")
 	domain := []string{"spec", "template", "spec", "domain"}
 	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{}}, append(domain, "firmware", "bootloader")...); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package power
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,17 +35,6 @@ type env struct {
 }
 
 var nsSeq atomic.Int64
-
-const vmJSON = `{
-  "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-  "metadata": {"name": "%s", "namespace": "%s"},
-  "spec": {"runStrategy": "Halted", "template": {"spec": {
-    "domain": {"devices": {
-      "disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}],
-      "interfaces": [{"name": "default", "masquerade": {}}]},
-      "resources": {"requests": {"memory": "128Mi"}}},
-    "networks": [{"name": "default", "pod": {}}],
-    "volumes": [{"name": "rootdisk", "containerDisk": {"image": "fedora"}}]}}}}`
 
 func startEnv(t *testing.T, c *testcluster.Cluster) *env {
 	t.Helper()
@@ -129,10 +117,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(fmt.Appendf(nil, vmJSON, name, e.ns), &u.Object); err != nil {
-		t.Fatal(err)
-	}
+	u := testutil.VM(e.ns, name, "Halted")
 	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +151,12 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 func (e *env) eventually(t *testing.T, key system.Key, what string, cond func(vm *apply.VM) bool) *apply.VM {
 	t.Helper()
 	var last *apply.VM
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		last = e.live(t, key)
-		return cond(last), nil
+	testutil.Eventually(t, what, 10*time.Second, 20*time.Millisecond, func(context.Context) error {
+		if last = e.live(t, key); !cond(last) {
+			return fmt.Errorf("boot %+v power %+v state %s disks %v", last.Boot, last.Power, State(last), bootOrders(last))
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("%s: not reached: boot %+v power %+v state %s disks %v", what, last.Boot, last.Power, State(last), bootOrders(last))
-	}
 	return last
 }
 

@@ -3,8 +3,6 @@ package service_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/service"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -118,50 +117,14 @@ func (e *env) start(t *testing.T, id string) *bridge {
 // decoded JSON body (nil when empty).
 func (e *env) call(t *testing.T, b *bridge, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, "http://"+b.Addr+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.SetBasicAuth(demo.AdminUser, e.password)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: %d %q: %v", method, path, resp.StatusCode, raw, err)
-		}
-	}
-	return resp.StatusCode, out
+	r := testutil.Redfish{Base: "http://" + b.Addr, User: demo.AdminUser, Password: e.password}.Do(t, method, path, body)
+	return r.Status, r.JSON(t)
 }
 
 // eventually polls cond every 100 ms until it holds or waitTimeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, what, waitTimeout, 100*time.Millisecond, testutil.True(cond))
 }
 
 // gatedImage serves one image whose GET bodies wait until open is called

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -79,31 +80,7 @@ func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
 // newVM is a minimal valid VM: a containerDisk root disk, 1Gi of memory,
 // one masquerade interface on the pod network.
 func newVM(ns, name, runStrategy string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubevirt.io/v1",
-		"kind":       "VirtualMachine",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec": map[string]any{
-			"runStrategy": runStrategy,
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{"app": name}},
-				"spec": map[string]any{
-					"domain": map[string]any{
-						"memory": map[string]any{"guest": "1Gi"},
-						"devices": map[string]any{
-							"disks":      []any{map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}}},
-							"interfaces": []any{map[string]any{"name": "default", "masquerade": map[string]any{}}},
-						},
-					},
-					"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
-					"volumes": []any{map[string]any{
-						"name":          "rootdisk",
-						"containerDisk": map[string]any{"image": "quay.io/containerdisks/fedora:latest"},
-					}},
-				},
-			},
-		},
-	}}
+	return testutil.VM(ns, name, runStrategy)
 }
 
 func (e *env) createVM(t *testing.T, vm *unstructured.Unstructured) *unstructured.Unstructured {
@@ -145,19 +122,7 @@ const timeout = 20 * time.Second
 // last error after the timeout.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	var last error
-	for {
-		if last = cond(ctx); last == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached in %s: %v", what, timeout, last)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	testutil.Eventually(t, what, timeout, 20*time.Millisecond, cond)
 }
 
 // consistently checks cond for d; it must hold every time.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // EnvBinDir overrides where the etcd and kube-apiserver binaries are found.
@@ -20,22 +22,7 @@ const (
 
 // ModuleRoot returns the nearest directory at or above the working
 // directory that holds a go.mod.
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find module root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find module root: no go.mod at or above the working directory")
-		}
-		dir = parent
-	}
-}
+func ModuleRoot() (string, error) { return testutil.FindModuleRoot() }
 
 // resolveBinDir picks the bin directory: opts, then $REDFISH_BRIDGE_BIN,
 // then <module root>/bin. It checks that the binaries are there.

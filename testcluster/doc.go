@@ -5,8 +5,10 @@
 // `make tools`) on free 127.0.0.1 ports in a temporary directory, then:
 //
 //   - authenticates two identities from a static token file: an admin
-//     (group system:masters) and "redfish-bridge", which RBAC restricts to
-//     what the bridge needs (see [BridgeUser] and rbac.go);
+//     (group system:masters) and "redfish-bridge", bound to exactly the
+//     RBAC the Helm chart grants the bridge (deploy/redfish-bridge's
+//     templates/rbac.yaml rendered by bin/helm; see [BridgeUser] and
+//     rbac.go);
 //   - installs the chosen [crds.Variant] of the VirtualMachine and
 //     VirtualMachineInstance CRDs and waits until discovery and OpenAPI v3
 //     serve kubevirt.io/v1;

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,17 +44,27 @@ func SharedDir(t testing.TB, elem ...string) string {
 // test's working directory.
 func ModuleRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// FindModuleRoot returns the nearest directory at or above the working
+// directory that holds a go.mod.
+func FindModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find module root: %w", err)
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's working directory")
+			return "", errors.New("find module root: no go.mod at or above the working directory")
 		}
 		dir = parent
 	}

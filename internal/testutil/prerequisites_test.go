@@ -11,7 +11,7 @@ type outcome struct {
 	failed, skipped string
 }
 
-func (o *outcome) Helper()                          {}
+func (o *outcome) Helper()                           {}
 func (o *outcome) Fatalf(format string, args ...any) { o.failed = fmt.Sprintf(format, args...) }
 func (o *outcome) Skipf(format string, args ...any)  { o.skipped = fmt.Sprintf(format, args...) }
 
