@@ -4,17 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // startDemo runs a demo with n VMs on CRD variant v for the test.
@@ -72,34 +71,14 @@ type response struct {
 
 func (c *client) do(ctx context.Context, t *testing.T, method, path string, a auth, body string) response {
 	t.Helper()
-	var r io.Reader
+	rf := testutil.Redfish{Base: c.base, User: a.user, Password: a.password, Token: a.token, HTTP: c.hc}
+	var b any
 	if body != "" {
-		r = strings.NewReader(body)
+		b = body
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if a.user != "" {
-		req.SetBasicAuth(a.user, a.password)
-	}
-	if a.token != "" {
-		req.Header.Set("X-Auth-Token", a.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
+	r := rf.DoContext(ctx, t, method, path, b)
 	c.sent++
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // redfishError checks that r is a Redfish error document and returns its

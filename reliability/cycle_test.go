@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/sim"
@@ -275,17 +276,7 @@ var fileSHA256 = vmcheck.MustFileSHA256
 // test's context ends) it fails with what cond last reported.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) || t.Context().Err() != nil {
-			t.Fatalf("waiting for %s: gave up; last: %s", what, last)
-		}
-		sleep(t, 250*time.Millisecond)
-	}
+	testutil.Eventually(t, what, settle, 250*time.Millisecond, testutil.Holds(cond))
 }
 
 func sleep(t *testing.T, d time.Duration) {
