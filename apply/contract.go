@@ -1,8 +1,9 @@
 package apply
 
-// CONTRACT (written by the lead before implementation; the apply/ owner
-// replaces the panics with the real thing and may extend, but not break,
-// these signatures without telling media/ and power/ owners).
+// What media/ and power/ see of apply: the field manager names, the
+// annotation keys holding each concern's state, the decoded VM read, the
+// change functions each concern hands to the [Writer], and the Writer
+// itself ([Client] implements it).
 
 import (
 	"context"

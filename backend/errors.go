@@ -38,8 +38,6 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
 	case errors.Is(err, power.ErrBusy):
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
-	case errors.Is(err, power.ErrVersionMismatch):
-		return fmt.Errorf("%w: %w", redfish.ErrPreconditionFailed, err)
 	case errors.Is(err, apply.ErrInvalid):
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Boot", Reason: err.Error()}, err)
 	case apierrors.IsNotFound(err):

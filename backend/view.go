@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sort"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -183,16 +182,4 @@ func restartRequired(vm *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-// SlotIDs returns the sorted ids of slots in a view's VM state plus defaults.
-func SlotIDs(defaults []string, vm *apply.VM) []string {
-	ids := append([]string(nil), defaults...)
-	for id := range vm.Slots {
-		if !contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }

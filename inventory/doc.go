@@ -3,9 +3,14 @@
 // through the dynamic client, as unstructured objects) and core
 // PersistentVolumeClaims, optionally scoped to a list of namespaces.
 //
-// Every read the bridge serves comes from these caches; the only live GET is
-// apply/'s re-read after a 409 Conflict. Reconcilers subscribe with
-// [Inventory.AddVMHandler] and get the VM's key on every VM or VMI change.
+// Reads of VMs, VMIs and PVCs come from these caches. The live GETs are the
+// exceptions, each where a stale cache would mislead a decision: apply/
+// re-reads the VM after a 409 Conflict and before trusting "nothing to
+// change" decided on a cached read; power/ confirms a refusal and whether a
+// VMI still lives; media/ reads its import pods and CA ConfigMaps (not
+// cached here). Reconcilers subscribe with [Inventory.AddVMHandler] and get
+// the VM's key on every VM or VMI change, the objects already cached
+// included.
 //
 // Objects are trimmed before they enter a cache (trim.go): no managedFields
 // (a VM's are kept aside per version, [Inventory.VMManagedFields], for the

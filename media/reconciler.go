@@ -219,8 +219,6 @@ func (r *Reconciler) Run(ctx context.Context) error {
 // QueueLen is the number of VMs waiting to be reconciled.
 func (r *Reconciler) QueueLen() int { return r.queue.Len() }
 
-// Enqueue asks for key to be reconciled (e.g. right after an insert).
-func (r *Reconciler) Enqueue(key system.Key) { r.queue.Add(key) }
 
 func (r *Reconciler) enqueueOwner(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {

@@ -20,9 +20,6 @@ type BootPatch struct {
 	Mode    *system.BootMode
 	// HTTPBootURI is Boot.HttpBootUri ("" clears it).
 	HTTPBootURI *string
-	// IfVersion, when set, is the VM resourceVersion the client saw (its
-	// If-Match): the patch fails with ErrVersionMismatch if the VM changed.
-	IfVersion string
 }
 
 // SetBoot merges patch into the recorded override and applies it through
@@ -36,9 +33,6 @@ type BootPatch struct {
 // UEFI). It returns the VM as written.
 func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
-		if patch.IfVersion != "" && patch.IfVersion != vm.Object.GetResourceVersion() {
-			return fmt.Errorf("%w: have %s, client saw %s", ErrVersionMismatch, vm.Object.GetResourceVersion(), patch.IfVersion)
-		}
 		if patch.Target != nil {
 			o.Target = *patch.Target
 		}

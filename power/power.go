@@ -23,8 +23,6 @@ import (
 var (
 	// ErrInvalid: a value outside what the bridge accepts.
 	ErrInvalid = apply.ErrInvalid
-	// ErrVersionMismatch: the VM changed since the version the client saw.
-	ErrVersionMismatch = errors.New("system changed since the given version")
 	// ErrBusy: the system is in a transition the request cannot run
 	// through now (its boot order kept changing under a power-on); the
 	// client retries (Redfish 409).

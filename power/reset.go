@@ -11,10 +11,15 @@ import (
 //
 //   - On, ForceOn: power on, or record OnDeferred while an import is in
 //     flight (the Reconciler starts the VM later);
-//   - ForceOff: runStrategy Halted and delete the VMI with grace period 0;
-//   - GracefulShutdown: runStrategy Halted (KubeVirt shuts the guest down);
-//   - ForceRestart, GracefulRestart: delete the VMI (grace 0 when forced)
-//     so a new one boots; on a VM that is off, power on;
+//   - ForceOff: withdraw a pending Start request, runStrategy Halted, and
+//     delete the live VMI with grace period 0;
+//   - GracefulShutdown: withdraw a pending Start request and set
+//     runStrategy Halted (KubeVirt shuts the guest down);
+//   - ForceRestart, GracefulRestart: settle the boot order, then request a
+//     Stop of the running VMI followed by a Start, as virt-api's restart
+//     does (virt-controller replaces the VMI); forced, the VMI is also
+//     deleted at once with grace period 0. On a VM that is not on: power
+//     on;
 //   - PushPowerButton: On when the system is Off or powering off,
 //     GracefulShutdown otherwise;
 //   - anything else (Nmi among them: KubeVirt cannot inject one): an error

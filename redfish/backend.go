@@ -31,8 +31,9 @@ type SystemView struct {
 	// HTTPBoot is the slot of the Boot.HttpBootUri image (not virtual
 	// media: never in Slots).
 	HTTPBoot system.MediaSlot
-	// Version changes whenever the VM changes (its resourceVersion); it is
-	// the ETag of the system.
+	// Version is the ETag of the system: the backend's digest of what the
+	// view shows, so it changes exactly when the system as shown changes
+	// (not with every status heartbeat that moves the resourceVersion).
 	Version string
 	// RestartRequired is set when spec changes (firmware, boot order) wait
 	// for the next boot.
@@ -98,7 +99,7 @@ type BootPatch struct {
 	HTTPBootURI *string
 	// IfVersion, when set, is the [SystemView.Version] the client last saw
 	// (its If-Match ETag): the backend must fail with [ErrPreconditionFailed]
-	// if the VM changed since.
+	// if the system's Version differs now.
 	IfVersion string
 }
 
