@@ -6,7 +6,6 @@ SHELL := /bin/bash
 BIN ?= $(CURDIR)/bin
 GO ?= go
 export REDFISH_BRIDGE_BIN := $(BIN)
-export KUBEBUILDER_ASSETS := $(BIN)
 
 .DEFAULT_GOAL := help
 
@@ -51,9 +50,8 @@ fuzz: ## Run the fuzz targets for longer.
 	done
 
 .PHONY: lint
-lint: ## Run go vet and gofmt checks.
-	$(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, errcheck, stray loggers, context.Background, gofmt).
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: generate
 generate: generate-crds ## Regenerate the KubeVirt CRD variants under crds/.

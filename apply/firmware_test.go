@@ -89,7 +89,7 @@ func TestValidateLegacy(t *testing.T) {
 			}
 			var mfs []metav1.ManagedFieldsEntry
 			for manager, fields := range tt.owners {
-				mfs = append(mfs, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}})
+				mfs = append(mfs, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)})
 			}
 			u.SetManagedFields(mfs)
 			err := ValidateLegacy(decodeFixture(u))

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -25,7 +24,7 @@ func ownedFrom(obj *unstructured.Unstructured, entries []metav1.ManagedFieldsEnt
 			continue
 		}
 		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("parse managedFields of %s/%s manager %q: %w", obj.GetNamespace(), obj.GetName(), mf.Manager, err)
 		}
 		if prev, ok := out[mf.Manager]; ok {

@@ -211,7 +211,6 @@ func (c *Client) run(ctx context.Context, key system.Key, manager string, decide
 		if errors.Is(err, ErrNoChange) && !live {
 			// "Nothing to do" decided on a cached read may be stale (a
 			// write of a moment ago not seen yet): confirm on a live read.
-			live = true
 			vm, err = c.read(ctx, key, true)
 			if err != nil {
 				st.failures.Add(1)

@@ -171,7 +171,10 @@ func (e *Env) Stop() error {
 	}
 	if e.Sim != nil {
 		select {
-		case <-e.simDone:
+		case err := <-e.simDone:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("simulator: %w", err))
+			}
 		case <-time.After(10 * time.Second):
 			errs = append(errs, errors.New("simulator did not stop within 10s"))
 		}

@@ -37,7 +37,9 @@ func provisionCycle(t *testing.T, env *installed) {
 	go func() { simDone <- simulator.Run(runCtx) }()
 	defer func() {
 		stop()
-		<-simDone
+		if err := <-simDone; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
 	}()
 
 	adminDyn, err := dynamic.NewForConfig(env.cluster.Admin)

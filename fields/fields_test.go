@@ -23,7 +23,7 @@ func vmWith(annotations map[string]string, entries ...[3]string) *unstructured.U
 	var mfs []metav1.ManagedFieldsEntry
 	for _, e := range entries {
 		mfs = append(mfs, metav1.ManagedFieldsEntry{Manager: e[0], Operation: metav1.ManagedFieldsOperationType(e[1]),
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(e[2])}})
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(e[2])})
 	}
 	u.SetManagedFields(mfs)
 	return u

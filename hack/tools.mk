@@ -12,6 +12,7 @@ ETCD_VERSION           ?= v3.7.0
 HELM_VERSION           ?= v3.22.0
 CONTROLLER_GEN_VERSION ?= v0.20.1
 KUBEVIRT_VERSION       ?= v1.9.0
+GOLANGCI_LINT_VERSION  ?= v2.15.0
 
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBECTL        := $(BIN)/kubectl
@@ -19,6 +20,7 @@ ETCD           := $(BIN)/etcd
 HELM           := $(BIN)/helm
 CONTROLLER_GEN := $(BIN)/controller-gen
 VIRT_CONTROLLER := $(BIN)/virt-controller
+GOLANGCI_LINT  := $(BIN)/golangci-lint
 
 # Built from the module proxy, kube binaries would report v0.0.0-master;
 # stamp the real version so /version and helm's .Capabilities see 1.37.
@@ -38,7 +40,7 @@ HELM_LDFLAGS := -s -w \
 	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 \
 	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37
 
-.PHONY: tools kube-apiserver kubectl etcd helm controller-gen virt-controller generate-crds
+.PHONY: tools kube-apiserver kubectl etcd helm controller-gen virt-controller golangci-lint generate-crds
 
 tools: kube-apiserver kubectl etcd helm controller-gen virt-controller ## Build the pinned tools into bin/
 
@@ -48,6 +50,8 @@ etcd: $(BIN)/.etcd-$(ETCD_VERSION)
 helm: $(BIN)/.helm-$(HELM_VERSION)
 controller-gen: $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION)
 virt-controller: $(BIN)/.virt-controller-$(KUBEVIRT_VERSION)
+# Not part of `tools` (the tests do not need it): `make lint` builds it.
+golangci-lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 $(BIN)/.kube-apiserver-$(KUBE_VERSION):
 	@mkdir -p $(BIN)
@@ -88,6 +92,10 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
 	mv -f $(VIRT_CONTROLLER).tmp $(VIRT_CONTROLLER)
+$(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
+	@mkdir -p $(BIN)
+	cd $(TOOLS_DIR)/golangci-lint && go build -trimpath -ldflags "-s -w" -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	mv -f $(GOLANGCI_LINT).tmp $(GOLANGCI_LINT)
 	@touch $@
 
 # controller-gen runs inside hack/gencrd/source, a module pinning

@@ -135,7 +135,7 @@ func fillUntilRefused(t *testing.T, r *revocationsRig, until time.Time) int {
 			_, err = r.kube.CoreV1().ConfigMaps(r.ns).Patch(t.Context(), revocationsName, types.MergePatchType, patch,
 				metav1.PatchOptions{FieldManager: "redfish-sessions"})
 			if err != nil {
-				if n == 0 || !(apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsInvalid(err) || apierrors.IsInternalError(err)) {
+				if n == 0 || !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsInvalid(err) && !apierrors.IsInternalError(err) {
 					t.Fatalf("fill revocations at %d entries: %v", n, err)
 				}
 				break

@@ -68,7 +68,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		return 0, r.refuse(ctx, o, slot, why)
 	}
 
-	remaining := slot.Since.Add(r.opts.ImportTimeout).Sub(time.Now())
+	remaining := time.Until(slot.Since.Add(r.opts.ImportTimeout))
 	if remaining <= 0 {
 		if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
 			return 0, err

@@ -27,7 +27,7 @@ const (
 // validTaskID reports whether an InsertID can name a task in a URI as is.
 func validTaskID(id string) bool {
 	return id != "" && len(id) <= 128 && !strings.ContainsFunc(id, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_' && r != '.'
 	})
 }
 

@@ -38,7 +38,7 @@ func FuzzParseID(f *testing.F) {
 			t.Fatalf("ParseID(%q) = %+v: empty or too long part", id, key)
 		}
 		if strings.ContainsFunc(id, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.')
+			return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.'
 		}) {
 			t.Fatalf("ParseID(%q) accepted a character outside [a-z0-9.-]", id)
 		}

@@ -1,7 +1,6 @@
 package testcluster_test
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 	"testing"
@@ -162,7 +161,7 @@ func managerSet(t *testing.T, obj *unstructured.Unstructured, manager string) *f
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
 			continue
 		}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
 			t.Fatalf("parse managedFields of %s: %v", manager, err)
 		}
 	}

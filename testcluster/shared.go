@@ -71,7 +71,7 @@ func Shared(t testing.TB, v crds.Variant) *Cluster {
 	shared.mu.Unlock()
 	sc.once.Do(func() {
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		sc.c, sc.err = Start(context.Background(), Options{Variant: v, Log: log})
+		sc.c, sc.err = Start(context.Background(), Options{Variant: v, Log: log}) //nolint:forbidigo // outlives the test that starts it
 	})
 	if sc.err != nil {
 		t.Fatal(sc.err)

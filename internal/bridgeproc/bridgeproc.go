@@ -105,7 +105,7 @@ func (p *Proc) Done() <-chan struct{} { return p.done }
 // 200, the process exits or ctx ends.
 func (p *Proc) WaitServing(ctx context.Context, url, user, password string) error {
 	hc := &http.Client{Timeout: 10 * time.Second}
-	last := "no answer yet"
+	var last string // what the last poll got
 	for {
 		select {
 		case <-p.done:

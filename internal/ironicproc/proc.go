@@ -143,7 +143,7 @@ func environ() []string {
 
 func (ir *Ironic) waitServing(ctx context.Context) error {
 	hc := &http.Client{Timeout: 5 * time.Second}
-	last := "no answer yet"
+	var last string // what the last poll got
 	for {
 		select {
 		case <-ir.done:

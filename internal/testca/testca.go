@@ -9,8 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -90,7 +89,7 @@ func (ca *CA) NewServer(h http.Handler) (*httptest.Server, error) {
 	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = tc
 	// A client refusing the certificate is what tests provoke: not news.
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
 	srv.StartTLS()
 	return srv, nil
 }

@@ -196,7 +196,7 @@ func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 func (a *Authenticator) cacheKey(name, password string, hash []byte) [32]byte {
 	h := hmac.New(sha256.New, a.signer.key)
 	for _, s := range [][]byte{[]byte(name), []byte(password), hash} {
-		h.Write([]byte(fmt.Sprintf("%d:", len(s))))
+		fmt.Fprintf(h, "%d:", len(s))
 		h.Write(s)
 	}
 	var k [32]byte
