@@ -5,6 +5,7 @@
 SHELL := /bin/bash
 BIN ?= $(CURDIR)/bin
 GO ?= go
+GO_MODULE := github.com/redfish-bridge/redfish-bridge
 export REDFISH_BRIDGE_BIN := $(BIN)
 
 .DEFAULT_GOAL := help
@@ -24,9 +25,21 @@ demo: tools build ## Run a local apiserver with KubeVirt CRDs, simulated VMs and
 	$(GO) build -trimpath -o $(BIN)/redfish-bridge-demo ./cmd/redfish-bridge-demo
 	$(BIN)/redfish-bridge-demo $(DEMO_ARGS)
 
+# `make test` runs with the race detector, except power/: its TestRace (21
+# cycles x 6 VMs of concurrent SSA writers on a real apiserver) took 1317 s
+# without -race and did not finish in 3600 s with it (2-core machine under
+# load, docs/reliability.md), so power/ runs without -race, beside the rest.
+# RACE= turns the detector off everywhere.
+RACE ?= -race
+RACE_EXCEPT := $(GO_MODULE)/power
+
 .PHONY: test
-test: tools ## Run unit and end-to-end tests (builds the test tools into ./bin when missing).
-	$(GO) test -count=1 -timeout 40m ./...
+test: tools ## Run unit and end-to-end tests with -race (builds the test tools into ./bin when missing).
+	@pkgs=$$($(GO) list ./... | grep -vx '$(RACE_EXCEPT)'); \
+	$(GO) test -count=1 -timeout 40m $(RACE_EXCEPT) & plain=$$!; \
+	$(GO) test $(RACE) -count=1 -timeout 40m $$pkgs; raced=$$?; \
+	wait $$plain; plainrc=$$?; \
+	exit $$(( raced || plainrc ))
 
 .PHONY: e2e
 e2e: tools ## Run only the end-to-end tests (real apiserver, simulator, real Redfish clients).
