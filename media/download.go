@@ -113,7 +113,7 @@ func importReporting(ctx context.Context, client *http.Client, url, dest string,
 		}
 	}()
 	h := sha256.New()
-	var w io.Writer = io.MultiWriter(tmp, h)
+	w := io.MultiWriter(tmp, h)
 	if progress != nil {
 		w = &progressWriter{w: w, total: resp.ContentLength, report: progress}
 	}

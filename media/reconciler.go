@@ -219,7 +219,6 @@ func (r *Reconciler) Run(ctx context.Context) error {
 // QueueLen is the number of VMs waiting to be reconciled.
 func (r *Reconciler) QueueLen() int { return r.queue.Len() }
 
-
 func (r *Reconciler) enqueueOwner(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
