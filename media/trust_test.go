@@ -30,6 +30,7 @@ type privateServer struct {
 	ca    *testca.CA
 	image []byte
 	gate  chan struct{}
+	done  chan struct{} // closed at cleanup: frees GETs still held by gate
 }
 
 const (
@@ -43,7 +44,7 @@ func newPrivateServer(t *testing.T, basic bool) *privateServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &privateServer{ca: ca, image: bytes.Repeat([]byte("private image|"), 50000), gate: make(chan struct{})}
+	p := &privateServer{ca: ca, image: bytes.Repeat([]byte("private image|"), 50000), gate: make(chan struct{}), done: make(chan struct{})}
 	p.Server, err = ca.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, pw, ok := r.BasicAuth(); basic && (!ok || u != imageUser || pw != imagePass) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -54,6 +55,8 @@ func newPrivateServer(t *testing.T, basic bool) *privateServer {
 			case <-p.gate:
 			case <-r.Context().Done():
 				return
+			case <-p.done:
+				return
 			}
 		}
 		_, _ = w.Write(p.image)
@@ -61,7 +64,12 @@ func newPrivateServer(t *testing.T, basic bool) *privateServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	// Close waits for every active request: free an import still held by
+	// the gate (its slot ejected, its downloader not yet cancelled) first.
+	t.Cleanup(func() {
+		close(p.done)
+		p.Close()
+	})
 	return p
 }
 
