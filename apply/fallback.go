@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -54,7 +55,7 @@ func (c *Client) noteUnarmed(ctx context.Context, read *VM, sent *unstructured.U
 // fallback logs a warning and records a Warning event on the VM (a failed
 // event is only logged).
 func (c *Client) fallback(ctx context.Context, key system.Key, vm *unstructured.Unstructured, reason, msg string) {
-	c.opts.Log.WarnContext(ctx, "Once boot override armed without rebootPolicy Terminate", "vm", key, "reason", reason, "detail", msg)
+	logctx.From(ctx).Warn("Once boot override armed without rebootPolicy Terminate", "vm", key, "reason", reason, "detail", msg)
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: vm.GetName() + ".", Namespace: vm.GetNamespace()},
@@ -75,6 +76,6 @@ func (c *Client) fallback(ctx context.Context, key system.Key, vm *unstructured.
 		_, err = c.dyn.Resource(eventResource).Namespace(vm.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
 	}
 	if err != nil {
-		c.opts.Log.WarnContext(ctx, "record event", "vm", key, "reason", reason, "err", err)
+		logctx.From(ctx).Warn("record event", "vm", key, "reason", reason, "err", err)
 	}
 }

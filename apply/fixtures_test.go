@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -110,5 +111,5 @@ func annotate(u *unstructured.Unstructured, k, v string) {
 }
 
 func decodeFixture(u *unstructured.Unstructured) *VM {
-	return Decode(system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}, u, nil)
+	return Decode(context.Background(), system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}, u, nil)
 }

@@ -3,12 +3,13 @@ package apply
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // CRDName is the VirtualMachine CustomResourceDefinition DetectMode reads.
@@ -36,7 +37,7 @@ func DetectMode(ctx context.Context, dyn dynamic.Interface) (Mode, error) {
 	if err != nil {
 		return "", err
 	}
-	slog.InfoContext(ctx, "VirtualMachine list mode detected", "mode", mode, "crd", CRDName, "version", version)
+	logctx.From(ctx).Info("VirtualMachine list mode detected", "mode", mode, "crd", CRDName, "version", version)
 	return mode, nil
 }
 

@@ -107,7 +107,7 @@ func testRebootPolicyRefused(t *testing.T, e *env) {
 	}
 	w := New(e.bridge, nil, e.mode, Options{})
 	e.setBoot(t, w, key, cdOnceOverride)
-	vm := Decode(key, e.get(t, key), nil)
+	vm := Decode(t.Context(), key, e.get(t, key), nil)
 	if got := RebootPolicy(vm.Object); got != "" {
 		t.Errorf("rebootPolicy %q on a cluster that refuses it", got)
 	}

@@ -160,7 +160,7 @@ func testOwnWrites(t *testing.T, e *env) {
 			if got.GetResourceVersion() != vm.Object.GetResourceVersion() {
 				t.Errorf("last call returned version %s, server has %s", vm.Object.GetResourceVersion(), got.GetResourceVersion())
 			}
-			final := Decode(key, got, nil)
+			final := Decode(t.Context(), key, got, nil)
 			rs, _, _ := unstructured.NestedString(got.Object, runStrategyPth...)
 			if final.Boot.Target != system.BootPxe || rs != "Always" || len(StateRequests(final)) != 1 {
 				t.Errorf("server state: boot %+v runStrategy %q requests %v", final.Boot, rs, StateRequests(final))

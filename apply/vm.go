@@ -1,13 +1,14 @@
 package apply
 
 import (
+	"context"
 	"encoding/json"
-	"log/slog"
 	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -33,28 +34,28 @@ var (
 // Decode builds a VM from a VirtualMachine object (and its VMI, may be nil),
 // decoding the bridge's annotations. A malformed annotation is logged and
 // read as empty: a broken record must not wedge the VM forever.
-func Decode(key system.Key, obj, vmi *unstructured.Unstructured) *VM {
+func Decode(ctx context.Context, key system.Key, obj, vmi *unstructured.Unstructured) *VM {
 	vm := &VM{Key: key, Object: obj, VMI: vmi, Slots: map[string]system.MediaSlot{}}
 	for k, v := range obj.GetAnnotations() {
 		switch {
 		case strings.HasPrefix(k, AnnotationMediaPrefix):
 			var s system.MediaSlot
-			if decodeAnnotation(key, k, v, &s) {
+			if decodeAnnotation(ctx, key, k, v, &s) {
 				s.Slot = strings.TrimPrefix(k, AnnotationMediaPrefix)
 				vm.Slots[s.Slot] = s
 			}
 		case k == AnnotationBoot:
-			decodeAnnotation(key, k, v, &vm.Boot)
+			decodeAnnotation(ctx, key, k, v, &vm.Boot)
 		case k == AnnotationPower:
-			decodeAnnotation(key, k, v, &vm.Power)
+			decodeAnnotation(ctx, key, k, v, &vm.Power)
 		}
 	}
 	return vm
 }
 
-func decodeAnnotation(key system.Key, name, value string, into any) bool {
+func decodeAnnotation(ctx context.Context, key system.Key, name, value string, into any) bool {
 	if err := json.Unmarshal([]byte(value), into); err != nil {
-		slog.Warn("ignoring malformed bridge annotation", "vm", key, "annotation", name, "err", err)
+		logctx.From(ctx).Warn("ignoring malformed bridge annotation", "vm", key, "annotation", name, "err", err)
 		return false
 	}
 	return true

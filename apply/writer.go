@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -45,8 +45,6 @@ type Options struct {
 	MaxBackoff time.Duration
 	// MaxAttempts bounds read-decide-apply attempts per call. Default 20.
 	MaxAttempts int
-	// Log is the logger; default slog.Default().
-	Log *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -58,9 +56,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 20
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
 	}
 	return o
 }
@@ -163,7 +158,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
 	}
-	return Decode(key, obj, c.vmi(ctx, key)), nil
+	return Decode(ctx, key, obj, c.vmi(ctx, key)), nil
 }
 
 // vmi returns the VMI (cache, or live without a cache), nil when absent.
@@ -177,7 +172,7 @@ func (c *Client) vmi(ctx context.Context, key system.Key) *unstructured.Unstruct
 	}
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
-			c.opts.Log.WarnContext(ctx, "read VMI", "vm", key, "err", err)
+			logctx.From(ctx).Warn("read VMI", "vm", key, "err", err)
 		}
 		return nil
 	}
@@ -233,7 +228,7 @@ func (c *Client) run(ctx context.Context, key system.Key, manager string, decide
 			return nil, err
 		}
 		last, live = err, true
-		c.opts.Log.DebugContext(ctx, "apply conflict, retrying from a live read", "vm", key, "manager", manager, "attempt", attempt+1, "err", err)
+		logctx.From(ctx).Debug("apply conflict, retrying from a live read", "vm", key, "manager", manager, "attempt", attempt+1, "err", err)
 	}
 	st.failures.Add(1)
 	return nil, fmt.Errorf("%s apply to %s: gave up after %d attempts: %w", manager, key, c.opts.MaxAttempts, last)
@@ -308,7 +303,7 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 	}
 	st.applies.Add(1)
 	c.recent.remember(read.Key, obj.GetResourceVersion(), out)
-	vm := Decode(read.Key, out, read.VMI)
+	vm := Decode(ctx, read.Key, out, read.VMI)
 	if manager == ManagerBoot {
 		c.noteUnarmed(ctx, read, obj, vm, refusal)
 	}

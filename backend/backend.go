@@ -51,7 +51,7 @@ func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemV
 	for _, obj := range vms {
 		key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 		vmi, _ := b.inv.VMI(key)
-		out = append(out, b.view(apply.Decode(key, obj, vmi)))
+		out = append(out, b.view(apply.Decode(ctx, key, obj, vmi)))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
 	return out, nil

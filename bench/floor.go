@@ -64,7 +64,7 @@ func rawApplyOnce(ctx context.Context, dyn dynamic.Interface, mode apply.Mode, k
 	if err != nil {
 		return fmt.Errorf("floor read %s: %w", key, err)
 	}
-	body, err := apply.BuildBoot(mode, apply.Decode(key, obj, nil), o, nil)
+	body, err := apply.BuildBoot(mode, apply.Decode(ctx, key, obj, nil), o, nil)
 	if err != nil {
 		return fmt.Errorf("floor build boot body for %s: %w", key, err)
 	}

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func cond(typ, status, reason, at string) map[string]any {
 }
 
 func decoded(vm, vmi *unstructured.Unstructured, slots map[string]system.MediaSlot, p system.PowerIntent) *apply.VM {
-	v := apply.Decode(system.Key{Namespace: "ns", Name: "vm"}, vm, vmi)
+	v := apply.Decode(context.Background(), system.Key{Namespace: "ns", Name: "vm"}, vm, vmi)
 	for k, s := range slots {
 		v.Slots[k] = s
 	}

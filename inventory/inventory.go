@@ -3,7 +3,6 @@ package inventory
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -89,7 +89,7 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil, fmt.Errorf("inventory: caches of namespaces %q did not sync: %w", namespaces, context.Cause(ctx))
 	}
-	slog.InfoContext(ctx, "inventory synced", "namespaces", namespaces, "took", time.Since(start))
+	logctx.From(ctx).Info("inventory synced", "namespaces", namespaces, "took", time.Since(start))
 	return inv, nil
 }
 

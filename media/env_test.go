@@ -187,7 +187,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := apply.New(dyn, inv, mode, apply.Options{Log: log})
+	w := apply.New(dyn, inv, mode, apply.Options{})
 	return &env{
 		ns:        ns,
 		admin:     dynamic.NewForConfigOrDie(c.Admin),
@@ -197,7 +197,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 		cluster:   c,
 		inv:       inv,
 		w:         w,
-		svc:       media.NewService(w, kube, log),
+		svc:       media.NewService(w, kube),
 		sim:       s,
 		img:       newImages(t),
 		log:       log,
@@ -262,7 +262,7 @@ func (e *env) liveVM(ctx context.Context, key system.Key) (*apply.VM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apply.Decode(key, obj, nil), nil
+	return apply.Decode(ctx, key, obj, nil), nil
 }
 
 // waitSlot waits until the live slot satisfies cond.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) readCABundle(ctx context.Context) (string, error) {
 	if apierrors.IsNotFound(err) {
 		// Not there (yet): the system roots and the slot's certificates
 		// still apply; an untrusted server fails the import with a hint.
-		s.log.WarnContext(ctx, "the bridge's CA bundle ConfigMap does not exist; imports trust the system roots and their slot's certificates",
+		logctx.From(ctx).Warn("the bridge's CA bundle ConfigMap does not exist; imports trust the system roots and their slot's certificates",
 			"configMap", s.bundle.Namespace+"/"+s.bundle.ConfigMap)
 		return "", nil
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -17,19 +17,16 @@ import (
 type Service struct {
 	w      apply.Writer
 	kube   kubernetes.Interface
-	log    *slog.Logger
 	now    func() time.Time
 	bundle CABundle
 	policy AddrPolicy
 }
 
 // NewService returns a Service writing VMs through w and deleting import
-// pods and PVCs through kube.
-func NewService(w apply.Writer, kube kubernetes.Interface, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Service{w: w, kube: kube, log: log, now: time.Now}
+// pods and PVCs through kube. It logs with the logger in each call's
+// context.
+func NewService(w apply.Writer, kube kubernetes.Interface) *Service {
+	return &Service{w: w, kube: kube, now: time.Now}
 }
 
 // SetAddrPolicy makes Insert refuse image URLs whose literal IP p refuses
@@ -89,7 +86,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	if err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 	}
-	s.log.InfoContext(ctx, "media inserted", "vm", key.String(), "slot", slot,
+	logctx.From(ctx).Info("media inserted", "vm", key.String(), "slot", slot,
 		"image", image, "insertID", result.InsertID, "phase", result.Phase,
 		"credentials", result.Credentials, "verifyCertificate", !result.Insecure)
 	return result, nil
@@ -163,6 +160,6 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 	if err := deleteOwnedClaim(ctx, s.kube, o, claim); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
-	s.log.InfoContext(ctx, "media ejected", "vm", key.String(), "slot", slot)
+	logctx.From(ctx).Info("media ejected", "vm", key.String(), "slot", slot)
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -63,8 +64,8 @@ type Options struct {
 	// OrphanGrace is how old a PVC of an empty slot must be before it is
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
-	Workers     int // default 2
-	Log         *slog.Logger
+	Workers     int          // default 2
+	Log         *slog.Logger // the reconciler's logger; nil discards
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
 	// "timed_out" and the time since the slot entered its phase.
@@ -137,12 +138,13 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
-	if opts.Log == nil {
-		opts.Log = slog.Default()
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
 		opts: opts,
-		log:  opts.Log.With("controller", "media"),
+		log:  log.With("controller", "media"),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[system.Key](),
 			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "media"}),
@@ -162,8 +164,10 @@ func (r *Reconciler) Stats() Stats {
 }
 
 // Run starts the pod and PVC informers, subscribes to VM events and works
-// the queue until ctx ends. A Reconciler runs once.
+// the queue until ctx ends. A Reconciler runs once. What it calls logs
+// with its logger (controller=media), carried in ctx.
 func (r *Reconciler) Run(ctx context.Context) error {
+	ctx = logctx.Into(ctx, r.log)
 	defer r.queue.ShutDown()
 	namespaces := r.opts.Namespaces
 	if len(namespaces) == 0 {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -96,7 +97,7 @@ func (s *Service) AddCertificate(ctx context.Context, key system.Key, slot, pemT
 	if err != nil {
 		return system.MediaCertificate{}, err
 	}
-	s.log.InfoContext(ctx, "media certificate added", "vm", key.String(), "slot", slot, "certificate", added.ID)
+	logctx.From(ctx).Info("media certificate added", "vm", key.String(), "slot", slot, "certificate", added.ID)
 	return added, nil
 }
 
@@ -112,7 +113,7 @@ func (s *Service) DeleteCertificate(ctx context.Context, key system.Key, slot, i
 		return fmt.Errorf("certificate %q of %s slot %s: %w", id, key, slot, ErrCertificateNotFound)
 	})
 	if err == nil {
-		s.log.InfoContext(ctx, "media certificate deleted", "vm", key.String(), "slot", slot, "certificate", id)
+		logctx.From(ctx).Info("media certificate deleted", "vm", key.String(), "slot", slot, "certificate", id)
 	}
 	return err
 }

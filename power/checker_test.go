@@ -104,7 +104,7 @@ func (c *checker) run(ctx context.Context, rv string) {
 	hadData := map[string]bool{}
 	c.events(ctx, rv, func(u *unstructured.Unstructured) {
 		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
-		vm := apply.Decode(key, u, nil)
+		vm := apply.Decode(ctx, key, u, nil)
 		where := fmt.Sprintf("%s@%s", key.Name, u.GetResourceVersion())
 		var bad []string
 		bad = append(bad, pairing(u)...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -47,16 +47,13 @@ type Writer interface {
 type Service struct {
 	w   Writer
 	dyn dynamic.Interface
-	log *slog.Logger
 	now func() time.Time
 }
 
 // New returns a Service writing through w and deleting VMIs through dyn.
-func New(w Writer, dyn dynamic.Interface, log *slog.Logger) *Service {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Service{w: w, dyn: dyn, log: log, now: time.Now}
+// It logs with the logger in each call's context.
+func New(w Writer, dyn dynamic.Interface) *Service {
+	return &Service{w: w, dyn: dyn, now: time.Now}
 }
 
 // errUnsettled: the boot layout changed between Relayout and power-on.
@@ -114,7 +111,7 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 					p.Intent = system.PowerIntent{OnDeferred: true, DeferredAt: s.now().UTC().Truncate(time.Second),
 						DroppedReason: ""}
 				}
-				s.log.InfoContext(ctx, "power-on deferred until media import completes", "vm", key, "slot", slot.Slot, "phase", slot.Phase)
+				logctx.From(ctx).Info("power-on deferred until media import completes", "vm", key, "slot", slot.Slot, "phase", slot.Phase)
 				return nil
 			}
 			if !apply.Settled(vm) {
@@ -250,7 +247,7 @@ func (s *Service) requestIf(ctx context.Context, key system.Key, guard func(*app
 	if err != nil {
 		return fmt.Errorf("request %v on %s: %w", add, key, err)
 	}
-	s.log.InfoContext(ctx, "state change requested", "vm", key, "requests", add)
+	logctx.From(ctx).Info("state change requested", "vm", key, "requests", add)
 	return nil
 }
 
@@ -278,7 +275,7 @@ func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) err
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete VMI %s (uid %s): %w", vm.Key, uid, err)
 	}
-	s.log.InfoContext(ctx, "deleted VMI", "vm", vm.Key, "uid", uid, "grace", grace)
+	logctx.From(ctx).Info("deleted VMI", "vm", vm.Key, "uid", uid, "grace", grace)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/sim"
@@ -102,8 +103,8 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if o.disableRebootPolicy {
 		writes = testutil.WithoutRebootPolicy(writes)
 	}
-	e.w = apply.New(writes, inv, mode, apply.Options{Log: log})
-	e.s = New(e.w, bridge, log)
+	e.w = apply.New(writes, inv, mode, apply.Options{})
+	e.s = New(e.w, bridge)
 	if o.noReconciler {
 		return e
 	}
@@ -111,7 +112,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go r.Run(ctx, 2)
+	go r.Run(logctx.Into(ctx, log), 2)
 	return e
 }
 
@@ -144,7 +145,7 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 	if err != nil {
 		vmi = nil
 	}
-	return apply.Decode(key, vm, vmi)
+	return apply.Decode(t.Context(), key, vm, vmi)
 }
 
 // eventually polls cond on live reads until it holds (10 s).

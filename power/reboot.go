@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -99,7 +100,7 @@ func (r *Reconciler) followReboot(ctx context.Context, key system.Key, vm *apply
 		return nil
 	}
 	watched := vm.Boot.RebootVMI
-	r.s.log.InfoContext(ctx, "guest rebooted under rebootPolicy Terminate: starting the VM again", "vm", key, "vmi", watched, "runStrategy", runStrategyOf(vm))
+	logctx.From(ctx).Info("guest rebooted under rebootPolicy Terminate: starting the VM again", "vm", key, "vmi", watched, "runStrategy", runStrategyOf(vm))
 	_, err := r.s.startIf(ctx, key, func(vm *apply.VM) bool {
 		return vm.Boot.RebootVMI == watched && rebootEnded(vm) && meantToRunOrManual(vm)
 	})

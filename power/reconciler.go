@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -43,8 +44,10 @@ func NewReconciler(s *Service, events Events) (*Reconciler, error) {
 // QueueLen is the number of VMs waiting to be reconciled.
 func (r *Reconciler) QueueLen() int { return r.q.Len() }
 
-// Run works the queue with workers goroutines until ctx ends.
+// Run works the queue with workers goroutines until ctx ends. It logs with
+// the logger in ctx, named controller=power.
 func (r *Reconciler) Run(ctx context.Context, workers int) {
+	ctx = logctx.Into(ctx, logctx.From(ctx).With("controller", "power"))
 	go func() {
 		<-ctx.Done()
 		r.q.ShutDown()
@@ -69,7 +72,7 @@ func (r *Reconciler) next(ctx context.Context) bool {
 	}
 	defer r.q.Done(key)
 	if err := r.Reconcile(ctx, key); err != nil {
-		r.s.log.WarnContext(ctx, "power reconcile failed, requeued", "vm", key, "err", err)
+		logctx.From(ctx).Warn("power reconcile failed, requeued", "vm", key, "err", err)
 		r.q.AddRateLimited(key)
 		return true
 	}
@@ -130,7 +133,7 @@ func (r *Reconciler) revertOnce(ctx context.Context, key system.Key) error {
 		if !onceDone(vm) {
 			return apply.ErrNoChange
 		}
-		r.s.log.InfoContext(ctx, "boot override Once used: reverting", "vm", key, "target", o.Target, "vmi", vm.VMI.GetUID())
+		logctx.From(ctx).Info("boot override Once used: reverting", "vm", key, "target", o.Target, "vmi", vm.VMI.GetUID())
 		*o = system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled, Mode: o.Mode, SecureBoot: o.SecureBoot,
 			HTTPBootURI: o.HTTPBootURI, RebootVMI: rebootVMI(vm)}
 		return nil
@@ -159,7 +162,7 @@ func (r *Reconciler) deferred(ctx context.Context, key system.Key, vm *apply.VM)
 		if err != nil {
 			return fmt.Errorf("drop deferred power-on of %s: %w", key, err)
 		}
-		r.s.log.InfoContext(ctx, "deferred power-on dropped: media import failed", "vm", key)
+		logctx.From(ctx).Info("deferred power-on dropped: media import failed", "vm", key)
 		return nil
 	}
 	if _, err := r.s.start(ctx, key); err != nil && !errors.Is(err, apply.ErrNoChange) {

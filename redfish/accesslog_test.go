@@ -2,11 +2,15 @@ package redfish
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -72,5 +76,41 @@ func TestAccessLogLevel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// loggingPower is a backend that logs through the logger in its context.
+type loggingPower struct{ Power }
+
+func (p loggingPower) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
+	logctx.From(ctx).Info("backend reset", "vm", key)
+	return p.Power.Reset(ctx, key, kind)
+}
+
+// TestBackendLogsWithRequestID: what the backends log carries the request
+// id, because the request's logger travels in the context (logctx).
+func TestBackendLogsWithRequestID(t *testing.T) {
+	base := newEnv(t)
+	var sink lockedBuffer
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
+		Logger: slog.New(slog.NewTextHandler(&sink, nil))},
+		Backends{Systems: base.fake, Power: loggingPower{base.fake}, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &env{fake: base.fake, e: e, auth: base.auth}
+	rec := env.do(t, req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset",
+		body: `{"ResetType":"On"}`, user: "admin", header: map[string]string{HeaderRequestID: "req-42"}})
+	if rec.Code/100 != 2 {
+		t.Fatalf("reset: %d %s", rec.Code, rec.Body)
+	}
+	var line string
+	for _, l := range strings.Split(sink.take(), "\n") {
+		if strings.Contains(l, "backend reset") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "request=req-42") {
+		t.Errorf("the backend's line lacks the request id: %q", line)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -184,7 +185,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	action, _ := c.Get(actionKey).(string)
 	e := classify(err, c.Request().Method, c.Request().URL.Path, action)
-	log := loggerFrom(c.Request().Context())
+	log := logctx.From(c.Request().Context())
 	if e.Status >= 500 {
 		log.Error("request failed", "status", e.Status, "err", err)
 	} else {

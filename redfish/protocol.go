@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // obj is a JSON object being built.
@@ -28,15 +30,6 @@ const maxBodyBytes = 64 << 10
 
 // HeaderRequestID carries the request id, taken from the client if sane.
 const HeaderRequestID = "X-Request-Id"
-
-type loggerKey struct{}
-
-func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return slog.Default()
-}
 
 // protocol sets what every answer carries (OData-Version, request id,
 // Connection: close when asked) and logs one line per request at
@@ -57,7 +50,7 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			h.Set("Connection", "close")
 		}
 		log := s.cfg.Logger.With("request", id, "method", req.Method, "path", req.URL.Path)
-		ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), loggerKey{}, log), s.cfg.RequestTimeout)
+		ctx, cancel := context.WithTimeout(logctx.Into(req.Context(), log), s.cfg.RequestTimeout)
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))
 		start := time.Now()

@@ -22,7 +22,8 @@ type Config struct {
 	// Version is the bridge's version, shown as firmware versions.
 	Version string
 	// Logger receives one line per request (successful reads at Debug,
-	// errors and writes at Info); nil means slog.Default().
+	// errors and writes at Info), and is the request's logger in its context
+	// (logctx) with the request id; nil discards.
 	Logger *slog.Logger
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).
@@ -68,7 +69,7 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 		cfg.RequestTimeout = 30 * time.Second
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, b: b}
 	e := echo.New()

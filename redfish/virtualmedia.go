@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -159,7 +160,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 	}
 	if !validTaskID(got.InsertID) {
 		if got.InsertID != "" {
-			loggerFrom(c.Request().Context()).Warn("insert id unusable as a task id, answering without a task", "insertID", got.InsertID)
+			logctx.From(c.Request().Context()).Warn("insert id unusable as a task id, answering without a task", "insertID", got.InsertID)
 		}
 		return c.NoContent(http.StatusNoContent)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -75,7 +76,7 @@ type Config struct {
 	// Leader configures leader election for the reconcilers; the zero value
 	// elects on the Lease "redfish-bridge" in Namespace.
 	Leader LeaderElection
-	Log    *slog.Logger
+	Log    *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.
@@ -111,8 +112,11 @@ func (r *Running) MediaStats() media.Stats { return r.recs.mediaStats() }
 func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	log := cfg.Log
 	if log == nil {
-		log = slog.Default()
+		log = logctx.From(ctx)
 	}
+	// Everything started here (informers, reconcilers, leader election)
+	// logs with log, carried in ctx.
+	ctx = logctx.Into(ctx, log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		if err != nil {
@@ -156,9 +160,9 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start inventory: %w", err)
 	}
-	writer := apply.New(dyn, inv, mode, apply.Options{Log: log})
+	writer := apply.New(dyn, inv, mode, apply.Options{})
 	r.Writer = writer
-	mediaSvc := media.NewService(writer, kube, log)
+	mediaSvc := media.NewService(writer, kube)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	if cfg.ImageCAConfigMap != "" {
 		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
@@ -172,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)
 	}
-	powerSvc := power.New(writer, dyn, log)
+	powerSvc := power.New(writer, dyn)
 	r.recs = &reconcilers{
 		newMedia: func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
 		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },
