@@ -144,7 +144,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 			} else if tc, ok := c.cache.(TrimmedCache); ok {
 				managed, known := tc.VMManagedFields(key, obj.GetResourceVersion())
 				if known {
-					vm := Decode(key, obj, c.vmi(ctx, key))
+					vm := Decode(ctx, key, obj, c.vmi(ctx, key))
 					vm.managed, vm.managedAside = managed, true
 					return vm, nil
 				}

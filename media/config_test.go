@@ -16,7 +16,7 @@ import (
 func testAddrPolicyConfigured(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	private := "http://10.1.2.3/image.iso"
-	strict := media.NewService(e.w, e.kube, e.log)
+	strict := media.NewService(e.w, e.kube)
 	strict.SetAddrPolicy(media.AddrPolicy{DenyPrivate: true})
 	var bad *media.InvalidURLError
 	if _, err := strict.Insert(t.Context(), key, slot, system.MediaInsert{Image: private}); !errors.As(err, &bad) {
