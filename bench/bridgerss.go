@@ -156,7 +156,7 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		bin, err = bridgeproc.Build(ctx, dir)
 		built <- err
 	}()
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: true})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
 	}

@@ -23,20 +23,37 @@ const (
 // Variants lists every variant, for tests that run on each.
 var Variants = []Variant{Stock, MapList}
 
-//go:embed stock/*.yaml maplist/*.yaml
+//go:embed stock/*.yaml maplist/*.yaml kubevirt/*.yaml
 var files embed.FS
+
+// controllerDir holds the CRDs virt-operator v1.9.0 installs besides
+// VirtualMachine and VirtualMachineInstance (hack/tools/kubevirt/kubevirt-crds).
+const controllerDir = "kubevirt"
 
 // Load returns the CRDs of variant v, sorted by name.
 func Load(v Variant) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if v != Stock && v != MapList {
 		return nil, fmt.Errorf("load CRDs: unknown variant %q (want %q or %q)", v, Stock, MapList)
 	}
-	names, err := fs.Glob(files, path.Join(string(v), "*.yaml"))
+	return loadDir(string(v))
+}
+
+// LoadControllerDeps returns the CRDs virt-operator v1.9.0 installs besides
+// VirtualMachine and VirtualMachineInstance (KubeVirt, migrations,
+// snapshots, exports, pools, instancetypes...), sorted by name:
+// virt-controller watches them all and does not start without them. They
+// are the same for both variants.
+func LoadControllerDeps() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadDir(controllerDir)
+}
+
+func loadDir(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names, err := fs.Glob(files, path.Join(dir, "*.yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("list %s CRDs: %w", v, err)
+		return nil, fmt.Errorf("list %s CRDs: %w", dir, err)
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("load %s CRDs: none embedded (run make generate-crds)", v)
+		return nil, fmt.Errorf("load %s CRDs: none embedded (run make generate-crds)", dir)
 	}
 	sort.Strings(names)
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))

@@ -14,6 +14,30 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
+// TestLoadControllerDeps: every CRD virt-operator installs besides VM and
+// VMI, among them the KubeVirt CR virt-controller reads its configuration
+// from.
+func TestLoadControllerDeps(t *testing.T) {
+	list, err := crds.LoadControllerDeps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, crd := range list {
+		names[crd.Name] = true
+	}
+	for _, want := range []string{"kubevirts.kubevirt.io", "virtualmachineinstancemigrations.kubevirt.io", "virtualmachinesnapshots.snapshot.kubevirt.io", "virtualmachineinstancetypes.instancetype.kubevirt.io"} {
+		if !names[want] {
+			t.Errorf("no CRD %s in %v", want, names)
+		}
+	}
+	for _, own := range []string{"virtualmachines.kubevirt.io", "virtualmachineinstances.kubevirt.io"} {
+		if names[own] {
+			t.Errorf("CRD %s belongs to the variants, not to LoadControllerDeps", own)
+		}
+	}
+}
+
 func TestLoad(t *testing.T) {
 	for _, v := range crds.Variants {
 		t.Run(string(v), func(t *testing.T) {

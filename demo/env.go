@@ -90,7 +90,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true})
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ type env struct {
 
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
-	c := testcluster.ForTest(t, v)
+	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
 	const ns = "media-test"
 	ctx := t.Context()
 	if err := c.CreateNamespace(ctx, ns); err != nil {

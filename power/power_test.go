@@ -203,7 +203,7 @@ func eachVariant(t *testing.T, f func(t *testing.T, v crds.Variant, c *testclust
 		t.Skip("needs kube-apiserver")
 	}
 	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) { f(t, v, testcluster.ForTest(t, v)) })
+		t.Run(string(v), func(t *testing.T) { f(t, v, testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})) })
 	}
 }
 

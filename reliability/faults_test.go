@@ -207,7 +207,7 @@ func TestBridgeKilledMidImport(t *testing.T) { eachVariant(t, testBridgeKilledMi
 func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 	ctx := t.Context()
 	binary := buildBridge(t)
-	cluster := testcluster.ForTest(t, v)
+	cluster := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
 		t.Fatal(err)

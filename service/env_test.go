@@ -39,7 +39,7 @@ type env struct {
 
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
-	c := testcluster.ForTest(t, v)
+	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
 	ctx := t.Context()
 	e := &env{c: c, ns: "vms", admin: dynamic.NewForConfigOrDie(c.Admin)}
 	level := slog.LevelWarn

@@ -65,7 +65,7 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	if got := a.MediaStats().PodsCreated; got != 1 {
 		t.Fatalf("leader created %d import pods, want 1", got)
 	}
-	if c := e.sim.Counters(); c.VMIsCreated != 0 {
+	if c := e.sim.Counters(); c.VMIsStarted != 0 {
 		t.Fatalf("VM started before its import finished: %+v", c)
 	}
 
@@ -84,12 +84,12 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	c := e.sim.Counters()
 	type outcome struct {
 		SimImportsStarted, PodsCreatedA, PodsCreatedB, ImportsReadyB int64
-		VMIsCreated                                                  int64
+		VMIsStarted                                                  int64
 		Corruptions                                                  int
 	}
 	got := outcome{c.ImportsStarted, a.MediaStats().PodsCreated, b.MediaStats().PodsCreated, b.MediaStats().ImportsReady,
-		c.VMIsCreated, len(e.sim.Corruptions())}
-	want := outcome{SimImportsStarted: 1, PodsCreatedA: 1, PodsCreatedB: 0, ImportsReadyB: 1, VMIsCreated: 1}
+		c.VMIsStarted, len(e.sim.Corruptions())}
+	want := outcome{SimImportsStarted: 1, PodsCreatedA: 1, PodsCreatedB: 0, ImportsReadyB: 1, VMIsStarted: 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after failover (-want +got):\n%s", diff)
 	}

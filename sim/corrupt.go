@@ -53,6 +53,15 @@ func names(obj map[string]any, path ...string) map[string]map[string]any {
 	return out
 }
 
+// observeVM watches a VM's template for corruption (the simulator never
+// writes a VM: virt-controller runs it).
+func (s *Simulator) observeVM(ctx context.Context, k string) (time.Duration, error) {
+	if vm := s.getU(k, vmInformer); vm != nil {
+		s.checkCorruption(ctx, vm)
+	}
+	return 0, nil
+}
+
 // checkCorruption records a VM the moment its template turns corrupt (or
 // its problems change), once per episode, and tells the VM with a Warning
 // event. A repaired template ends the episode.
@@ -81,5 +90,5 @@ func (s *Simulator) checkCorruption(ctx context.Context, vm *unstructured.Unstru
 		return
 	}
 	s.log.WarnContext(ctx, "corrupt VM template", "vm", vm.GetNamespace()+"/"+vm.GetName(), "generation", vm.GetGeneration(), "problems", msg)
-	s.event(ctx, ref(vm), eventWarning, ReasonCorrupted, msg, "virt-controller")
+	s.event(ctx, ref(vm), eventWarning, ReasonCorrupted, msg, "sim")
 }

@@ -1,23 +1,34 @@
-// Package sim is a small KubeVirt and kubelet simulator for test clusters
-// that run a real kube-apiserver but no KubeVirt and no controller-manager.
+// Package sim is the node side of a test cluster: it plays, against a real
+// kube-apiserver where KubeVirt's own virt-controller v1.9.0 runs
+// (testcluster.Options.VirtController), what virt-handler, the scheduler
+// and the kubelet would do on the cluster's one node ([NodeName]).
+// virt-controller does everything a VM controller does: it follows
+// spec.runStrategy and status.stateChangeRequests, creates and deletes
+// VMIs and their virt-launcher pods, and writes the VM's and the VMI's
+// status (printableStatus, ready, conditions, startFailure...). The
+// simulator:
 //
-// It plays, against the apiserver, the parts of the cluster the bridge
-// depends on:
-//
-//   - virt-controller: a VirtualMachine's spec.runStrategy (or the
-//     deprecated spec.running) creates, deletes and recreates its
-//     VirtualMachineInstance; the VMI walks Pending -> Scheduling ->
-//     Scheduled -> Running; the VM's status (printableStatus, ready,
-//     created, conditions Ready and RestartRequired) follows.
-//   - guests: [Simulator.GuestShutdown] powers one off (VMI Succeeded);
+//   - scheduler and kubelet for virt-launcher pods ([LauncherSelector]):
+//     binds each to NodeName, runs it (phase Running, every container
+//     running and ready, so virt-controller hands the VMI over: phase
+//     Scheduled), ends it when its VMI is final or gone (virt-launcher
+//     exits with the domain) and confirms its deletion (virt-controller
+//     deletes it with a grace period only a kubelet ends);
+//   - virt-handler for the VMIs handed to NodeName: Scheduled -> Running
+//     after [Options.StartDelay], with a phaseTransitionTimestamps entry
+//     (virt-controller reads it to tell a run from a start failure) and the
+//     interfaces' MACs ([MAC]); a deleted VMI turns Succeeded after
+//     [Options.StopDelay] (its domain shut down); guests:
+//     [Simulator.GuestShutdown] powers one off (VMI Succeeded);
 //     [Simulator.GuestReboot] reboots one as KubeVirt v1.9 does under the
 //     VMI's rebootPolicy (Reboot: in place, the same boot order again;
 //     Terminate: the VMI ends Succeeded). Every VMI records what it booted
 //     ([AnnotationBoots]).
-//   - the corruption KubeVirt really suffers: a template with a volume that
-//     has no disk (or a non-CD-ROM disk with no volume) makes the VMI fail
-//     and the VM crash-loop; every such VM is recorded as a [Corruption]
-//     and gets a Warning event.
+//   - the corruption KubeVirt really suffers: a VMI whose spec has a volume
+//     without a disk (or a non-CD-ROM disk without a volume) fails on the
+//     node (virt-launcher cannot define the domain) and the VM crash-loops
+//     under virt-controller's backoff; every VM whose template turns so is
+//     recorded as a [Corruption] and gets a Warning event.
 //   - the kubelet for the bridge's import pods: a pod refused with
 //     Multi-Attach while a live VMI holds its ReadWriteOnce PVC, a pod
 //     whose Secret or ConfigMap volume is missing left waiting
@@ -27,9 +38,11 @@
 //     [Simulator.ImagePath].
 //   - the PV binder and pvc-protection controller: every PVC is Bound at
 //     once and released when nothing uses it any more.
-//   - the garbage collector for VMIs whose VM is gone.
 //
-// Everything is watch-driven (informers and workqueues). The simulator
-// writes only status subresources, VMIs, pod bindings, finalizers it owns
-// and events: never a VirtualMachine's spec or metadata.
+// [Simulator.Run] refuses to start when no virt-controller holds its leader
+// lease: there is no fallback VM controller. Everything is watch-driven
+// (informers and workqueues). The simulator writes VMI status (as
+// virt-handler, through the VMI: KubeVirt's VMI CRD has no status
+// subresource), pod bindings and pod status, PVC status, finalizers it
+// owns and events: never a VirtualMachine.
 package sim

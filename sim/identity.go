@@ -2,37 +2,14 @@ package sim
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-
-	"github.com/google/uuid"
 )
 
-// firmwareNamespace is the uuid v5 namespace of derived firmware UUIDs.
-var firmwareNamespace = uuid.MustParse("6a1a3c1e-5a0b-4d59-9f43-2f0e7d1b7c21")
-
-// FirmwareUUID is the firmware UUID the simulator gives a VM whose template
-// sets none: a uuid v5 of "namespace/name", stable across restarts.
-func FirmwareUUID(namespace, name string) string {
-	return uuid.NewSHA1(firmwareNamespace, []byte(namespace+"/"+name)).String()
-}
-
-// MAC is the MAC address the simulator gives an interface whose template
-// sets none: locally administered, unicast, derived from the VM key and the
-// interface name.
+// MAC is the MAC address the simulator's domain gives an interface whose
+// template sets none (libvirt picks one when KubeVirt passes none):
+// locally administered, unicast, derived from the VM key and the interface
+// name, so it is stable across restarts.
 func MAC(namespace, name, iface string) string {
 	sum := sha256.Sum256([]byte(namespace + "/" + name + "/" + iface))
 	return fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", sum[0], sum[1], sum[2], sum[3], sum[4])
-}
-
-// specHash is a digest of a template spec; encoding/json sorts map keys,
-// so equal specs hash equally.
-func specHash(spec map[string]any) (string, error) {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return "", fmt.Errorf("hash template spec: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
 }

@@ -83,29 +83,14 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 	}
 	pod := obj.(*corev1.Pod)
 	if pod.DeletionTimestamp != nil {
-		// The kubelet kills the container and confirms the deletion.
 		s.cancelDownload(pod.UID)
-		err := s.kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: new(int64(0)),
-			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
-		})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return 0, fmt.Errorf("delete pod %s: %w", k, err)
-		}
-		return 0, nil
+		return 0, s.confirmDeletion(ctx, pod)
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || s.importBusy(pod.UID) {
 		return 0, nil
 	}
 	if pod.Spec.NodeName == "" {
-		err := s.kube.CoreV1().Pods(ns).Bind(ctx, &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, UID: pod.UID},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: NodeName},
-		}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsConflict(err) {
-			return 0, fmt.Errorf("bind pod %s: %w", k, err)
-		}
-		return 0, nil // the binding's update event brings the pod back
+		return 0, s.bindPod(ctx, pod) // the binding's update event brings the pod back
 	}
 	job, err := parseImportPod(pod)
 	if err != nil {

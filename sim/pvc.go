@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // pvcProtection is the finalizer kube-apiserver's StorageObjectInUseProtection
@@ -100,7 +102,7 @@ func (s *Simulator) claimUser(ns, claim string, pods bool) string {
 	vmis, _ := c.vmi.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 	for _, o := range vmis {
 		vmi, ok := o.(*unstructured.Unstructured)
-		if !ok || final(vmiPhase(vmi)) {
+		if !ok || kubevirt.Final(vmi) {
 			continue
 		}
 		vols, _, _ := unstructured.NestedSlice(vmi.Object, "spec", "volumes")

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
-	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -78,19 +78,17 @@ func (s *Simulator) GuestReboot(ctx context.Context, key system.Key) error {
 		if err != nil {
 			return fmt.Errorf("guest reboot of %s: %w", key, err)
 		}
-		if p := vmiPhase(vmi); p != kubevirtv1.Running || vmi.GetDeletionTimestamp() != nil {
+		if p := kubevirt.PhaseOf(vmi); p != kubevirt.PhaseRunning || vmi.GetDeletionTimestamp() != nil {
 			return fmt.Errorf("guest reboot of %s: VMI %s, not running", key, p)
 		}
 		policy, _, _ := unstructured.NestedString(vmi.Object, "spec", "domain", "rebootPolicy")
-		if policy == string(kubevirtv1.RebootPolicyTerminate) {
-			return s.setVMIPhase(ctx, vmi, kubevirtv1.Succeeded, map[string]any{
-				"conditions": []any{condition(string(kubevirtv1.VirtualMachineInstanceReady), false, "GuestShutdown", "the guest rebooted; rebootPolicy Terminate ended the VMI")},
-			})
+		if policy == kubevirt.RebootPolicyTerminate {
+			return s.setVMIPhase(ctx, vmi, kubevirt.PhaseSucceeded, nil, nil)
 		}
 		body := map[string]any{
 			"metadata": map[string]any{"resourceVersion": vmi.GetResourceVersion(), "annotations": bootsAfterOne(vmi)},
 		}
-		if err := s.patchStatus(ctx, key.Namespace, key.Name, body); err != nil {
+		if err := s.patchVMI(ctx, key.Namespace, key.Name, body); err != nil {
 			return fmt.Errorf("guest reboot of %s: %w", key, err)
 		}
 		return nil

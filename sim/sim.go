@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,10 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Defaults for [Options] fields whose zero value means something else.
@@ -22,28 +26,19 @@ const (
 	// demos; the zero value of the Options fields means "immediate".
 	DefaultStartDelay = 50 * time.Millisecond
 	DefaultStopDelay  = 50 * time.Millisecond
-	// DefaultCrashLoopBackoff is used when Options.CrashLoopBackoff is zero.
-	DefaultCrashLoopBackoff = 500 * time.Millisecond
-	// NodeName is the node every VMI and import pod runs on.
-	NodeName = "sim-node"
 )
 
 // Options configures a [Simulator].
 type Options struct {
 	// Namespaces to watch; empty means all namespaces.
 	Namespaces []string
-	// StartDelay is how long a VMI takes from Scheduling to Running (half of
-	// it in Scheduling, half in Scheduled). Zero means immediate; see
-	// [DefaultStartDelay].
+	// StartDelay is how long a VMI handed to the node (Scheduled) takes to
+	// run. Zero means immediate; see [DefaultStartDelay].
 	StartDelay time.Duration
-	// StopDelay is how long a deleted VMI stays (Running, being deleted)
-	// before it turns Succeeded and disappears. Zero means immediate, and so
-	// does a VMI with spec.terminationGracePeriodSeconds 0.
+	// StopDelay is how long a deleted VMI stays Running before its domain
+	// has stopped (VMI Succeeded). Zero means immediate, and so does a VMI
+	// with spec.terminationGracePeriodSeconds 0.
 	StopDelay time.Duration
-	// CrashLoopBackoff is how long a Failed VMI stays before a restarting
-	// runStrategy (Always, RerunOnFailure) replaces it. Zero means
-	// [DefaultCrashLoopBackoff]: there is no crash loop without backoff.
-	CrashLoopBackoff time.Duration
 	// DataDir is where imported images land:
 	// <DataDir>/<namespace>/<pvc>/disk.img. Empty means a new temporary
 	// directory.
@@ -54,9 +49,8 @@ type Options struct {
 
 // Counters counts what the simulator did since it started.
 type Counters struct {
-	VMIsCreated         int64
-	VMIsDeleted         int64 // deletions the simulator itself requested
-	VMIsFailed          int64 // VMIs the simulator failed (corrupt templates)
+	VMIsStarted         int64 // VMIs whose domain the node side started (Running)
+	VMIsFailed          int64 // VMIs the node side failed (corrupt specs)
 	ImportsStarted      int64
 	ImportsSucceeded    int64
 	ImportsFailed       int64
@@ -77,7 +71,7 @@ type Corruption struct {
 	Problems   []string
 }
 
-// Simulator plays virt-controller, virt-handler and the kubelet; see the
+// Simulator plays virt-handler, the scheduler and the kubelet; see the
 // package documentation.
 type Simulator struct {
 	opts Options
@@ -89,7 +83,7 @@ type Simulator struct {
 	queues  queues
 	started atomic.Bool
 
-	vmisCreated, vmisDeleted, vmisFailed     atomic.Int64
+	vmisStarted, vmisFailed                  atomic.Int64
 	importsStarted, importsOK, importsFailed atomic.Int64
 	multiAttachRefusals, pvcsBound           atomic.Int64
 	mu                                       sync.Mutex
@@ -130,9 +124,6 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		}
 		opts.DataDir = dir
 	}
-	if opts.CrashLoopBackoff == 0 {
-		opts.CrashLoopBackoff = DefaultCrashLoopBackoff
-	}
 	s := &Simulator{
 		opts:          opts,
 		log:           opts.Log,
@@ -161,6 +152,13 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 func (s *Simulator) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("sim: Run called twice")
+	}
+	if err := s.checkVirtController(ctx); err != nil {
+		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 	if err := s.startCaches(ctx); err != nil {
 		s.queues.shutDown()
@@ -201,8 +199,7 @@ func (s *Simulator) Corruptions() []Corruption {
 // Counters returns a snapshot of the counters.
 func (s *Simulator) Counters() Counters {
 	return Counters{
-		VMIsCreated:         s.vmisCreated.Load(),
-		VMIsDeleted:         s.vmisDeleted.Load(),
+		VMIsStarted:         s.vmisStarted.Load(),
 		VMIsFailed:          s.vmisFailed.Load(),
 		ImportsStarted:      s.importsStarted.Load(),
 		ImportsSucceeded:    s.importsOK.Load(),
@@ -211,3 +208,21 @@ func (s *Simulator) Counters() Counters {
 		PVCsBound:           s.pvcsBound.Load(),
 	}
 }
+
+// checkVirtController checks that a virt-controller holds its leader lease
+// in the cluster: the simulator is only the node side, and without
+// virt-controller no VMI would ever come to it. (testcluster.Start returns
+// once virt-controller leads; the lease outlives its restarts.)
+func (s *Simulator) checkVirtController(ctx context.Context) error {
+	lease, err := s.kube.CoordinationV1().Leases(testcluster.KubeVirtNamespace).Get(ctx, virtControllerLease, metav1.GetOptions{})
+	if err == nil && (lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "") {
+		err = errors.New("lease has no holder")
+	}
+	if err != nil {
+		return fmt.Errorf("sim: no virt-controller leads the cluster (lease %s/%s: %w); start the test cluster with VirtController", testcluster.KubeVirtNamespace, virtControllerLease, err)
+	}
+	return nil
+}
+
+// virtControllerLease is virt-controller's leader election lease.
+const virtControllerLease = "virt-controller"

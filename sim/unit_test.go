@@ -3,11 +3,8 @@ package sim_test
 import (
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/sim"
 )
@@ -51,7 +48,6 @@ func TestProblems(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	macRE := regexp.MustCompile(`^02(:[0-9a-f]{2}){5}$`)
-	uuidRE := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	tests := []struct{ a, b [3]string }{
 		{a: [3]string{"ns", "vm", "default"}, b: [3]string{"ns", "vm2", "default"}},
 		{a: [3]string{"ns", "vm", "default"}, b: [3]string{"ns2", "vm", "default"}},
@@ -66,97 +62,6 @@ func TestIdentity(t *testing.T) {
 			}
 			if ma == mb {
 				t.Errorf("MAC(%v) == MAC(%v) == %s", tt.a, tt.b, ma)
-			}
-			ua := sim.FirmwareUUID(tt.a[0], tt.a[1])
-			if !uuidRE.MatchString(ua) || ua != sim.FirmwareUUID(tt.a[0], tt.a[1]) {
-				t.Errorf("FirmwareUUID %q: want a stable uuid v5", ua)
-			}
-			if (tt.a[0] != tt.b[0] || tt.a[1] != tt.b[1]) && ua == sim.FirmwareUUID(tt.b[0], tt.b[1]) {
-				t.Errorf("FirmwareUUID(%v) == FirmwareUUID(%v)", tt.a, tt.b)
-			}
-		})
-	}
-}
-
-func TestPrintableStatus(t *testing.T) {
-	deleting := metav1.NewTime(time.Now())
-	vm := func(strategy string, gone bool) *unstructured.Unstructured {
-		u := newVM("ns", "vm", strategy)
-		if gone {
-			u.SetDeletionTimestamp(&deleting)
-		}
-		return u
-	}
-	vmi := func(phase string, gone bool) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"phase": phase}}}
-		if gone {
-			u.SetDeletionTimestamp(&deleting)
-		}
-		return u
-	}
-	tests := []struct {
-		name string
-		vm   *unstructured.Unstructured
-		vmi  *unstructured.Unstructured
-		want string
-	}{
-		{"no VMI", vm("Always", false), nil, "Stopped"},
-		{"new VMI", vm("Always", false), vmi("", false), "Starting"},
-		{"scheduled", vm("Always", false), vmi("Scheduled", false), "Starting"},
-		{"running", vm("Always", false), vmi("Running", false), "Running"},
-		{"stopping", vm("Halted", false), vmi("Running", true), "Stopping"},
-		{"VM deleted", vm("Always", true), vmi("Running", true), "Terminating"},
-		{"guest shut down", vm("RerunOnFailure", false), vmi("Succeeded", false), "Stopped"},
-		{"failed, restarting", vm("Always", false), vmi("Failed", false), "CrashLoopBackOff"},
-		{"failed, rerun", vm("RerunOnFailure", false), vmi("Failed", false), "CrashLoopBackOff"},
-		{"failed once", vm("Once", false), vmi("Failed", false), "Stopped"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := string(sim.PrintableStatus(tt.vm, tt.vmi)); got != tt.want {
-				t.Errorf("PrintableStatus = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestRestartRequired(t *testing.T) {
-	vm := newVM("ns", "vm", "Always")
-	vmi, err := sim.BuildVMI(vm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedField(vmi.Object, "Running", "status", "phase"); err != nil {
-		t.Fatal(err)
-	}
-	changed := vm.DeepCopy()
-	disks, _, _ := unstructured.NestedSlice(changed.Object, "spec", "template", "spec", "domain", "devices", "disks")
-	disks[0].(map[string]any)["bootOrder"] = int64(1)
-	if err := unstructured.SetNestedSlice(changed.Object, disks, "spec", "template", "spec", "domain", "devices", "disks"); err != nil {
-		t.Fatal(err)
-	}
-	relabeled := vm.DeepCopy()
-	if err := unstructured.SetNestedField(relabeled.Object, "other", "spec", "template", "metadata", "labels", "app"); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		vm   *unstructured.Unstructured
-		want string
-	}{
-		{"same template", vm, ""},
-		{"bootOrder changed", changed, "True"},
-		{"only template labels changed", relabeled, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			status, err := sim.VMStatus(tt.vm, vmi, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := condition(&unstructured.Unstructured{Object: map[string]any{"status": status}}, "RestartRequired")
-			if got != tt.want {
-				t.Errorf("RestartRequired = %q, want %q", got, tt.want)
 			}
 		})
 	}

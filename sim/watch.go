@@ -25,7 +25,7 @@ var (
 
 // nsCaches are the informers of one watched namespace ("" = all).
 type nsCaches struct {
-	vm, vmi, pod, pvc cache.SharedIndexInformer
+	vm, vmi, pod, launcher, pvc cache.SharedIndexInformer
 }
 
 func (s *Simulator) newCaches() map[string]*nsCaches {
@@ -41,6 +41,9 @@ func (s *Simulator) newCaches() map[string]*nsCaches {
 			vmi: dynamicinformer.NewFilteredDynamicInformer(s.dyn, VMIResource, ns, 0, indexers, nil).Informer(),
 			pod: coreinformers.NewFilteredPodInformer(s.kube, ns, 0, indexers, func(o *metav1.ListOptions) {
 				o.LabelSelector = ImporterSelector
+			}),
+			launcher: coreinformers.NewFilteredPodInformer(s.kube, ns, 0, indexers, func(o *metav1.ListOptions) {
+				o.LabelSelector = LauncherSelector
 			}),
 			pvc: coreinformers.NewPersistentVolumeClaimInformer(s.kube, ns, 0, indexers),
 		}
@@ -60,6 +63,7 @@ func (s *Simulator) startCaches(ctx context.Context) error {
 			{c.vm, func(obj any) { s.queues.vm.Add(key(obj)) }, nil},
 			{c.vmi, s.onVMI, s.forgetVMI},
 			{c.pod, s.onPod, s.forgetPod},
+			{c.launcher, func(obj any) { s.queues.launcher.Add(key(obj)) }, nil},
 			{c.pvc, s.onPVC, nil},
 		}
 		for _, h := range handlers {
@@ -100,9 +104,9 @@ func key(obj any) string {
 func (s *Simulator) onVMI(obj any) {
 	k := key(obj)
 	s.queues.vmi.Add(k)
-	s.queues.vm.Add(k) // a VMI has its VM's name
 	if u := asUnstructured(obj); u != nil {
 		s.enqueueVolumeUsers(u.GetNamespace())
+		s.enqueueLaunchers(u.GetNamespace())
 	}
 }
 
@@ -194,7 +198,7 @@ func vmiInformer(c *nsCaches) cache.SharedIndexInformer { return c.vmi }
 type syncFunc func(ctx context.Context, key string) (time.Duration, error)
 
 type queues struct {
-	vm, vmi, pod, pvc workqueue.TypedRateLimitingInterface[string]
+	vm, vmi, pod, launcher, pvc workqueue.TypedRateLimitingInterface[string]
 }
 
 func newQueues() queues {
@@ -204,11 +208,11 @@ func newQueues() queues {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sim-" + name},
 		)
 	}
-	return queues{vm: q("vm"), vmi: q("vmi"), pod: q("pod"), pvc: q("pvc")}
+	return queues{vm: q("vm"), vmi: q("vmi"), pod: q("pod"), launcher: q("launcher"), pvc: q("pvc")}
 }
 
 func (q queues) shutDown() {
-	for _, w := range []workqueue.TypedRateLimitingInterface[string]{q.vm, q.vmi, q.pod, q.pvc} {
+	for _, w := range []workqueue.TypedRateLimitingInterface[string]{q.vm, q.vmi, q.pod, q.launcher, q.pvc} {
 		w.ShutDown()
 	}
 }
@@ -220,9 +224,10 @@ func (q queues) run(ctx context.Context, wg *sync.WaitGroup, s *Simulator) {
 		sync syncFunc
 		n    int
 	}{
-		{q.vm, s.syncVM, 2},
+		{q.vm, s.observeVM, 1},
 		{q.vmi, s.syncVMI, 2},
 		{q.pod, s.syncPod, 2},
+		{q.launcher, s.syncLauncher, 2},
 		{q.pvc, s.syncPVC, 1},
 	}
 	for _, w := range workers {

@@ -39,17 +39,26 @@ func resolveBinDir(fromOpts string) (string, error) {
 		dir = filepath.Join(root, "bin")
 	}
 	for _, name := range []string{etcdBinary, apiserverBinary, helmBinary} {
-		path := filepath.Join(dir, name)
-		info, err := os.Stat(path)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s: %w", ErrMissingBinary, path, err)
-		}
-		if info.Mode()&0o111 == 0 || !info.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: %s is not an executable file", ErrMissingBinary, path)
+		if err := checkBinary(dir, name); err != nil {
+			return "", err
 		}
 	}
 	return dir, nil
 }
 
-// ErrMissingBinary means etcd, kube-apiserver or helm is not built: run `make tools`.
+// checkBinary fails with [ErrMissingBinary] unless dir/name is executable.
+func checkBinary(dir, name string) error {
+	path := filepath.Join(dir, name)
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrMissingBinary, path, err)
+	}
+	if info.Mode()&0o111 == 0 || !info.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not an executable file", ErrMissingBinary, path)
+	}
+	return nil
+}
+
+// ErrMissingBinary means etcd, kube-apiserver, helm or virt-controller is
+// not built: run `make tools`.
 var ErrMissingBinary = errors.New("test cluster binary missing (run make tools)")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,11 @@ type Options struct {
 	BridgeNamespace string
 	// Log receives progress messages; default slog.Default().
 	Log *slog.Logger
+	// VirtController runs KubeVirt's own virt-controller v1.9.0 (bin/,
+	// built by `make tools`) against the cluster, with what it needs
+	// installed (see installControlPlane), and restarts it when it exits.
+	// The node side (virt-handler, kubelet) is package sim's.
+	VirtController bool
 }
 
 // Cluster is a running etcd + kube-apiserver. Copy the rest.Configs with
@@ -64,13 +70,20 @@ type Cluster struct {
 	// ReadyAfter is how long Start took, processes to policy enforced.
 	ReadyAfter time.Duration
 
-	ownDir    bool
-	binDir    string
-	log       *slog.Logger
-	etcd      *process
-	apiserver *process
-	stopOnce  sync.Once
-	stopErr   error
+	ownDir         bool
+	binDir         string
+	log            *slog.Logger
+	virtController bool // Options.VirtController
+	etcd           *process
+	apiserver      *process
+	stopOnce       sync.Once
+	stopErr        error
+
+	mu                     sync.Mutex // guards the virt-controller fields below
+	stopping               bool
+	virtControllerProc     *process
+	virtControllerPort     int
+	virtControllerRestarts atomic.Int64
 }
 
 // Start runs etcd and kube-apiserver and installs CRDs, RBAC and the
@@ -105,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func newCluster(opts Options) (*Cluster, error) {
-	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log}
+	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log, virtController: opts.VirtController}
 	if c.Variant == "" {
 		c.Variant = crds.Stock
 	}
@@ -118,6 +131,11 @@ func newCluster(opts Options) (*Cluster, error) {
 	binDir, err := resolveBinDir(opts.BinDir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.VirtController {
+		if err := checkBinary(binDir, virtControllerBinary); err != nil {
+			return nil, err
+		}
 	}
 	if c.Dir == "" {
 		sweepStaleDirs()
@@ -160,15 +178,25 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	phase("kube-apiserver ready")
-	if err := c.install(ctx, phase); err != nil {
-		return err
-	}
 	c.Kubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
 	c.BridgeKubeconfig = filepath.Join(c.Dir, "bridge.kubeconfig")
 	if err := writeKubeconfig(c.Kubeconfig, host, creds.servingCertPEM, AdminUser, creds.adminToken, ""); err != nil {
 		return err
 	}
-	return writeKubeconfig(c.BridgeKubeconfig, host, creds.servingCertPEM, BridgeUser, creds.bridgeToken, c.BridgeNamespace)
+	if err := writeKubeconfig(c.BridgeKubeconfig, host, creds.servingCertPEM, BridgeUser, creds.bridgeToken, c.BridgeNamespace); err != nil {
+		return err
+	}
+	if err := c.install(ctx, phase); err != nil {
+		return err
+	}
+	if !c.virtController {
+		return nil
+	}
+	if err := c.startVirtController(ctx); err != nil {
+		return err
+	}
+	phase("virt-controller leading")
+	return nil
 }
 
 // install creates the bridge namespace and RBAC, the CRDs and the policy.
@@ -185,6 +213,12 @@ func (c *Cluster) install(ctx context.Context, phase func(string)) error {
 	}
 	if err := c.installKubeVirt(ctx, cs, phase); err != nil {
 		return err
+	}
+	if c.virtController {
+		if err := c.installControlPlane(ctx, cs); err != nil {
+			return err
+		}
+		phase("KubeVirt control plane installed")
 	}
 	if err := c.waitBridgeAuthorized(ctx); err != nil {
 		return err
@@ -212,7 +246,7 @@ func (c *Cluster) CreateNamespace(ctx context.Context, name string) error {
 // safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
-		var errs []error
+		errs := []error{c.stopVirtController()}
 		for _, p := range []*process{c.apiserver, c.etcd} {
 			if p != nil {
 				errs = append(errs, p.stop(10*time.Second))

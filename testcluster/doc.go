@@ -16,7 +16,23 @@
 //     KubeVirt's admission webhook would reject (see policy.go), and waits
 //     until it is enforced.
 //
-// No controller-manager, scheduler, kubelet or KubeVirt controller runs:
+// With [Options.VirtController] it also runs KubeVirt's own virt-controller
+// v1.9.0 (bin/virt-controller, built by `make tools` from the Go module
+// proxy) out of cluster against the admin kubeconfig, after installing what
+// virt-operator would leave for it: the kubevirt namespace, every other
+// KubeVirt CRD ([crds.LoadControllerDeps]; the VM and VMI CRDs are the
+// chosen variant's), a KubeVirt CR whose status is Deployed, and one Node
+// ([NodeName], labelled kubevirt.io/schedulable). Start returns once it
+// holds its leader lease; when it exits on its own (it does when it loses
+// the lease, e.g. across an apiserver restart) it is started again
+// ([Cluster.VirtControllerRestarts]). Its metrics certificate lives in its
+// own directory (it watches that directory). virt-api is not run: its
+// admission webhooks are imitated by the admission policy below, and the
+// start/stop/restart subresources by writing status.stateChangeRequests
+// as virt-api does. The node side (virt-handler, scheduler, kubelet) is
+// package sim.
+//
+// No controller-manager, scheduler or kubelet runs:
 //
 //   - namespaces other than default, kube-system, kube-public and
 //     kube-node-lease must be created explicitly ([Cluster.CreateNamespace]);
@@ -29,7 +45,7 @@
 //   - the ServiceAccount admission plugin is off and no token controller
 //     runs, so pods do not get service account tokens mounted.
 //
-// [Cluster.Stop] kills both processes (each runs in its own process group,
+// [Cluster.Stop] kills the processes (each runs in its own process group,
 // and on Linux dies with its parent through Pdeathsig) and removes the
 // temporary directory. If the parent was SIGKILLed, the next Start removes
 // the directory it left (owner.pid names a dead process).

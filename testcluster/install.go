@@ -25,35 +25,13 @@ func installCRDs(ctx context.Context, cs apiextensionsclient.Interface, disc dis
 	if err != nil {
 		return err
 	}
-	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	if err := createCRDs(ctx, cs, list); err != nil {
+		return err
+	}
 	var plurals, kinds []string
 	for _, crd := range list {
-		if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create CRD %s: %w", crd.Name, err)
-		}
 		plurals = append(plurals, crd.Spec.Names.Plural)
 		kinds = append(kinds, crd.Spec.Names.Kind)
-	}
-	for _, crd := range list {
-		name := crd.Name
-		err := poll(ctx, "CRD "+name+" established", func(ctx context.Context) (bool, error) {
-			got, err := api.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
-					return false, permanent(fmt.Errorf("CRD %s names not accepted: %s", name, c.Message))
-				}
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-		if err != nil {
-			return err
-		}
 	}
 	err = poll(ctx, "discovery of "+kubevirtGroupVersion, func(context.Context) (bool, error) {
 		res, err := disc.ServerResourcesForGroupVersion(kubevirtGroupVersion)
@@ -90,4 +68,36 @@ func installCRDs(ctx context.Context, cs apiextensionsclient.Interface, disc dis
 		}
 		return true, nil
 	})
+}
+
+// createCRDs creates the CRDs and waits until each is Established.
+func createCRDs(ctx context.Context, cs apiextensionsclient.Interface, list []*apiextensionsv1.CustomResourceDefinition) error {
+	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	for _, crd := range list {
+		if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range list {
+		name := crd.Name
+		err := poll(ctx, "CRD "+name+" established", func(ctx context.Context) (bool, error) {
+			got, err := api.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
+					return false, permanent(fmt.Errorf("CRD %s names not accepted: %s", name, c.Message))
+				}
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

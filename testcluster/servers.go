@@ -99,19 +99,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 }
 
 func httpOK(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close() //nolint:errcheck // status is all we need
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
+	return httpOKWith(ctx, http.DefaultClient, url)
 }
 
 // startAPIServer starts kube-apiserver and waits until it listens; it

@@ -19,7 +19,13 @@ import (
 var shared struct {
 	mu       sync.Mutex
 	main     bool // RunMain is running
-	clusters map[crds.Variant]*sharedCluster
+	clusters map[sharedKey]*sharedCluster
+}
+
+// sharedKey tells the shared clusters apart.
+type sharedKey struct {
+	variant        crds.Variant
+	virtController bool
 }
 
 type sharedCluster struct {
@@ -37,12 +43,12 @@ func RunMain(m *testing.M) int {
 	code := m.Run()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	for v, sc := range shared.clusters {
+	for k, sc := range shared.clusters {
 		if sc.c == nil {
 			continue
 		}
 		if err := sc.c.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop shared %s test cluster: %v\n", v, err)
+			fmt.Fprintf(os.Stderr, "stop shared %s test cluster: %v\n", k.variant, err)
 			code = 1
 		}
 	}
@@ -55,23 +61,36 @@ func RunMain(m *testing.M) int {
 // keep to their own namespaces ([Cluster.TestNamespace]).
 func Shared(t testing.TB, v crds.Variant) *Cluster {
 	t.Helper()
+	return sharedFor(t, sharedKey{variant: v})
+}
+
+// SharedKubeVirt is [Shared] with KubeVirt's virt-controller running
+// ([Options.VirtController]): one per variant for the whole test binary,
+// for tests whose VMs run (with package sim as the node side).
+func SharedKubeVirt(t testing.TB, v crds.Variant) *Cluster {
+	t.Helper()
+	return sharedFor(t, sharedKey{variant: v, virtController: true})
+}
+
+func sharedFor(t testing.TB, k sharedKey) *Cluster {
+	t.Helper()
 	shared.mu.Lock()
 	if !shared.main {
 		shared.mu.Unlock()
 		t.Fatal("testcluster.Shared needs TestMain to call testcluster.RunMain")
 	}
 	if shared.clusters == nil {
-		shared.clusters = map[crds.Variant]*sharedCluster{}
+		shared.clusters = map[sharedKey]*sharedCluster{}
 	}
-	sc := shared.clusters[v]
+	sc := shared.clusters[k]
 	if sc == nil {
 		sc = &sharedCluster{}
-		shared.clusters[v] = sc
+		shared.clusters[k] = sc
 	}
 	shared.mu.Unlock()
 	sc.once.Do(func() {
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		sc.c, sc.err = Start(context.Background(), Options{Variant: v, Log: log}) //nolint:forbidigo // outlives the test that starts it
+		sc.c, sc.err = Start(context.Background(), Options{Variant: k.variant, Log: log, VirtController: k.virtController}) //nolint:forbidigo // outlives the test that starts it
 	})
 	if sc.err != nil {
 		t.Fatal(sc.err)

@@ -13,19 +13,42 @@ import (
 // the test failed, the end of the kube-apiserver log is logged.
 func ForTest(t testing.TB, v crds.Variant) *Cluster {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := Start(t.Context(), Options{Variant: v, Log: log})
+	return ForTestWith(t, Options{Variant: v})
+}
+
+// ForTestWith is [ForTest] with options (Log defaults to the test's
+// output at level Warn). With VirtController, the end of virt-controller's
+// log is logged too when the test failed.
+func ForTestWith(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	c, err := Start(t.Context(), opts)
 	if err != nil { // ErrMissingBinary says to run make tools
 		t.Fatal(err)
 	}
-	t.Logf("test cluster (%s CRDs) ready in %s at %s", v, c.ReadyAfter.Round(1e6), c.Admin.Host)
+	t.Logf("test cluster (%s CRDs, virt-controller %t) ready in %s at %s", c.Variant, opts.VirtController, c.ReadyAfter.Round(1e6), c.Admin.Host)
 	t.Cleanup(func() {
-		if t.Failed() && c.apiserver != nil {
-			t.Logf("kube-apiserver log tail:\n%s", c.apiserver.logTail(40))
+		if t.Failed() {
+			c.logTails(t)
 		}
 		if err := c.Stop(); err != nil {
 			t.Errorf("stop test cluster: %v", err)
 		}
 	})
 	return c
+}
+
+// logTails logs the end of the apiserver's and virt-controller's logs.
+func (c *Cluster) logTails(t testing.TB) {
+	if c.apiserver != nil {
+		t.Logf("kube-apiserver log tail:\n%s", c.apiserver.logTail(40))
+	}
+	c.mu.Lock()
+	vc := c.virtControllerProc
+	c.mu.Unlock()
+	if vc != nil {
+		t.Logf("virt-controller log tail:\n%s", vc.logTail(40))
+	}
 }
