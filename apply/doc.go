@@ -57,6 +57,36 @@
 // VM's author, kubectl edit, client-side kubectl apply, virt-api, another SSA
 // manager) stay theirs.
 //
+// # What KubeVirt itself writes on the VM
+//
+// virt-controller v1.9.0 (the first three measured in the test cluster,
+// sim/node_test.go; the fourth read in its pkg/virt-controller/watch/vm)
+// writes the VM's spec and metadata too, under the field manager
+// "virt-controller" (operation Update, not Apply), none of it a field of
+// the table above:
+//
+//   - its first sync of every VM PUTs the typed VM back to add the
+//     annotations kubevirt.io/latest-observed-api-version and
+//     kubevirt.io/storage-observed-api-version; the typed round trip
+//     serializes the struct T.domain.resources as {}, so virt-controller
+//     owns T.domain.resources (an empty map) from then on; the VM's
+//     generation moves;
+//   - it adds the finalizer kubevirt.io/virtualMachineControllerFinalize;
+//   - it persists T.domain.firmware.uuid (JSON patch) when the template
+//     has none: uuid v5 of the VM's NAME only (two VMs of one name in two
+//     namespaces get the same UUID); before that the bridge shows a UUID
+//     derived from the VM's UID, so a VM's Redfish UUID changes once, at
+//     virt-controller's first sync;
+//   - on a Start request against a Halted VM without a VMI it PUTs
+//     spec.runStrategy Always (spec.running true for the deprecated field),
+//     taking spec.runStrategy from redfish-power (which forces it back on
+//     its next power write; power-off withdraws a pending Start for this
+//     reason).
+//
+// status.observedGeneration is the generation the running VMI was started
+// from, so after these writes it stays below metadata.generation until the
+// next restart; the bridge does not read it.
+//
 // # State change requests
 //
 // Under runStrategy RerunOnFailure virt-controller starts a VMI only when the
