@@ -156,13 +156,13 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		bin, err = bridgeproc.Build(ctx, dir)
 		built <- err
 	}()
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: true})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	simulator, err := sim.New(cluster.Admin, sim.Options{StartDelay: sim.DefaultStartDelay, StopDelay: sim.DefaultStopDelay,
-		DataDir: filepath.Join(dir, "images"), Log: sc.Log})
+		DataDir: filepath.Join(dir, "images"), Log: sc.Log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("simulator: %w", err), <-built)
 	}

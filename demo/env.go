@@ -90,7 +90,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	env.Sim, err = sim.New(cluster.Admin, sim.Options{
 		StartDelay: opts.StartDelay, StopDelay: opts.StopDelay,
 		DataDir: filepath.Join(cluster.Dir, "images"), Log: log,
+		LegacyVMController: true, // not migrated: docs/testing-kubevirt.md
 	})
 	if err != nil {
 		return env, fmt.Errorf("simulator: %w", err)

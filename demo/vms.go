@@ -33,6 +33,7 @@ func SampleVM(namespace, name string) *unstructured.Unstructured {
 						"cpu":    map[string]any{"sockets": int64(1), "cores": int64(2), "threads": int64(1)},
 						"memory": map[string]any{"guest": "4Gi"},
 						"firmware": map[string]any{
+							"uuid":       sim.FirmwareUUID(namespace, name),
 							"bootloader": map[string]any{"efi": map[string]any{"secureBoot": false}},
 						},
 						"devices": map[string]any{

@@ -153,7 +153,7 @@ type env struct {
 
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
-	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
+	c := testcluster.ForTest(t, v)
 	const ns = "media-test"
 	ctx := t.Context()
 	if err := c.CreateNamespace(ctx, ns); err != nil {
@@ -164,7 +164,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
-	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log})
+	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func (e *env) deleteVMI(t *testing.T, name string) {
 	}
 }
 
-const timeout = 20 * time.Second
+const timeout = 60 * time.Second
 
 // eventually polls cond until it returns nil, failing the test with the
 // last error after the timeout.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -29,6 +30,7 @@ func TestNodeSide(t *testing.T) {
 	t.Run("GuestShutdownManual", e.testGuestShutdownManual)
 	t.Run("GuestReboot", e.testGuestReboot)
 	t.Run("Halt", e.testHalt)
+	t.Run("PVCVolume", e.testPVCVolume)
 }
 
 // runningVM creates a VM with the run strategy and waits until it runs.
@@ -196,4 +198,40 @@ func TestRefusesWithoutVirtController(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no virt-controller") {
 		t.Fatalf("Run without virt-controller: %v, want a refusal", err)
 	}
+}
+
+func (e *env) testPVCVolume(t *testing.T) {
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Create(t.Context(), pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vm := newVM(e.ns, "pvc", "Always")
+	spec := vm.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	devices := spec["domain"].(map[string]any)["devices"].(map[string]any)
+	devices["disks"] = []any{
+		map[string]any{"name": "rootdisk", "disk": map[string]any{"bus": "virtio"}, "bootOrder": int64(2)},
+		map[string]any{"name": "data", "cdrom": map[string]any{"bus": "sata", "readonly": true}, "bootOrder": int64(1)},
+	}
+	spec["domain"].(map[string]any)["rebootPolicy"] = "Terminate"
+	spec["volumes"] = append(spec["volumes"].([]any), map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data"}})
+	e.createVM(t, vm)
+	defer func() {
+		if t.Failed() {
+			vmi, _ := e.getVMI(context.Background(), "pvc")
+			if vmi != nil {
+				t.Logf("VMI status: %v", vmi.Object["status"])
+			}
+			pods, _ := e.kube.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{})
+			for _, p := range pods.Items {
+				t.Logf("pod %s node %q phase %s conditions %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions)
+			}
+		}
+	}()
+	e.vmiIs(t, "pvc", "Running", "")
 }
