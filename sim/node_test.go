@@ -89,7 +89,7 @@ func (e *env) testRun(t *testing.T) {
 	var owned string
 	for _, mf := range vm.GetManagedFields() {
 		if mf.Manager == "virt-controller" && mf.Subresource == "" && mf.FieldsV1 != nil {
-			owned += string(mf.FieldsV1.Raw)
+			owned += mf.FieldsV1.String()
 		}
 	}
 	for _, f := range []string{`"f:resources":{}`, `"f:uuid":{}`, `"f:kubevirt.io/latest-observed-api-version":{}`} {
@@ -223,11 +223,11 @@ func (e *env) testPVCVolume(t *testing.T) {
 	e.createVM(t, vm)
 	defer func() {
 		if t.Failed() {
-			vmi, _ := e.getVMI(context.Background(), "pvc")
+			vmi, _ := e.getVMI(t.Context(), "pvc")
 			if vmi != nil {
 				t.Logf("VMI status: %v", vmi.Object["status"])
 			}
-			pods, _ := e.kube.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{})
+			pods, _ := e.kube.CoreV1().Pods(e.ns).List(t.Context(), metav1.ListOptions{})
 			for _, p := range pods.Items {
 				t.Logf("pod %s node %q phase %s conditions %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions)
 			}

@@ -72,7 +72,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 	if stopping { // Stop ran while this (re)start was under way
 		return errors.Join(errors.New("virt-controller: cluster stopped"), p.stop(stopGrace))
 	}
-	go c.superviseVirtController(p, func(ctx context.Context) error { return c.startVirtController(ctx) })
+	go c.superviseVirtController(context.WithoutCancel(ctx), p, func(ctx context.Context) error { return c.startVirtController(ctx) })
 	return nil
 }
 
@@ -80,7 +80,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 // cluster runs (it exits, for one, when it loses its leader lease during an
 // apiserver outage, as it does in a real cluster where the Deployment
 // restarts it).
-func (c *Cluster) superviseVirtController(p *process, start func(context.Context) error) {
+func (c *Cluster) superviseVirtController(base context.Context, p *process, start func(context.Context) error) {
 	<-p.done
 	for {
 		c.mu.Lock()
@@ -91,7 +91,7 @@ func (c *Cluster) superviseVirtController(p *process, start func(context.Context
 		}
 		c.log.Warn("virt-controller exited; restarting it", "error", p.err, "logTail", p.logTail(5))
 		time.Sleep(virtControllerRestartDelay)
-		ctx, cancel := context.WithTimeout(context.Background(), defaultStartTimeout)
+		ctx, cancel := context.WithTimeout(base, defaultStartTimeout)
 		err := start(ctx)
 		cancel()
 		if err == nil {
