@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+
 	"encoding/json"
 	"fmt"
 
@@ -12,8 +14,8 @@ import (
 // resourceVersion precondition.
 func skeleton(vm *VM) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubevirt.io/v1",
-		"kind":       "VirtualMachine",
+		"apiVersion": kubevirt.APIVersion,
+		"kind":       kubevirt.Kind,
 		"metadata": map[string]any{
 			"name":            vm.Object.GetName(),
 			"namespace":       vm.Object.GetNamespace(),

@@ -5,11 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
-
-// smmPath is KubeVirt's System Management Mode switch; secure boot needs it.
-var smmPath = []string{"spec", "template", "spec", "domain", "features", "smm"}
 
 // bootloaderOf returns the firmware.bootloader intent of an override's mode,
 // nil for none. UEFI carries secureBoot explicitly: true only when Secure
@@ -17,9 +15,9 @@ var smmPath = []string{"spec", "template", "spec", "domain", "features", "smm"}
 func bootloaderOf(o system.BootOverride) map[string]any {
 	switch o.Mode {
 	case system.BootUEFI:
-		return map[string]any{"efi": map[string]any{"secureBoot": o.SecureBoot == system.SecureBootEnabled}}
+		return map[string]any{kubevirt.KeyEFI: map[string]any{kubevirt.KeySecureBoot: o.SecureBoot == system.SecureBootEnabled}}
 	case system.BootLegacy:
-		return map[string]any{"bios": map[string]any{}}
+		return map[string]any{kubevirt.KeyBIOS: map[string]any{}}
 	}
 	return nil
 }
@@ -67,13 +65,13 @@ func BuildBoot(mode Mode, vm *VM, o system.BootOverride, exclude map[string]bool
 		}
 	}
 	if bl := bootloaderOf(o); bl != nil {
-		body.Object = mergeInto(body.Object, bootloaderPath, bl)
+		body.Object = mergeInto(body.Object, kubevirt.Bootloader, bl)
 	}
 	if o.SecureBoot == system.SecureBootEnabled {
-		body.Object = mergeInto(body.Object, smmPath, map[string]any{"enabled": true})
+		body.Object = mergeInto(body.Object, kubevirt.SMM, map[string]any{kubevirt.KeyEnabled: true})
 	}
 	if armsTerminate(vm, o) {
-		_ = unstructured.SetNestedField(body.Object, RebootPolicyTerminate, rebootPolicyPath...)
+		_ = unstructured.SetNestedField(body.Object, kubevirt.RebootPolicyTerminate, kubevirt.RebootPolicy...)
 	}
 	layout := Layout(o, devicesOf(vm.Object, exclude))
 	if mode == ModeAtomic {
@@ -83,23 +81,23 @@ func BuildBoot(mode Mode, vm *VM, o system.BootOverride, exclude map[string]bool
 		return &Body{Object: body, Force: true}, nil
 	}
 	var disks, ifaces []map[string]any
-	for _, d := range list(vm.Object, disksPath) {
-		if n, ok := layout.Disks[nameOf(d)]; ok {
-			disks = append(disks, map[string]any{"name": nameOf(d), "bootOrder": n})
+	for _, d := range list(vm.Object, kubevirt.Disks) {
+		if n, ok := layout.Disks[kubevirt.NameOf(d)]; ok {
+			disks = append(disks, map[string]any{kubevirt.KeyName: kubevirt.NameOf(d), kubevirt.KeyBootOrder: n})
 		}
 	}
-	for _, i := range list(vm.Object, interfacesPath) {
-		if n, ok := layout.Interfaces[nameOf(i)]; ok {
-			ifaces = append(ifaces, map[string]any{"name": nameOf(i), "bootOrder": n})
+	for _, i := range list(vm.Object, kubevirt.Interfaces) {
+		if n, ok := layout.Interfaces[kubevirt.NameOf(i)]; ok {
+			ifaces = append(ifaces, map[string]any{kubevirt.KeyName: kubevirt.NameOf(i), kubevirt.KeyBootOrder: n})
 		}
 	}
 	if len(disks) > 0 {
-		if err := setList(body, disks, disksPath); err != nil {
+		if err := setList(body, disks, kubevirt.Disks); err != nil {
 			return nil, err
 		}
 	}
 	if len(ifaces) > 0 {
-		if err := setList(body, ifaces, interfacesPath); err != nil {
+		if err := setList(body, ifaces, kubevirt.Interfaces); err != nil {
 			return nil, err
 		}
 	}
@@ -111,10 +109,10 @@ func buildBootAtomic(vm *VM, body *unstructured.Unstructured, layout BootOrders)
 	for _, l := range []struct {
 		path  []string
 		order map[string]int64
-	}{{disksPath, layout.Disks}, {interfacesPath, layout.Interfaces}} {
+	}{{kubevirt.Disks, layout.Disks}, {kubevirt.Interfaces, layout.Interfaces}} {
 		elems := list(vm.Object, l.path)
 		for _, e := range elems {
-			if n, ok := l.order[nameOf(e)]; ok {
+			if n, ok := l.order[kubevirt.NameOf(e)]; ok {
 				e["bootOrder"] = n
 			} else if strip || l.order != nil {
 				delete(e, "bootOrder")

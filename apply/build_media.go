@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -83,27 +84,27 @@ func BuildMedia(mode Mode, vm *VM, slots map[string]system.MediaSlot) (*Body, er
 		}
 	}
 	if mode == ModeAtomic {
-		disks = mergeMedia(list(vm.Object, disksPath), disks, true)
-		volumes = mergeMedia(list(vm.Object, volumesPath), volumes, false)
-		if sameList(vm.Object, disksPath, disks) && sameList(vm.Object, volumesPath, volumes) &&
-			!ownsList(vm, ManagerMedia, disksPath) && !ownsList(vm, ManagerMedia, volumesPath) {
+		disks = mergeMedia(list(vm.Object, kubevirt.Disks), disks, true)
+		volumes = mergeMedia(list(vm.Object, kubevirt.Volumes), volumes, false)
+		if sameList(vm.Object, kubevirt.Disks, disks) && sameList(vm.Object, kubevirt.Volumes, volumes) &&
+			!ownsList(vm, ManagerMedia, kubevirt.Disks) && !ownsList(vm, ManagerMedia, kubevirt.Volumes) {
 			return &Body{Object: body, Force: true}, nil
 		}
 		// Disks and volumes always go together: a volume without its disk
 		// is attached as a writable disk.
-		if err := setList(body, disks, disksPath); err != nil {
+		if err := setList(body, disks, kubevirt.Disks); err != nil {
 			return nil, err
 		}
-		if err := setList(body, volumes, volumesPath); err != nil {
+		if err := setList(body, volumes, kubevirt.Volumes); err != nil {
 			return nil, err
 		}
 		return &Body{Object: body, Force: true}, nil
 	}
 	if len(disks) > 0 {
-		if err := setList(body, disks, disksPath); err != nil {
+		if err := setList(body, disks, kubevirt.Disks); err != nil {
 			return nil, err
 		}
-		if err := setList(body, volumes, volumesPath); err != nil {
+		if err := setList(body, volumes, kubevirt.Volumes); err != nil {
 			return nil, err
 		}
 	}
@@ -116,12 +117,12 @@ func BuildMedia(mode Mode, vm *VM, slots map[string]system.MediaSlot) (*Body, er
 func mergeMedia(read, want []map[string]any, keepBootOrder bool) []map[string]any {
 	byName := map[string]map[string]any{}
 	for _, w := range want {
-		byName[nameOf(w)] = w
+		byName[kubevirt.NameOf(w)] = w
 	}
 	out := make([]map[string]any, 0, len(read)+len(want))
 	done := map[string]bool{}
 	for _, e := range read {
-		n := nameOf(e)
+		n := kubevirt.NameOf(e)
 		w, ok := byName[n]
 		switch {
 		case ok:
@@ -138,7 +139,7 @@ func mergeMedia(read, want []map[string]any, keepBootOrder bool) []map[string]an
 		}
 	}
 	for _, w := range want {
-		if !done[nameOf(w)] {
+		if !done[kubevirt.NameOf(w)] {
 			out = append(out, cloneMap(w))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -20,11 +21,11 @@ func BuildPower(vm *VM, c PowerChange) (*Body, error) {
 		}
 	}
 	rs := c.RunStrategy
-	if rs == "" && owns(vm, ManagerPower, "spec", "runStrategy") {
-		rs, _, _ = unstructured.NestedString(vm.Object.Object, runStrategyPth...)
+	if rs == "" && owns(vm, ManagerPower, kubevirt.RunStrategy.Any()...) {
+		rs = kubevirt.RunStrategyOf(vm.Object)
 	}
 	if rs != "" {
-		if err := unstructured.SetNestedField(body.Object, rs, runStrategyPth...); err != nil {
+		if err := unstructured.SetNestedField(body.Object, string(rs), kubevirt.RunStrategy...); err != nil {
 			return nil, fmt.Errorf("set runStrategy: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -62,7 +63,7 @@ func TestBuildersGolden(t *testing.T) {
 		}},
 		{"boot-cd-once-author-rebootpolicy", func(t *testing.T, mode Mode) (*Body, error) {
 			u := withCD(t, baseVM(t), 0)
-			if err := unstructured.SetNestedField(u.Object, "Reboot", rebootPolicyPath...); err != nil {
+			if err := unstructured.SetNestedField(u.Object, "Reboot", kubevirt.RebootPolicy...); err != nil {
 				t.Fatal(err)
 			}
 			return BuildBoot(mode, decodeFixture(u), cdOnce, nil)
@@ -208,11 +209,11 @@ func TestBuildBootSecureBoot(t *testing.T) {
 				if err != nil {
 					t.Fatalf("BuildBoot: %v", err)
 				}
-				loader, _, _ := unstructured.NestedMap(b.Object.Object, bootloaderPath...)
+				loader, _, _ := unstructured.NestedMap(b.Object.Object, kubevirt.Bootloader...)
 				if diff := cmp.Diff(tt.wantLoader, loader); diff != "" {
 					t.Errorf("bootloader (-want +got):\n%s", diff)
 				}
-				smm, _, _ := unstructured.NestedMap(b.Object.Object, smmPath...)
+				smm, _, _ := unstructured.NestedMap(b.Object.Object, kubevirt.SMM...)
 				if diff := cmp.Diff(tt.wantSMM, smm); diff != "" {
 					t.Errorf("features.smm (-want +got):\n%s", diff)
 				}

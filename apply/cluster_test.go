@@ -3,11 +3,12 @@ package apply
 import (
 	"errors"
 	"fmt"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +74,7 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 	u.SetName(name)
 	u.SetNamespace(e.ns)
 	u.SetResourceVersion("")
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatalf("create VM: %v", err)
 	}
 	return system.Key{Namespace: e.ns, Name: name}
@@ -82,7 +83,7 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 // get reads the VM live.
 func (e *env) get(t *testing.T, key system.Key) *unstructured.Unstructured {
 	t.Helper()
-	u, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	u, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get VM: %v", err)
 	}
@@ -104,12 +105,12 @@ func (e *env) ownedBy(t *testing.T, key system.Key, manager string) []string {
 func (e *env) disks(t *testing.T, key system.Key) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, d := range list(e.get(t, key), disksPath) {
+	for _, d := range list(e.get(t, key), kubevirt.Disks) {
 		kind := "disk"
 		if _, ok := d["cdrom"]; ok {
 			kind = "cdrom"
 		}
-		out[nameOf(d)] = fmt.Sprintf("%s/%d", kind, bootOrderOf(d))
+		out[kubevirt.NameOf(d)] = fmt.Sprintf("%s/%d", kind, kubevirt.BootOrderOf(d))
 	}
 	return out
 }
@@ -117,8 +118,8 @@ func (e *env) disks(t *testing.T, key system.Key) map[string]string {
 func (e *env) volumes(t *testing.T, key system.Key) []string {
 	t.Helper()
 	var out []string
-	for _, v := range list(e.get(t, key), volumesPath) {
-		out = append(out, nameOf(v))
+	for _, v := range list(e.get(t, key), kubevirt.Volumes) {
+		out = append(out, kubevirt.NameOf(v))
 	}
 	return out
 }
@@ -163,8 +164,8 @@ func TestSecureBoot(t *testing.T) {
 }
 
 var (
-	secureBootPath = append(append([]string(nil), bootloaderPath...), "efi", "secureBoot")
-	smmEnabledPath = append(append([]string(nil), smmPath...), "enabled")
+	secureBootPath = append(append([]string(nil), kubevirt.Bootloader...), "efi", "secureBoot")
+	smmEnabledPath = append(append([]string(nil), kubevirt.SMM...), "enabled")
 )
 
 // firmwareFields returns efi.secureBoot and features.smm.enabled of the
@@ -232,7 +233,7 @@ func testSecureBootAuthorSMM(t *testing.T, e *env) {
 	if err := unstructured.SetNestedField(u.Object, true, smmEnabledPath...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatalf("create VM: %v", err)
 	}
 	key := system.Key{Namespace: e.ns, Name: "vm-smm"}

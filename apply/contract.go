@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -58,7 +59,7 @@ type VM struct {
 
 // PowerChange is the power concern's complete intent.
 type PowerChange struct {
-	RunStrategy string // "" keeps the current one
+	RunStrategy kubevirt.RunStrategyValue // "" keeps the current one
 	Intent      system.PowerIntent
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -44,7 +45,7 @@ func (c *Client) noteUnarmed(ctx context.Context, read *VM, sent *unstructured.U
 	if out.Boot.Enabled != system.BootOnce || !Active(out.Boot) || hasRebootPolicy(sent) {
 		return
 	}
-	if v := RebootPolicy(out.Object); v != RebootPolicyTerminate {
+	if v := kubevirt.RebootPolicyOf(out.Object); v != kubevirt.RebootPolicyTerminate {
 		c.fallbacks.author.Add(1)
 		c.fallback(ctx, read.Key, out.Object, FallbackAuthor, fmt.Sprintf(
 			"the VM's author owns spec.template.spec.domain.rebootPolicy: %s; the Once boot override is reverted when the next VMI runs, and a reboot the guest does itself boots %s again",
@@ -58,12 +59,9 @@ func (c *Client) fallback(ctx context.Context, key system.Key, vm *unstructured.
 	logctx.From(ctx).Warn("Once boot override armed without rebootPolicy Terminate", "vm", key, "reason", reason, "detail", msg)
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: vm.GetName() + ".", Namespace: vm.GetNamespace()},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine",
-			Name: vm.GetName(), Namespace: vm.GetNamespace(), UID: vm.GetUID(), ResourceVersion: vm.GetResourceVersion(),
-		},
-		Reason: reason, Message: msg, Type: corev1.EventTypeWarning,
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: vm.GetName() + ".", Namespace: vm.GetNamespace()},
+		InvolvedObject: kubevirt.Reference(vm),
+		Reason:         reason, Message: msg, Type: corev1.EventTypeWarning,
 		Source:              corev1.EventSource{Component: "redfish-bridge"},
 		ReportingController: "redfish-bridge.io/boot", ReportingInstance: "redfish-bridge", Action: "Apply",
 		FirstTimestamp: now, LastTimestamp: now, EventTime: metav1.NewMicroTime(now.Time), Count: 1,

@@ -8,28 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
-
-// efiPath is KubeVirt's UEFI bootloader: while it is set the VM boots UEFI,
-// whatever else the bootloader says.
-var efiPath = append(append([]string(nil), bootloaderPath...), "efi")
-
-// Firmware is what a VM boots, read from its spec alone, as KubeVirt
-// decides it: UEFI whenever firmware.bootloader.efi is set, with Secure
-// Boot unless efi.secureBoot is false (KubeVirt's default is true);
-// otherwise BIOS (Legacy), with or without firmware.bootloader.bios. It is
-// the one answer to "what does this VM boot" for Redfish reads and for the
-// decisions of writes alike.
-func Firmware(vm *unstructured.Unstructured) (mode system.BootMode, secureBoot bool) {
-	efi, found, err := unstructured.NestedFieldNoCopy(vm.Object, efiPath...)
-	if !found || err != nil || efi == nil {
-		return system.BootLegacy, false
-	}
-	m, _ := efi.(map[string]any)
-	sb, set := m["secureBoot"].(bool)
-	return system.BootUEFI, !set || sb
-}
 
 // RefusedError is a firmware change the bridge refuses because the VM would
 // not boot what Redfish then reports. Reason is written for the Redfish
@@ -55,15 +35,15 @@ func (e *RefusedError) Unwrap() error { return ErrInvalid }
 // and emptied to null, which the CRD rejects: the 500 Ironic saw). efi that
 // redfish-boot wrote itself is removed by the Legacy apply.
 func ValidateLegacy(vm *VM) error {
-	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, efiPath...)
+	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, kubevirt.EFI...)
 	if !found || efi == nil {
 		return nil
 	}
 	owned, err := vm.owned()
 	if err != nil {
-		return fmt.Errorf("read owners of %s: %w", strings.Join(efiPath, "."), err)
+		return fmt.Errorf("read owners of %s: %w", kubevirt.EFI, err)
 	}
-	prefix := fieldpath.MakePathOrDie(toAny(efiPath)...)
+	prefix := fieldpath.MakePathOrDie(kubevirt.EFI.Any()...)
 	var others []string
 	for manager, set := range owned {
 		if manager != ManagerBoot && touches(set, prefix) {
@@ -111,12 +91,4 @@ func ownsEveryLeaf(set *fieldpath.Set, prefix fieldpath.Path, value any) bool {
 		}
 	}
 	return true
-}
-
-func toAny(path []string) []any {
-	out := make([]any, len(path))
-	for i, s := range path {
-		out[i] = s
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -36,11 +37,11 @@ func TestFirmware(t *testing.T) {
 				annotate(u, AnnotationBoot, tt.annotation)
 			}
 			if tt.loader != nil {
-				if err := unstructured.SetNestedMap(u.Object, tt.loader, bootloaderPath...); err != nil {
+				if err := unstructured.SetNestedMap(u.Object, tt.loader, kubevirt.Bootloader...); err != nil {
 					t.Fatal(err)
 				}
 			}
-			mode, secure := Firmware(decodeFixture(u).Object)
+			mode, secure := kubevirt.Firmware(decodeFixture(u).Object)
 			if mode != tt.wantMode || secure != tt.wantSecure {
 				t.Errorf("Firmware = %s, secure boot %v; want %s, %v", mode, secure, tt.wantMode, tt.wantSecure)
 			}
@@ -83,7 +84,7 @@ func TestValidateLegacy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			u := baseVM(t)
 			if tt.efi != nil {
-				if err := unstructured.SetNestedMap(u.Object, tt.efi, efiPath...); err != nil {
+				if err := unstructured.SetNestedMap(u.Object, tt.efi, kubevirt.EFI...); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -63,17 +64,17 @@ func withCD(t *testing.T, u *unstructured.Unstructured, bootOrder int64) *unstru
 	s := readySlot()
 	raw, _ := json.Marshal(s)
 	annotate(u, AnnotationMediaPrefix+"cd0", string(raw))
-	disks := list(u, disksPath)
+	disks := list(u, kubevirt.Disks)
 	d := mediaDisk("cd0")
 	if bootOrder > 0 {
 		d["bootOrder"] = bootOrder
 	}
 	disks = append(disks, d)
-	vols := append(list(u, volumesPath), mediaVolume(s))
-	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), disksPath...); err != nil {
+	vols := append(list(u, kubevirt.Volumes), mediaVolume(s))
+	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), kubevirt.Disks...); err != nil {
 		t.Fatal(err)
 	}
-	if err := unstructured.SetNestedSlice(u.Object, toSlice(vols), volumesPath...); err != nil {
+	if err := unstructured.SetNestedSlice(u.Object, toSlice(vols), kubevirt.Volumes...); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -82,13 +83,13 @@ func withCD(t *testing.T, u *unstructured.Unstructured, bootOrder int64) *unstru
 // withBootOrders sets bootOrders on disks by name.
 func withBootOrders(t *testing.T, u *unstructured.Unstructured, orders map[string]int64) *unstructured.Unstructured {
 	t.Helper()
-	disks := list(u, disksPath)
+	disks := list(u, kubevirt.Disks)
 	for _, d := range disks {
-		if n, ok := orders[nameOf(d)]; ok {
+		if n, ok := orders[kubevirt.NameOf(d)]; ok {
 			d["bootOrder"] = n
 		}
 	}
-	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), disksPath...); err != nil {
+	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), kubevirt.Disks...); err != nil {
 		t.Fatal(err)
 	}
 	return u

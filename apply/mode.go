@@ -1,27 +1,16 @@
 package apply
 
 import (
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+
 	"context"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-)
-
-// CRDName is the VirtualMachine CustomResourceDefinition DetectMode reads.
-const CRDName = "virtualmachines.kubevirt.io"
-
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// Schema paths (below spec.versions[*].schema.openAPIV3Schema) of the lists
-// whose type decides the mode.
-var (
-	disksSchemaPath   = []string{"spec", "template", "spec", "domain", "devices", "disks"}
-	volumesSchemaPath = []string{"spec", "template", "spec", "volumes"}
 )
 
 // DetectMode reads the installed VirtualMachine CRD's storage version schema
@@ -29,15 +18,15 @@ var (
 // x-kubernetes-list-type: map keyed by name alone; [ModeAtomic] otherwise.
 // It logs the result.
 func DetectMode(ctx context.Context, dyn dynamic.Interface) (Mode, error) {
-	crd, err := dyn.Resource(crdResource).Get(ctx, CRDName, metav1.GetOptions{})
+	crd, err := dyn.Resource(kubevirt.CRDResource).Get(ctx, kubevirt.CRDName, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("detect list mode: get CRD %s: %w", CRDName, err)
+		return "", fmt.Errorf("detect list mode: get CRD %s: %w", kubevirt.CRDName, err)
 	}
 	mode, version, err := ModeOf(crd)
 	if err != nil {
 		return "", err
 	}
-	logctx.From(ctx).Info("VirtualMachine list mode detected", "mode", mode, "crd", CRDName, "version", version)
+	logctx.From(ctx).Info("VirtualMachine list mode detected", "mode", mode, "crd", kubevirt.CRDName, "version", version)
 	return mode, nil
 }
 
@@ -58,7 +47,7 @@ func ModeOf(crd *unstructured.Unstructured) (Mode, string, error) {
 		if !ok {
 			return "", name, fmt.Errorf("detect list mode: %s version %s has no schema", crd.GetName(), name)
 		}
-		if isNameKeyedMap(root, disksSchemaPath) && isNameKeyedMap(root, volumesSchemaPath) {
+		if isNameKeyedMap(root, kubevirt.Disks) && isNameKeyedMap(root, kubevirt.Volumes) {
 			return ModeMap, name, nil
 		}
 		return ModeAtomic, name, nil

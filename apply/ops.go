@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -45,8 +46,8 @@ func (c *Client) Media(ctx context.Context, key system.Key, change MediaChange) 
 // no longer attach and whose bootOrder redfish-boot owns.
 func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]bool {
 	var out map[string]bool
-	for _, d := range list(vm.Object, disksPath) {
-		name := nameOf(d)
+	for _, d := range list(vm.Object, kubevirt.Disks) {
+		name := kubevirt.NameOf(d)
 		slot, ok := strings.CutPrefix(name, DiskPrefix)
 		if !ok {
 			continue
@@ -54,7 +55,7 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 		if s, has := slots[slot]; has && attached(s) {
 			continue
 		}
-		if ownsElementField(vm, ManagerBoot, disksPath, name, "bootOrder") {
+		if ownsElementField(vm, ManagerBoot, kubevirt.Disks, name, "bootOrder") {
 			if out == nil {
 				out = map[string]bool{}
 			}

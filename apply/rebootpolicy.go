@@ -7,17 +7,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
-
-// RebootPolicyTerminate is KubeVirt's rebootPolicy (v1.9,
-// T.domain.rebootPolicy, feature gate RebootPolicy) that ends the VMI when
-// the guest reboots, instead of rebooting the domain in place with the boot
-// order it was started with.
-const RebootPolicyTerminate = "Terminate"
-
-// rebootPolicyPath is where the VM template holds it.
-var rebootPolicyPath = []string{"spec", "template", "spec", "domain", "rebootPolicy"}
 
 // Reasons redfish-boot could not arm rebootPolicy Terminate for a Once
 // override ([Client.RebootPolicyFallbacks], the Warning event's reason).
@@ -29,19 +21,6 @@ const (
 	FallbackAuthor = "RebootPolicyAuthorOwned"
 )
 
-// RebootPolicy returns the VM template's rebootPolicy, "" when unset.
-func RebootPolicy(vm *unstructured.Unstructured) string {
-	v, _, _ := unstructured.NestedString(vm.Object, rebootPolicyPath...)
-	return v
-}
-
-// VMIRebootPolicy returns a VMI's spec.domain.rebootPolicy (what its guest
-// reboot does), "" when unset.
-func VMIRebootPolicy(vmi *unstructured.Unstructured) string {
-	v, _, _ := unstructured.NestedString(vmi.Object, "spec", "domain", "rebootPolicy")
-	return v
-}
-
 // armsTerminate reports whether redfish-boot's intent for override o
 // includes rebootPolicy Terminate: while a Once override lays out a boot,
 // so that a reboot the guest does itself ends the VMI and the next VMI boots
@@ -52,10 +31,10 @@ func armsTerminate(vm *VM, o system.BootOverride) bool {
 	if o.Enabled != system.BootOnce || !Active(o) {
 		return false
 	}
-	if RebootPolicy(vm.Object) == "" {
+	if kubevirt.RebootPolicyOf(vm.Object) == "" {
 		return true
 	}
-	return owns(vm, ManagerBoot, "spec", "template", "spec", "domain", "rebootPolicy")
+	return owns(vm, ManagerBoot, kubevirt.RebootPolicy.Any()...)
 }
 
 // RebootPolicyRefused reports whether err is the cluster refusing
@@ -86,7 +65,7 @@ func RebootPolicyRefused(err error) bool {
 
 // hasRebootPolicy reports whether an apply body sets rebootPolicy.
 func hasRebootPolicy(body *unstructured.Unstructured) bool {
-	_, found, _ := unstructured.NestedFieldNoCopy(body.Object, rebootPolicyPath...)
+	_, found, _ := unstructured.NestedFieldNoCopy(body.Object, kubevirt.RebootPolicy...)
 	return found
 }
 
@@ -95,9 +74,9 @@ func hasRebootPolicy(body *unstructured.Unstructured) bool {
 // would claim it).
 func withoutRebootPolicy(body *unstructured.Unstructured) *unstructured.Unstructured {
 	out := body.DeepCopy()
-	for n := len(rebootPolicyPath); n >= 1; n-- {
-		path := rebootPolicyPath[:n]
-		if n < len(rebootPolicyPath) {
+	for n := len(kubevirt.RebootPolicy); n >= 1; n-- {
+		path := kubevirt.RebootPolicy[:n]
+		if n < len(kubevirt.RebootPolicy) {
 			if m, _, _ := unstructured.NestedMap(out.Object, path...); len(m) > 0 {
 				break
 			}

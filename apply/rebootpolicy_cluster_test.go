@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -49,18 +49,18 @@ func testRebootPolicyArmed(t *testing.T, e *env) {
 	key := e.createVM(t, "armed")
 	w := New(e.bridge, nil, e.mode, Options{})
 	e.setBoot(t, w, key, cdOnceOverride)
-	if got := RebootPolicy(e.get(t, key)); got != RebootPolicyTerminate {
-		t.Fatalf("rebootPolicy %q while Once is armed, want %s", got, RebootPolicyTerminate)
+	if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != kubevirt.RebootPolicyTerminate {
+		t.Fatalf("rebootPolicy %q while Once is armed, want %s", got, kubevirt.RebootPolicyTerminate)
 	}
 	if owned := e.ownedBy(t, key, ManagerBoot); !slices.Contains(owned, rebootPolicyLeaf) {
 		t.Errorf("redfish-boot does not own %s: %v", rebootPolicyLeaf, owned)
 	}
 	e.setBoot(t, w, key, revertedBoot)
-	if got := RebootPolicy(e.get(t, key)); got != "" {
+	if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != "" {
 		t.Errorf("rebootPolicy %q after the override ended, want none", got)
 	}
 	e.setBoot(t, w, key, system.BootOverride{Target: system.BootCd, Enabled: system.BootContinuous})
-	if got := RebootPolicy(e.get(t, key)); got != "" {
+	if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != "" {
 		t.Errorf("rebootPolicy %q under Continuous, want none", got)
 	}
 	if n := w.RebootPolicyFallbacks(); n[FallbackRefused]+n[FallbackAuthor] != 0 {
@@ -69,24 +69,24 @@ func testRebootPolicyArmed(t *testing.T, e *env) {
 }
 
 func testRebootPolicyAuthor(t *testing.T, e *env) {
-	for _, value := range []string{"Reboot", RebootPolicyTerminate} {
+	for _, value := range []string{"Reboot", kubevirt.RebootPolicyTerminate} {
 		key := e.createVMWith(t, "author-"+strings.ToLower(value), func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, value, rebootPolicyPath...)
+			_ = unstructured.SetNestedField(u.Object, value, kubevirt.RebootPolicy...)
 		})
 		w := New(e.bridge, nil, e.mode, Options{})
 		e.setBoot(t, w, key, cdOnceOverride)
-		if got := RebootPolicy(e.get(t, key)); got != value {
+		if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != value {
 			t.Errorf("%s: rebootPolicy %q while Once is armed: the author's value was clobbered", value, got)
 		}
 		if owned := e.ownedBy(t, key, ManagerBoot); slices.Contains(owned, rebootPolicyLeaf) {
 			t.Errorf("%s: redfish-boot took the author's rebootPolicy", value)
 		}
 		e.setBoot(t, w, key, revertedBoot)
-		if got := RebootPolicy(e.get(t, key)); got != value {
+		if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != value {
 			t.Errorf("%s: rebootPolicy %q after the override ended, want the author's %s", value, got, value)
 		}
 		wantAuthor := int64(0)
-		if value != RebootPolicyTerminate {
+		if value != kubevirt.RebootPolicyTerminate {
 			wantAuthor = 1
 			e.wantEvent(t, key, FallbackAuthor)
 		}
@@ -100,15 +100,15 @@ func testRebootPolicyRefused(t *testing.T, e *env) {
 	key := e.createVM(t, "refused")
 	// The control: the cluster does refuse the field here.
 	body := skeleton(decodeFixture(e.get(t, key)))
-	_ = unstructured.SetNestedField(body.Object, RebootPolicyTerminate, rebootPolicyPath...)
-	_, err := e.bridge.Resource(inventory.VMResource).Namespace(e.ns).Apply(t.Context(), key.Name, body, metav1.ApplyOptions{FieldManager: "test-probe", Force: true})
+	_ = unstructured.SetNestedField(body.Object, kubevirt.RebootPolicyTerminate, kubevirt.RebootPolicy...)
+	_, err := e.bridge.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Apply(t.Context(), key.Name, body, metav1.ApplyOptions{FieldManager: "test-probe", Force: true})
 	if !RebootPolicyRefused(err) {
 		t.Fatalf("gate-off namespace took rebootPolicy (err %v)", err)
 	}
 	w := New(e.bridge, nil, e.mode, Options{})
 	e.setBoot(t, w, key, cdOnceOverride)
 	vm := Decode(t.Context(), key, e.get(t, key), nil)
-	if got := RebootPolicy(vm.Object); got != "" {
+	if got := kubevirt.RebootPolicyOf(vm.Object); got != "" {
 		t.Errorf("rebootPolicy %q on a cluster that refuses it", got)
 	}
 	if vm.Boot.Enabled != system.BootOnce || !Settled(vm) {
@@ -128,7 +128,7 @@ func (e *env) createVMWith(t *testing.T, name string, edit func(*unstructured.Un
 	u.SetNamespace(e.ns)
 	u.SetResourceVersion("")
 	edit(u)
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatalf("create VM: %v", err)
 	}
 	return system.Key{Namespace: e.ns, Name: name}

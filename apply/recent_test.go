@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -149,7 +149,7 @@ func testOwnWrites(t *testing.T, e *env) {
 				return
 			}
 			noErr(t)(w.Power(ctx, key, func(_ *VM, p *PowerChange) error { p.RunStrategy = "Always"; return nil }))
-			vm, err := w.StateChange(ctx, key, appendReq(StateRequest{Action: RequestStart}))
+			vm, err := w.StateChange(ctx, key, appendReq(kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,9 +161,9 @@ func testOwnWrites(t *testing.T, e *env) {
 				t.Errorf("last call returned version %s, server has %s", vm.Object.GetResourceVersion(), got.GetResourceVersion())
 			}
 			final := Decode(t.Context(), key, got, nil)
-			rs, _, _ := unstructured.NestedString(got.Object, runStrategyPth...)
-			if final.Boot.Target != system.BootPxe || rs != "Always" || len(StateRequests(final)) != 1 {
-				t.Errorf("server state: boot %+v runStrategy %q requests %v", final.Boot, rs, StateRequests(final))
+			rs, _, _ := unstructured.NestedString(got.Object, kubevirt.RunStrategy...)
+			if final.Boot.Target != system.BootPxe || rs != "Always" || len(kubevirt.StateChangeRequestsOf(final.Object)) != 1 {
+				t.Errorf("server state: boot %+v runStrategy %q requests %v", final.Boot, rs, kubevirt.StateChangeRequestsOf(final.Object))
 			}
 		})
 	}
@@ -189,7 +189,7 @@ func testOutsideTrusted(t *testing.T, e *env) {
 	w := New(e.bridge, cache, e.mode, Options{})
 	noErr(t)(w.Boot(ctx, key, setBoot(system.BootOverride{Target: system.BootHdd, Enabled: system.BootContinuous})))
 	patch := []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)
-	outside, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"})
+	outside, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
@@ -18,8 +18,8 @@ func TestStateChange(t *testing.T) {
 	})
 }
 
-func appendReq(add ...StateRequest) StateChangeFunc {
-	return func(_ *VM, reqs *[]StateRequest) error {
+func appendReq(add ...kubevirt.StateChangeRequest) StateChangeFunc {
+	return func(_ *VM, reqs *[]kubevirt.StateChangeRequest) error {
 		*reqs = append(*reqs, add...)
 		return nil
 	}
@@ -35,11 +35,11 @@ func testStateChange(t *testing.T, e *env) {
 	key := e.createVM(t, "scr")
 	before := e.get(t, key)
 	w := New(e.bridge, nil, e.mode, Options{})
-	vm, err := w.StateChange(ctx, key, appendReq(StateRequest{Action: RequestStart}))
+	vm, err := w.StateChange(ctx, key, appendReq(kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]StateRequest{{Action: RequestStart}}, StateRequests(vm)); diff != "" {
+	if diff := cmp.Diff([]kubevirt.StateChangeRequest{{Action: kubevirt.StartRequest}}, kubevirt.StateChangeRequestsOf(vm.Object)); diff != "" {
 		t.Errorf("requests after Start (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{".status.stateChangeRequests"}, e.ownedBy(t, key, ManagerPower)); diff != "" {
@@ -55,17 +55,17 @@ func testStateChange(t *testing.T, e *env) {
 		{"op": "test", "path": "/status/stateChangeRequests", "value": []any{map[string]any{"action": "Start"}}},
 		{"op": "replace", "path": "/status/stateChangeRequests", "value": []any{map[string]any{"action": "Stop", "uid": "u-1"}}},
 	})
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.JSONPatchType, patch,
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(ctx, key.Name, types.JSONPatchType, patch,
 		metav1.PatchOptions{FieldManager: "virt-api"}, "status"); err != nil {
 		t.Fatal(err)
 	}
 	sw := New(e.bridge, staleCache{stale}, e.mode, Options{})
-	vm, err = sw.StateChange(ctx, key, appendReq(StateRequest{Action: RequestStart}))
+	vm, err = sw.StateChange(ctx, key, appendReq(kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []StateRequest{{Action: RequestStop, UID: "u-1"}, {Action: RequestStart}}
-	if diff := cmp.Diff(want, StateRequests(vm)); diff != "" {
+	want := []kubevirt.StateChangeRequest{{Action: kubevirt.StopRequest, UID: "u-1"}, {Action: kubevirt.StartRequest}}
+	if diff := cmp.Diff(want, kubevirt.StateChangeRequestsOf(vm.Object)); diff != "" {
 		t.Errorf("requests after a concurrent Stop (-want +got):\n%s", diff)
 	}
 	if got := sw.Stats()[ManagerPower]; got.Conflicts != 1 || got.Applies != 1 {
@@ -75,14 +75,14 @@ func testStateChange(t *testing.T, e *env) {
 		t.Errorf("redfish-power owns after the takeover (-want +got):\n%s", diff)
 	}
 	// Withdrawing everything leaves an empty list, still ours.
-	vm, err = w.StateChange(ctx, key, func(_ *VM, reqs *[]StateRequest) error { *reqs = nil; return nil })
+	vm, err = w.StateChange(ctx, key, func(_ *VM, reqs *[]kubevirt.StateChangeRequest) error { *reqs = nil; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reqs := StateRequests(vm); len(reqs) != 0 {
+	if reqs := kubevirt.StateChangeRequestsOf(vm.Object); len(reqs) != 0 {
 		t.Errorf("requests after withdrawing all: %v", reqs)
 	}
-	if _, err := w.StateChange(ctx, key, func(*VM, *[]StateRequest) error { return ErrNoChange }); err != nil {
+	if _, err := w.StateChange(ctx, key, func(*VM, *[]kubevirt.StateChangeRequest) error { return ErrNoChange }); err != nil {
 		t.Errorf("no change: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -19,17 +20,6 @@ const DiskPrefix = "media-"
 // DiskName is the name of the disk (CD-ROM or USB) and of its volume for a
 // slot.
 func DiskName(slot string) string { return DiskPrefix + slot }
-
-// Field paths (unstructured) of the lists the bridge writes.
-var (
-	disksPath      = []string{"spec", "template", "spec", "domain", "devices", "disks"}
-	interfacesPath = []string{"spec", "template", "spec", "domain", "devices", "interfaces"}
-	volumesPath    = []string{"spec", "template", "spec", "volumes"}
-	bootloaderPath = []string{"spec", "template", "spec", "domain", "firmware", "bootloader"}
-	runStrategyPth = []string{"spec", "runStrategy"}
-	// stateRequestsPath is in the status subresource.
-	stateRequestsPath = []string{"status", "stateChangeRequests"}
-)
 
 // Decode builds a VM from a VirtualMachine object (and its VMI, may be nil),
 // decoding the bridge's annotations. A malformed annotation is logged and
@@ -90,39 +80,19 @@ func toSlice(in []map[string]any) []any {
 	return out
 }
 
-// nameOf returns an element's name.
-func nameOf(m map[string]any) string {
-	s, _ := m["name"].(string)
-	return s
-}
-
-// bootOrderOf returns an element's bootOrder, 0 when unset.
-func bootOrderOf(m map[string]any) int64 {
-	switch v := m["bootOrder"].(type) {
-	case int64:
-		return v
-	case float64:
-		return int64(v)
-	case int:
-		return int64(v)
-	}
-	return 0
-}
-
 // devicesOf reads the disks and interfaces Layout needs.
 func devicesOf(obj *unstructured.Unstructured, exclude map[string]bool) Devices {
 	var d Devices
-	for _, m := range list(obj, disksPath) {
-		if exclude[nameOf(m)] {
+	for _, k := range kubevirt.DisksOf(obj) {
+		if exclude[k.Name] {
 			continue
 		}
-		_, cd := m["cdrom"]
-		slot, media := strings.CutPrefix(nameOf(m), DiskPrefix)
-		d.Disks = append(d.Disks, Device{Name: nameOf(m), CDROM: cd, BootOrder: bootOrderOf(m),
-			Removable: media && !cd, HTTPBoot: media && system.KindOf(slot) == system.SlotHTTPBoot})
+		slot, media := strings.CutPrefix(k.Name, DiskPrefix)
+		d.Disks = append(d.Disks, Device{Name: k.Name, CDROM: k.CDROM, BootOrder: k.BootOrder,
+			Removable: media && !k.CDROM, HTTPBoot: media && system.KindOf(slot) == system.SlotHTTPBoot})
 	}
-	for _, m := range list(obj, interfacesPath) {
-		d.Interfaces = append(d.Interfaces, Device{Name: nameOf(m), BootOrder: bootOrderOf(m)})
+	for _, i := range kubevirt.InterfacesOf(obj) {
+		d.Interfaces = append(d.Interfaces, Device{Name: i.Name, BootOrder: i.BootOrder})
 	}
 	return d
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -153,7 +153,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 		}
 	}
 	if live {
-		obj, err = c.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		obj, err = c.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
@@ -168,7 +168,7 @@ func (c *Client) vmi(ctx context.Context, key system.Key) *unstructured.Unstruct
 	if c.cache != nil {
 		vmi, err = c.cache.VMI(key)
 	} else {
-		vmi, err = c.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		vmi, err = c.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	}
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -284,7 +284,7 @@ func (c *Client) apply(ctx context.Context, manager string, read *VM, b *Body) (
 		sub = []string{b.Subresource}
 	}
 	send := func(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return c.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
+		return c.dyn.Resource(kubevirt.VirtualMachines).Namespace(read.Key.Namespace).Apply(ctx, read.Key.Name, obj,
 			metav1.ApplyOptions{FieldManager: manager, Force: b.Force}, sub...)
 	}
 	out, err := send(obj)

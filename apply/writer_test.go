@@ -2,9 +2,10 @@ package apply
 
 import (
 	"errors"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"strings"
 	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,21 +83,21 @@ func testLifecycle(t *testing.T, e *env) {
 	disksMap := func(fields ...string) []string {
 		var out []string
 		for _, f := range fields {
-			out = append(out, elem(disksPath, cd0, f))
+			out = append(out, elem(kubevirt.Disks, cd0, f))
 		}
 		return out
 	}
 	bootOrders := func(names ...string) []string {
 		var out []string
 		for _, n := range names {
-			out = append(out, elem(disksPath, n, "bootOrder"), elem(disksPath, n, "name"))
+			out = append(out, elem(kubevirt.Disks, n, "bootOrder"), elem(kubevirt.Disks, n, "name"))
 		}
 		return out
 	}
 	mediaFields := map[Mode][]string{
 		ModeMap: append(append(disksMap("cdrom.bus", "cdrom.readonly", "name"), mediaAnn),
-			elem(volumesPath, cd0, "name"), elem(volumesPath, cd0, "persistentVolumeClaim.claimName")),
-		ModeAtomic: {mediaAnn, path(disksPath), path(volumesPath)},
+			elem(kubevirt.Volumes, cd0, "name"), elem(kubevirt.Volumes, cd0, "persistentVolumeClaim.claimName")),
+		ModeAtomic: {mediaAnn, path(kubevirt.Disks), path(kubevirt.Volumes)},
 	}
 	type check struct {
 		disks map[string]string
@@ -124,42 +125,42 @@ func testLifecycle(t *testing.T, e *env) {
 		}, map[Mode]check{
 			ModeMap: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
 				ManagerMedia: mediaFields[ModeMap],
-				ManagerBoot:  append(bootOrders("cloudinit", cd0, "rootdisk"), bootAnn, path(rebootPolicyPath)),
+				ManagerBoot:  append(bootOrders("cloudinit", cd0, "rootdisk"), bootAnn, path(kubevirt.RebootPolicy)),
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
-				ManagerMedia: {mediaAnn, path(volumesPath)},
-				ManagerBoot:  {bootAnn, path(disksPath), path(rebootPolicyPath)},
+				ManagerMedia: {mediaAnn, path(kubevirt.Volumes)},
+				ManagerBoot:  {bootAnn, path(kubevirt.Disks), path(kubevirt.RebootPolicy)},
 			}},
 		}},
 		{"power on", func() (*VM, error) {
 			return w.Power(ctx, key, func(_ *VM, p *PowerChange) error { p.RunStrategy = "RerunOnFailure"; return nil })
 		}, map[Mode]check{
 			ModeMap: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
-				ManagerPower: {path(runStrategyPth)},
+				ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
-				ManagerPower: {path(runStrategyPth)},
+				ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
 		}},
 		{"eject", func() (*VM, error) { return w.Media(ctx, key, ejectSlot("cd0")) }, map[Mode]check{
 			// map: boot released media-cd0's bootOrder first and renumbered.
 			ModeMap: {map[string]string{"rootdisk": "disk/1", "cloudinit": "disk/2"}, map[string][]string{
 				ManagerMedia: nil,
-				ManagerBoot:  append(bootOrders("cloudinit", "rootdisk"), bootAnn, path(rebootPolicyPath)),
+				ManagerBoot:  append(bootOrders("cloudinit", "rootdisk"), bootAnn, path(kubevirt.RebootPolicy)),
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3"}, map[string][]string{
-				ManagerMedia: {path(disksPath), path(volumesPath)},
-				ManagerBoot:  {bootAnn, path(rebootPolicyPath)},
+				ManagerMedia: {path(kubevirt.Disks), path(kubevirt.Volumes)},
+				ManagerBoot:  {bootAnn, path(kubevirt.RebootPolicy)},
 			}},
 		}},
 		{"revert override", func() (*VM, error) {
 			return w.Boot(ctx, key, setBoot(system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled}))
 		}, map[Mode]check{
 			ModeMap: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0"}, map[string][]string{
-				ManagerMedia: nil, ManagerBoot: {bootAnn}, ManagerPower: {path(runStrategyPth)},
+				ManagerMedia: nil, ManagerBoot: {bootAnn}, ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
 			ModeAtomic: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0"}, map[string][]string{
-				ManagerMedia: {path(volumesPath)}, ManagerBoot: {bootAnn, path(disksPath)}, ManagerPower: {path(runStrategyPth)},
+				ManagerMedia: {path(kubevirt.Volumes)}, ManagerBoot: {bootAnn, path(kubevirt.Disks)}, ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
 		}},
 	}
@@ -184,7 +185,7 @@ func testLifecycle(t *testing.T, e *env) {
 		t.Errorf("volumes after eject (-want +got):\n%s", diff)
 	}
 	for _, p := range e.ownedBy(t, key, "test-author") {
-		if p == path(runStrategyPth) {
+		if p == path(kubevirt.RunStrategy) {
 			t.Errorf("test-author still owns %s after a forced power apply", p)
 		}
 	}
@@ -217,7 +218,7 @@ func testOutsideWriters(t *testing.T, e *env) {
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
 		"spec":     map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "blue"}}}},
 	}}
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Apply(ctx, key.Name, gitops, metav1.ApplyOptions{FieldManager: "gitops"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Apply(ctx, key.Name, gitops, metav1.ApplyOptions{FieldManager: "gitops"}); err != nil {
 		t.Fatalf("gitops apply: %v", err)
 	}
 	noErr(t)(w.Media(ctx, key, setSlot(system.MediaSlot{Slot: "cd0", Image: "http://x/a.iso", Phase: system.MediaReady, InsertID: "i1", ClaimName: "pvc-a"})))
@@ -226,11 +227,11 @@ func testOutsideWriters(t *testing.T, e *env) {
 	if err := unstructured.SetNestedField(u.Object, "256Mi", "spec", "template", "spec", "domain", "resources", "requests", "memory"); err != nil {
 		t.Fatal(err)
 	}
-	disks := append(list(u, disksPath), map[string]any{"name": "data", "disk": map[string]any{"bus": "virtio"}})
-	vols := append(list(u, volumesPath), map[string]any{"name": "data", "emptyDisk": map[string]any{"capacity": "1Gi"}})
-	_ = unstructured.SetNestedSlice(u.Object, toSlice(disks), disksPath...)
-	_ = unstructured.SetNestedSlice(u.Object, toSlice(vols), volumesPath...)
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+	disks := append(list(u, kubevirt.Disks), map[string]any{"name": "data", "disk": map[string]any{"bus": "virtio"}})
+	vols := append(list(u, kubevirt.Volumes), map[string]any{"name": "data", "emptyDisk": map[string]any{"capacity": "1Gi"}})
+	_ = unstructured.SetNestedSlice(u.Object, toSlice(disks), kubevirt.Disks...)
+	_ = unstructured.SetNestedSlice(u.Object, toSlice(vols), kubevirt.Volumes...)
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatalf("kubectl-edit update: %v", err)
 	}
 	noErr(t)(w.Boot(ctx, key, setBoot(system.BootOverride{Target: system.BootCd, Enabled: system.BootOnce})))
@@ -279,7 +280,7 @@ func testStale(t *testing.T, e *env) {
 	key := e.createVM(t, "vm3")
 	stale := e.get(t, key)
 	patch := []byte(`{"metadata":{"labels":{"touched":"yes"}}}`)
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	w := New(e.bridge, staleCache{stale}, e.mode, Options{})

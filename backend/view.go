@@ -4,14 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/health"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -28,23 +29,22 @@ type PVCLookup func(namespace, name string) (*corev1.PersistentVolumeClaim, erro
 // View turns one read of a VM into what the Redfish service shows.
 // slots are the slot ids every system offers (empty ones included).
 func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
-	obj := vm.Object.Object
-	tmpl := mapAt(obj, "spec", "template", "spec")
-	domain := mapAt(tmpl, "domain")
+	spec := kubevirt.TemplateSpecOf(vm.Object)
+	cpu := kubevirt.SpecCPUOf(spec)
 	v := redfish.SystemView{
 		Key:        vm.Key,
 		UUID:       firmwareUUID(vm),
 		Labels:     vm.Object.GetLabels(),
 		PowerState: power.State(vm),
 		Boot:       vm.Boot,
-		Sockets:    intAt(domain, 1, "cpu", "sockets"),
-		Cores:      intAt(domain, 1, "cpu", "cores"),
-		Threads:    intAt(domain, 1, "cpu", "threads"),
+		Sockets:    cpu.Sockets,
+		Cores:      cpu.Cores,
+		Threads:    cpu.Threads,
 	}
-	v.MemoryBytes = memoryBytes(domain)
-	v.BootMode, v.SecureBoot = apply.Firmware(vm.Object)
-	v.NICs = nics(vm, domain)
-	v.Disks = disks(vm.Key.Namespace, tmpl, pvc)
+	v.MemoryBytes = kubevirt.SpecMemoryOf(spec)
+	v.BootMode, v.SecureBoot = kubevirt.Firmware(vm.Object)
+	v.NICs = nics(vm, spec)
+	v.Disks = disks(vm.Key.Namespace, spec, pvc)
 	for _, id := range slots {
 		sl, ok := vm.Slots[id]
 		if !ok {
@@ -53,12 +53,12 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 		v.Slots = append(v.Slots, sl)
 	}
 	for id, sl := range vm.Slots {
-		if !contains(slots, id) && id != system.HTTPBootSlot {
+		if !slices.Contains(slots, id) && id != system.HTTPBootSlot {
 			v.Slots = append(v.Slots, sl)
 		}
 	}
 	v.HTTPBoot = vm.Slots[system.HTTPBootSlot]
-	v.RestartRequired = restartRequired(vm.Object)
+	v.RestartRequired = kubevirt.VMConditionOf(vm.Object, kubevirt.ConditionRestartRequired).True()
 	v.Health, v.BootProgress = health.Of(vm), health.Progress(vm)
 	v.Version = version(v)
 	return v
@@ -77,85 +77,45 @@ func version(v redfish.SystemView) string {
 }
 
 func firmwareUUID(vm *apply.VM) string {
-	if s := stringAt(vm.Object.Object, "spec", "template", "spec", "domain", "firmware", "uuid"); s != "" {
+	if s := kubevirt.FirmwareUUIDOf(vm.Object, vm.VMI); s != "" {
 		return s
-	}
-	if vm.VMI != nil {
-		if s := stringAt(vm.VMI.Object, "spec", "domain", "firmware", "uuid"); s != "" {
-			return s
-		}
 	}
 	return uuid.NewSHA1(uidNamespace, []byte(vm.Object.GetUID())).String()
 }
 
-func memoryBytes(domain map[string]any) int64 {
-	for _, path := range [][]string{{"memory", "guest"}, {"resources", "requests", "memory"}, {"resources", "limits", "memory"}} {
-		if s := stringAt(domain, path...); s != "" {
-			if q, err := resource.ParseQuantity(s); err == nil {
-				return q.Value()
-			}
-		}
-	}
-	return 0
-}
-
-func nics(vm *apply.VM, domain map[string]any) []redfish.NIC {
-	macs := map[string]string{}
-	if vm.VMI != nil {
-		for _, st := range sliceAt(vm.VMI.Object, "status", "interfaces") {
-			if m, ok := st.(map[string]any); ok {
-				name, _ := m["name"].(string)
-				mac, _ := m["mac"].(string)
-				if name != "" && mac != "" {
-					macs[name] = mac
-				}
-			}
-		}
-	}
+func nics(vm *apply.VM, spec map[string]any) []redfish.NIC {
+	macs := kubevirt.MACsOf(vm.VMI)
 	var out []redfish.NIC
-	for _, it := range sliceAt(domain, "devices", "interfaces") {
-		m, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		name, _ := m["name"].(string)
-		mac := macs[name]
+	for _, i := range kubevirt.SpecInterfacesOf(spec) {
+		mac := macs[i.Name]
 		if mac == "" {
-			mac, _ = m["macAddress"].(string)
+			mac = i.MAC
 		}
-		out = append(out, redfish.NIC{Name: name, MAC: mac})
+		out = append(out, redfish.NIC{Name: i.Name, MAC: mac})
 	}
 	return out
 }
 
-func disks(namespace string, tmpl map[string]any, pvc PVCLookup) []redfish.Disk {
-	volumes := map[string]map[string]any{}
-	for _, it := range sliceAt(tmpl, "volumes") {
-		if m, ok := it.(map[string]any); ok {
-			if name, _ := m["name"].(string); name != "" {
-				volumes[name] = m
-			}
+func disks(namespace string, spec map[string]any, pvc PVCLookup) []redfish.Disk {
+	volumes := map[string]kubevirt.Volume{}
+	for _, v := range kubevirt.SpecVolumesOf(spec) {
+		if v.Name != "" {
+			volumes[v.Name] = v
 		}
 	}
 	var out []redfish.Disk
-	for _, it := range sliceAt(tmpl, "domain", "devices", "disks") {
-		m, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		name, _ := m["name"].(string)
-		_, cd := m["cdrom"]
-		out = append(out, redfish.Disk{Name: name, CDROM: cd, CapacityBytes: capacity(namespace, volumes[name], pvc)})
+	for _, d := range kubevirt.SpecDisksOf(spec) {
+		out = append(out, redfish.Disk{Name: d.Name, CDROM: d.CDROM, CapacityBytes: capacity(namespace, volumes[d.Name], pvc)})
 	}
 	return out
 }
 
 // capacity is the size of a volume: its PVC's bound capacity (or request),
 // a DataVolume's PVC of the same name, or an emptyDisk's capacity.
-func capacity(namespace string, vol map[string]any, pvc PVCLookup) int64 {
-	claim := stringAt(vol, "persistentVolumeClaim", "claimName")
+func capacity(namespace string, vol kubevirt.Volume, pvc PVCLookup) int64 {
+	claim := vol.Claim
 	if claim == "" {
-		claim = stringAt(vol, "dataVolume", "name")
+		claim = vol.DataVolume
 	}
 	if claim != "" && pvc != nil {
 		if c, err := pvc(namespace, claim); err == nil {
@@ -167,19 +127,10 @@ func capacity(namespace string, vol map[string]any, pvc PVCLookup) int64 {
 			}
 		}
 	}
-	if s := stringAt(vol, "emptyDisk", "capacity"); s != "" {
-		if q, err := resource.ParseQuantity(s); err == nil {
+	if vol.EmptyDisk != "" {
+		if q, err := resource.ParseQuantity(vol.EmptyDisk); err == nil {
 			return q.Value()
 		}
 	}
 	return 0
-}
-
-func restartRequired(vm *unstructured.Unstructured) bool {
-	for _, c := range sliceAt(vm.Object, "status", "conditions") {
-		if m, ok := c.(map[string]any); ok && m["type"] == "RestartRequired" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
 }

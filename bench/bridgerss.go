@@ -20,7 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -205,7 +205,7 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario)
 	}
 	patch := []byte(`{"spec":{"runStrategy":"Always"}}`)
 	err = forEach(ctx, runningKeys(keys, sc.Running), 8, func(ctx context.Context, k system.Key) error {
-		_, err := dyn.Resource(inventory.VMResource).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,
+		_, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: "demo-author"})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", k, err)
@@ -233,7 +233,7 @@ func waitVMIs(ctx context.Context, dyn dynamic.Interface, n int) error {
 	defer cancel()
 	for {
 		running := 0
-		list, err := dyn.Resource(inventory.VMIResource).List(ctx, metav1.ListOptions{})
+		list, err := dyn.Resource(kubevirt.VirtualMachineInstances).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			for _, vmi := range list.Items {
 				if p, _, _ := unstructured.NestedString(vmi.Object, "status", "phase"); p == "Running" {

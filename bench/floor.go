@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -59,7 +59,7 @@ func RawApply(ctx context.Context, dyn dynamic.Interface, mode apply.Mode, keys 
 }
 
 func rawApplyOnce(ctx context.Context, dyn dynamic.Interface, mode apply.Mode, key system.Key, o system.BootOverride, rec *Recorder) error {
-	vms := dyn.Resource(inventory.VMResource).Namespace(key.Namespace)
+	vms := dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace)
 	obj, err := vms.Get(ctx, key.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("floor read %s: %w", key, err)
@@ -94,7 +94,7 @@ func Reads(ctx context.Context, w *apply.Client, dyn dynamic.Interface, keys []s
 			return fmt.Errorf("floor cache read %s: %w", key, err)
 		}
 		start = time.Now()
-		_, err = dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		_, err = dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 		rec.Add(FloorLiveGET, time.Since(start), "")
 		if err != nil {
 			return fmt.Errorf("floor live GET %s: %w", key, err)

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 )
 
@@ -60,7 +60,7 @@ func SampleVM(namespace, name string) *unstructured.Unstructured {
 func CreateSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
 	for i := range n {
 		vm := SampleVM(namespace, fmt.Sprintf("vm-%d", i))
-		if _, err := dyn.Resource(inventory.VMResource).Namespace(namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
+		if _, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 			return fmt.Errorf("create sample VM %s/%s: %w", namespace, vm.GetName(), err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/service"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 )
@@ -46,7 +46,7 @@ func provisionCycle(t *testing.T, env *installed) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := adminDyn.Resource(inventory.VMResource).Namespace(vmNS).Create(ctx, demo.SampleVM(vmNS, vmName), metav1.CreateOptions{}); err != nil {
+	if _, err := adminDyn.Resource(kubevirt.VirtualMachines).Namespace(vmNS).Create(ctx, demo.SampleVM(vmNS, vmName), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	images, err := demo.StartImageServer([]string{"boot.iso"}, 1<<20)
@@ -132,7 +132,7 @@ func provisionCycle(t *testing.T, env *installed) {
 // image served.
 func checkImported(t *testing.T, dyn dynamic.Interface, simulator *sim.Simulator, images *demo.ImageServer) {
 	t.Helper()
-	vm, err := dyn.Resource(inventory.VMResource).Namespace(vmNS).Get(t.Context(), vmName, metav1.GetOptions{})
+	vm, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(vmNS).Get(t.Context(), vmName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
@@ -51,8 +50,8 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	byName := func(name string) metav1.ListOptions {
 		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	}
-	vms := dyn.Resource(inventory.VMResource).Namespace(vmNS)
-	vmis := dyn.Resource(inventory.VMIResource).Namespace(vmNS)
+	vms := dyn.Resource(kubevirt.VirtualMachines).Namespace(vmNS)
+	vmis := dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(vmNS)
 	dvs := dyn.Resource(media.DataVolumeResource).Namespace(vmNS)
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
@@ -62,7 +61,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	return map[grant]probe{
 		// apply.DetectMode.
 		{"apiextensions.k8s.io", "customresourcedefinitions", "get", ""}: func(ctx context.Context) error {
-			_, err := crds.Get(ctx, apply.CRDName, metav1.GetOptions{})
+			_, err := crds.Get(ctx, kubevirt.CRDName, metav1.GetOptions{})
 			return err
 		},
 		// apply.Client reads (precondition), inventory informers, SSA.

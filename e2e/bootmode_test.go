@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -79,7 +79,7 @@ func TestFirmwareEveryOrder(t *testing.T) {
 				if !authorEFI {
 					unstructured.RemoveNestedField(vm.Object, "spec", "template", "spec", "domain", "firmware", "bootloader")
 				}
-				vms := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace)
+				vms := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace)
 				if _, err := vms.Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 					t.Fatalf("create %s: %v", name, err)
 				}
@@ -113,7 +113,7 @@ func TestFirmwareEveryOrder(t *testing.T) {
 						case refused || status != http.StatusNoContent:
 							t.Fatalf("%s: status %d (want refused: %v): %s", what, status, refused, body)
 						}
-						live, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Get(t.Context(), name, metav1.GetOptions{})
+						live, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Get(t.Context(), name, metav1.GetOptions{})
 						if err != nil {
 							t.Fatalf("get VM %s: %v", name, err)
 						}
@@ -130,7 +130,7 @@ func TestFirmwareEveryOrder(t *testing.T) {
 		}
 		t.Logf("%d steps, %d refused with a 400, 0 answers of 5xx", steps, refusals)
 		for _, name := range created {
-			if err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+			if err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 				t.Errorf("delete %s: %v", name, err)
 			}
 		}

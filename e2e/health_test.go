@@ -16,7 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -52,7 +52,7 @@ type sushySystem struct {
 func (a admin) ownVM(t *testing.T, env *demo.Env, name string) system.Key {
 	t.Helper()
 	vm := demo.SampleVM(demo.VMNamespace, name)
-	res := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace)
+	res := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace)
 	if _, err := res.Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 		t.Fatalf("create VM %s: %v", name, err)
 	}
@@ -71,7 +71,7 @@ func (a admin) ownVM(t *testing.T, env *demo.Env, name string) system.Key {
 // vmOf reads VM key.
 func (a admin) vmOf(t *testing.T, key system.Key) *unstructured.Unstructured {
 	t.Helper()
-	vm, err := a.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	vm, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get VM %s: %v", key, err)
 	}
@@ -170,7 +170,7 @@ func TestHealthAndBootProgress(t *testing.T) {
 		want("off", "OK", "None", "")
 
 		// Its author starts it once: the simulator walks the VMI to Running.
-		a.patch(t, key, inventory.VMResource, map[string]any{"spec": map[string]any{"runStrategy": "Once"}}, "demo-author")
+		a.patch(t, key, kubevirt.VirtualMachines, map[string]any{"spec": map[string]any{"runStrategy": "Once"}}, "demo-author")
 		var vmi *unstructured.Unstructured
 		waitFor(t, "VMI Running", func() (bool, string) {
 			vmi = a.vmiOf(t.Context(), t, key)
@@ -182,7 +182,7 @@ func TestHealthAndBootProgress(t *testing.T) {
 		agentAt := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
 		conds, _, _ := unstructured.NestedSlice(vmi.Object, "status", "conditions")
 		conds = append(conds, map[string]any{"type": "AgentConnected", "status": "True", "lastTransitionTime": agentAt})
-		a.patch(t, key, inventory.VMIResource, map[string]any{"status": map[string]any{"conditions": conds}}, "virt-handler")
+		a.patch(t, key, kubevirt.VirtualMachineInstances, map[string]any{"status": map[string]any{"conditions": conds}}, "virt-handler")
 		want("guest agent connected", "OK", "OSRunning", agentAt)
 
 		// The guest crashes (runStrategy Once: nothing restarts it).
@@ -190,7 +190,7 @@ func TestHealthAndBootProgress(t *testing.T) {
 		failedAt := time.Now().UTC().Add(2 * time.Second).Format(time.RFC3339)
 		entries, _, _ := unstructured.NestedSlice(vmi.Object, "status", "phaseTransitionTimestamps")
 		entries = append(entries, map[string]any{"phase": "Failed", "phaseTransitionTimestamp": failedAt})
-		a.patch(t, key, inventory.VMIResource, map[string]any{"status": map[string]any{
+		a.patch(t, key, kubevirt.VirtualMachineInstances, map[string]any{"status": map[string]any{
 			"phase": "Failed", "phaseTransitionTimestamps": entries,
 			"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "GuestCrashed"}},
 		}}, "virt-handler")

@@ -17,7 +17,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -55,7 +55,7 @@ func imageURL(env *demo.Env, name string) string { return env.Images.URL + "/ima
 
 func (a admin) vm(ctx context.Context, t *testing.T, i int) *unstructured.Unstructured {
 	t.Helper()
-	vm, err := a.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Get(ctx, vmName(i), metav1.GetOptions{})
+	vm, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Get(ctx, vmName(i), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get VM %s: %v", vmName(i), err)
 	}
@@ -71,7 +71,7 @@ func (a admin) vmi(ctx context.Context, t *testing.T, i int) *unstructured.Unstr
 // vmiOf returns the VMI of VM key, nil if there is none.
 func (a admin) vmiOf(ctx context.Context, t *testing.T, key system.Key) *unstructured.Unstructured {
 	t.Helper()
-	vmi, err := a.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	vmi, err := a.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

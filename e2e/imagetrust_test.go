@@ -23,7 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -123,7 +123,7 @@ func TestImageTrust(t *testing.T) {
 func trustVM(t *testing.T, env *demo.Env, a admin, name string) system.Key {
 	t.Helper()
 	key := system.Key{Namespace: demo.VMNamespace, Name: name}
-	if _, err := a.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Create(t.Context(), demo.SampleVM(key.Namespace, name), metav1.CreateOptions{}); err != nil {
+	if _, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Create(t.Context(), demo.SampleVM(key.Namespace, name), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create VM %s: %v", name, err)
 	}
 	client := redfishClient()
@@ -161,7 +161,7 @@ func waitFinished(t *testing.T, a admin, key system.Key) system.MediaSlot {
 	t.Helper()
 	var sl system.MediaSlot
 	waitFor(t, key.String()+" import finished", func() (bool, string) {
-		vm, err := a.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+		vm, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -312,7 +312,7 @@ func testBasicAuth(t *testing.T, env *demo.Env, a admin) {
 
 func mustVM(t *testing.T, a admin, key system.Key) *unstructured.Unstructured {
 	t.Helper()
-	vm, err := a.dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	vm, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -36,8 +36,8 @@ func recordOrder(t *testing.T, a admin) *orderRecorder {
 	ctx, cancel := context.WithCancel(t.Context())
 	r := &orderRecorder{readyRV: map[string]int64{}, vmiAddedRV: map[string]int64{}, deferred: map[string]bool{}, stop: cancel}
 	t.Cleanup(cancel)
-	vms := watchFromNow(ctx, t, a, inventory.VMResource)
-	vmis := watchFromNow(ctx, t, a, inventory.VMIResource)
+	vms := watchFromNow(ctx, t, a, kubevirt.VirtualMachines)
+	vmis := watchFromNow(ctx, t, a, kubevirt.VirtualMachineInstances)
 	go r.run(ctx, vms, func(ev watch.Event, u *unstructured.Unstructured, rv int64) {
 		if slotPhase(u) == system.MediaReady {
 			r.first(r.readyRV, u.GetName(), rv)

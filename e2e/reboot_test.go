@@ -7,8 +7,8 @@ import (
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/redfish"
 
-	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 )
 
@@ -50,7 +50,7 @@ func checkGuestReboot(t *testing.T, env *demo.Env, a admin, c *gofish.APIClient,
 	if got := sim.Boots(next); len(got) != 1 || got[0] == mediaDisk() || got[0] != firstDisk {
 		t.Errorf("the boot after the guest reboot booted %v, want the disk %s", got, firstDisk)
 	}
-	if got := apply.RebootPolicy(a.vm(t.Context(), t, i)); got != "" {
+	if got := kubevirt.RebootPolicyOf(a.vm(t.Context(), t, i)); got != "" {
 		t.Errorf("rebootPolicy %q left on the VM after the Once boot", got)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/fields"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -64,7 +64,7 @@ func TestFieldsOnCluster(t *testing.T) {
 						body := fmt.Sprintf(`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":%q,"namespace":%q,"annotations":{%q:"{}"}}}`,
 							vm.GetName(), vm.GetNamespace(), apply.AnnotationPower)
 						force := true
-						if _, err := admin.Resource(inventory.VMResource).Namespace(vm.GetNamespace()).Patch(t.Context(), vm.GetName(), types.ApplyPatchType,
+						if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(vm.GetNamespace()).Patch(t.Context(), vm.GetName(), types.ApplyPatchType,
 							[]byte(body), metav1.PatchOptions{FieldManager: "intruder", Force: &force}); err != nil {
 							t.Fatal(err)
 						}
@@ -77,7 +77,7 @@ func TestFieldsOnCluster(t *testing.T) {
 						if err := unstructured.SetNestedField(vm.Object, "Halted", "spec", "runStrategy"); err != nil {
 							t.Fatal(err)
 						}
-						if _, err := admin.Resource(inventory.VMResource).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+						if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 							t.Fatal(err)
 						}
 					},
@@ -89,7 +89,7 @@ func TestFieldsOnCluster(t *testing.T) {
 						ann := vm.GetAnnotations()
 						ann[apply.AnnotationBoot] = `{"target":"Hdd","enabled":"Continuous"}`
 						vm.SetAnnotations(ann)
-						if _, err := admin.Resource(inventory.VMResource).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+						if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 							t.Fatal(err)
 						}
 					},
@@ -108,7 +108,7 @@ func TestFieldsOnCluster(t *testing.T) {
 						if err := unstructured.SetNestedSlice(vm.Object, disks, "spec", "template", "spec", "domain", "devices", "disks"); err != nil {
 							t.Fatal(err)
 						}
-						if _, err := admin.Resource(inventory.VMResource).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+						if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(vm.GetNamespace()).Update(t.Context(), vm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 							t.Fatal(err)
 						}
 					},
@@ -122,7 +122,7 @@ func TestFieldsOnCluster(t *testing.T) {
 					name := fmt.Sprintf("vm-%d", time.Now().UnixNano()%1e9)
 					vm := demo.SampleVM(ns, name)
 					vm.SetLabels(nil)
-					if _, err := admin.Resource(inventory.VMResource).Namespace(ns).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "vm-author"}); err != nil {
+					if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "vm-author"}); err != nil {
 						t.Fatal(err)
 					}
 					key := system.Key{Namespace: ns, Name: name}
@@ -137,7 +137,7 @@ func TestFieldsOnCluster(t *testing.T) {
 					if tc.foreign == nil {
 						return
 					}
-					cur, err := admin.Resource(inventory.VMResource).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+					cur, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // ErrDeviation is returned by [Run] with --check when the report has
@@ -78,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 // Load reads the VM and builds its report; mode is "auto", "map" or
 // "atomic".
 func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode string) (*Report, error) {
-	vm, err := dyn.Resource(inventory.VMResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	vm, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get VirtualMachine %s/%s: %w", namespace, name, err)
 	}

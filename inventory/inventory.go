@@ -20,15 +20,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// KubeVirt resources the inventory watches.
-var (
-	VMResource  = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
-	VMIResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
-	pvcResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
-)
+// pvcResource names PVCs in NotFound errors.
+var pvcResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
 
 // resyncPeriod is 0: handlers see real changes only; reconcilers requeue
 // themselves when they need to.
@@ -66,8 +63,8 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, resyncPeriod, ns, nil)
 		kf := informers.NewSharedInformerFactoryWithOptions(kube, resyncPeriod, informers.WithNamespace(ns))
 		s := &scope{
-			vms:  df.ForResource(VMResource).Informer(),
-			vmis: df.ForResource(VMIResource).Informer(),
+			vms:  df.ForResource(kubevirt.VirtualMachines).Informer(),
+			vmis: df.ForResource(kubevirt.VirtualMachineInstances).Informer(),
 			pvcs: kf.Core().V1().PersistentVolumeClaims().Informer(),
 		}
 		for inf, trim := range map[cache.SharedIndexInformer]cache.TransformFunc{s.vms: inv.trimVM, s.vmis: trimVMI, s.pvcs: trimPVC} {
@@ -126,13 +123,13 @@ func (inv *Inventory) scopeOf(ns string) *scope {
 // does not exist or its namespace is not watched. The object is shared with
 // the cache: do not modify it.
 func (inv *Inventory) VM(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, VMResource.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms })
+	return inv.get(key, kubevirt.VirtualMachines.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms })
 }
 
 // VMI returns the cached VirtualMachineInstance of the VM key (same
 // namespace and name); NotFound when the VM is not running.
 func (inv *Inventory) VMI(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, VMIResource.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis })
+	return inv.get(key, kubevirt.VirtualMachineInstances.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis })
 }
 
 func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (*unstructured.Unstructured, error) {

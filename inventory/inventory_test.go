@@ -16,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -41,7 +42,7 @@ func TestInventory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, u := range []*unstructured.Unstructured{vm(ns, "a", map[string]string{"pool": "x"}), vm(ns, "b", nil)} {
-			if _, err := admin.Resource(VMResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -127,7 +128,7 @@ func TestInventory(t *testing.T) {
 	}
 	drainUntil(system.Key{Namespace: "watched", Name: "b"}) // replay of existing VMs
 	patch := []byte(`{"metadata":{"labels":{"pool":"y"}}}`)
-	if _, err := admin.Resource(VMResource).Namespace("watched").Patch(ctx, "b", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+	if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace("watched").Patch(ctx, "b", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	drainUntil(system.Key{Namespace: "watched", Name: "b"})

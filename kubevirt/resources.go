@@ -1,6 +1,8 @@
 package kubevirt
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
@@ -29,3 +31,11 @@ var (
 	APIVersion = VirtualMachineKind.GroupVersion().String()
 	Kind       = VirtualMachineKind.Kind
 )
+
+// Reference is the ObjectReference of a VirtualMachine object (events).
+func Reference(vm *unstructured.Unstructured) corev1.ObjectReference {
+	return corev1.ObjectReference{
+		APIVersion: APIVersion, Kind: Kind,
+		Name: vm.GetName(), Namespace: vm.GetNamespace(), UID: vm.GetUID(), ResourceVersion: vm.GetResourceVersion(),
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -245,7 +246,7 @@ func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.R
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
 	vm := testutil.VM(e.ns, name, "Halted")
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), vm, metav1.CreateOptions{}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), vm, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create VM %s: %v", name, err)
 	}
 	key := system.Key{Namespace: e.ns, Name: name}
@@ -258,7 +259,7 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 
 // liveVM reads the VM from the apiserver (not a cache).
 func (e *env) liveVM(ctx context.Context, key system.Key) (*apply.VM, error) {
-	obj, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	obj, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -25,32 +26,18 @@ const (
 // pairing lists the media-managed ("media-" prefixed) volumes that have no
 // disk entry and disks that have no volume in the VM template.
 func pairing(vm *unstructured.Unstructured) (volumesOnly, disksOnly []string) {
-	disks := names(vm, "spec", "template", "spec", "domain", "devices", "disks")
-	volumes := names(vm, "spec", "template", "spec", "volumes")
+	disks, volumes := kubevirt.DisksOf(vm), kubevirt.VolumesOf(vm)
 	for _, v := range volumes {
-		if strings.HasPrefix(v, apply.DiskPrefix) && !slices.Contains(disks, v) {
-			volumesOnly = append(volumesOnly, v)
+		if strings.HasPrefix(v.Name, apply.DiskPrefix) && !slices.ContainsFunc(disks, func(d kubevirt.Disk) bool { return d.Name == v.Name }) {
+			volumesOnly = append(volumesOnly, v.Name)
 		}
 	}
 	for _, d := range disks {
-		if strings.HasPrefix(d, apply.DiskPrefix) && !slices.Contains(volumes, d) {
-			disksOnly = append(disksOnly, d)
+		if strings.HasPrefix(d.Name, apply.DiskPrefix) && !slices.ContainsFunc(volumes, func(v kubevirt.Volume) bool { return v.Name == d.Name }) {
+			disksOnly = append(disksOnly, d.Name)
 		}
 	}
 	return volumesOnly, disksOnly
-}
-
-func names(vm *unstructured.Unstructured, path ...string) []string {
-	list, _, _ := unstructured.NestedSlice(vm.Object, path...)
-	var out []string
-	for _, e := range list {
-		if m, ok := e.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
 }
 
 // heal repairs a media volume without its disk (KubeVirt would attach the
@@ -105,14 +92,7 @@ func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, r
 			GenerateName: vm.GetName() + ".",
 			Namespace:    vm.GetNamespace(),
 		},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion:      "kubevirt.io/v1",
-			Kind:            "VirtualMachine",
-			Name:            vm.GetName(),
-			Namespace:       vm.GetNamespace(),
-			UID:             vm.GetUID(),
-			ResourceVersion: vm.GetResourceVersion(),
-		},
+		InvolvedObject:      kubevirt.Reference(vm),
 		Reason:              reason,
 		Message:             msg,
 		Type:                corev1.EventTypeWarning,
@@ -153,10 +133,9 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 		objs = append(objs, l...)
 	}
 	used := map[string]bool{}
-	list, _, _ := unstructured.NestedSlice(vm.Object.Object, "spec", "template", "spec", "volumes")
-	for _, e := range list {
-		if c, ok, _ := unstructured.NestedString(asMap(e), "persistentVolumeClaim", "claimName"); ok {
-			used[c] = true
+	for _, v := range kubevirt.VolumesOf(vm.Object) {
+		if v.Claim != "" {
+			used[v.Claim] = true
 		}
 	}
 	var after time.Duration
@@ -189,9 +168,4 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 		}
 	}
 	return after, errors.Join(errs...)
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -294,7 +294,7 @@ func (e *env) removeEntry(t *testing.T, key system.Key, path string) {
 	}
 	patch := fmt.Sprintf(`[{"op":"test","path":"%s/%d/name","value":%q},{"op":"remove","path":"%s/%d"}]`,
 		path, idx, apply.DiskName(slot), path, idx)
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(t.Context(), key.Name,
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(t.Context(), key.Name,
 		types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatalf("break VM: %v", err)
 	}

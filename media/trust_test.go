@@ -18,7 +18,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -110,7 +110,7 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if got.ImportSecret == "" || !got.CABundle || !got.Credentials || got.Insecure {
 		t.Fatalf("slot %+v: want an import Secret with CAs and credentials, verifying", got)
 	}
-	vmObj, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Get(t.Context(), key.Name, metav1.GetOptions{})
+	vmObj, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

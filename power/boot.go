@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -80,14 +80,14 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 // SetSecureBoot records Secure Boot enabled or disabled in the override and
 // applies it through redfish-boot (efi.secureBoot, and features.smm.enabled
 // while enabled). Secure Boot exists only under UEFI: enabling it when the
-// VM boots Legacy (its spec has no efi: [apply.Firmware]) is refused with
+// VM boots Legacy (its spec has no efi: [kubevirt.Firmware]) is refused with
 // [*apply.RefusedError], as a BMC refuses it in BIOS mode; Ironic sets the
 // UEFI mode first. When the VM boots UEFI, UEFI is recorded so that
 // redfish-boot writes the bootloader. Disabling it on a Legacy VM only
 // records the setting. It returns the VM as written.
 func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
-		mode, _ := apply.Firmware(vm.Object)
+		mode, _ := kubevirt.Firmware(vm.Object)
 		if enable && mode != system.BootUEFI {
 			return s.confirm(ctx, vm, &apply.RefusedError{Conflict: true, Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
 		}
@@ -111,7 +111,7 @@ func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 // (the author's efi): the bootloader redfish-boot then writes keeps it
 // instead of turning Secure Boot off.
 func keepSecureBoot(vm *apply.VM, o *system.BootOverride, mode system.BootMode) {
-	current, secure := apply.Firmware(vm.Object)
+	current, secure := kubevirt.Firmware(vm.Object)
 	if mode != system.BootUEFI || current != system.BootUEFI || o.SecureBoot != "" {
 		return
 	}
@@ -129,9 +129,9 @@ func (s *Service) confirm(ctx context.Context, read *apply.VM, refusal error) er
 	if s.dyn == nil {
 		return refusal
 	}
-	live, err := s.dyn.Resource(inventory.VMResource).Namespace(read.Key.Namespace).Get(ctx, read.Key.Name, metav1.GetOptions{})
+	live, err := s.dyn.Resource(kubevirt.VirtualMachines).Namespace(read.Key.Namespace).Get(ctx, read.Key.Name, metav1.GetOptions{})
 	if err != nil || live.GetResourceVersion() == read.Object.GetResourceVersion() {
 		return refusal
 	}
-	return apierrors.NewConflict(inventory.VMResource.GroupResource(), read.Key.Name, fmt.Errorf("decided on a stale read: %w", refusal))
+	return apierrors.NewConflict(kubevirt.VirtualMachines.GroupResource(), read.Key.Name, fmt.Errorf("decided on a stale read: %w", refusal))
 }

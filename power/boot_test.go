@@ -12,7 +12,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -124,7 +124,7 @@ func (e *env) createEFIVM(t *testing.T, name string) system.Key {
 	if err := unstructured.SetNestedMap(u.Object, map[string]any{"efi": map[string]any{"secureBoot": false}}, "spec", "template", "spec", "domain", "firmware", "bootloader"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
 	return system.Key{Namespace: e.ns, Name: name}
@@ -177,7 +177,7 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 	if err := unstructured.SetNestedMap(u.Object, map[string]any{"enabled": true}, append(domain, "features", "smm")...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
 	key := system.Key{Namespace: e.ns, Name: "efi-sb"}
@@ -185,7 +185,7 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 		t.Fatalf("UEFI: %v", err)
 	}
 	vm := e.live(t, key)
-	if mode, secure := apply.Firmware(vm.Object); mode != system.BootUEFI || !secure {
+	if mode, secure := kubevirt.Firmware(vm.Object); mode != system.BootUEFI || !secure {
 		t.Errorf("after UEFI the VM boots %s, Secure Boot %v (firmware %s); want UEFI with Secure Boot", mode, secure, firmware(vm))
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -42,7 +42,7 @@ func TestOnWhileBootOrderUnsettled(t *testing.T) {
 		patch := `{"spec":{"template":{"spec":{"domain":{"devices":{"disks":[` +
 			`{"name":"rootdisk","disk":{"bus":"virtio"},"bootOrder":1},` +
 			`{"name":"` + apply.DiskName("cd0") + `","cdrom":{"bus":"sata","readonly":true},"bootOrder":2}]}}}}}}`
-		if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
 			t.Fatal(err)
 		}
 		// Wait until the Writer's reads (the cache) show it too.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -46,7 +46,7 @@ type checker struct {
 func startChecker(t *testing.T, e *env) *checker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	c := &checker{res: e.admin.Resource(inventory.VMResource).Namespace(e.ns), cancel: cancel, done: make(chan struct{})}
+	c := &checker{res: e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns), cancel: cancel, done: make(chan struct{})}
 	list, err := c.res.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func (c *checker) violate(msg string) {
 
 func (c *checker) run(ctx context.Context, rv string) {
 	defer close(c.done)
-	prevRun := map[string]string{}
+	prevRun := map[string]kubevirt.RunStrategyValue{}
 	hadData := map[string]bool{}
 	c.events(ctx, rv, func(u *unstructured.Unstructured) {
 		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -19,7 +20,7 @@ func validateUefiHttp(vm *apply.VM, o system.BootOverride) error {
 	}
 	mode := o.Mode
 	if mode == "" {
-		mode, _ = apply.Firmware(vm.Object)
+		mode, _ = kubevirt.Firmware(vm.Object)
 	}
 	if mode != system.BootUEFI {
 		return fmt.Errorf("%w: BootSourceOverrideTarget UefiHttp needs boot mode UEFI, the system boots %s: set BootSourceOverrideMode UEFI", apply.ErrInvalid, mode)

@@ -9,13 +9,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -31,8 +30,8 @@ var (
 
 // RunStrategy values the bridge writes.
 const (
-	runOn  = "RerunOnFailure"
-	runOff = "Halted"
+	runOn  = kubevirt.RunStrategyRerunOnFailure
+	runOff = kubevirt.RunStrategyHalted
 )
 
 // Writer is what power needs of apply: the concern writes, Relayout, and
@@ -102,7 +101,7 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 				// through while an import is in flight.
 				// (A guest that shut itself down leaves a final VMI under
 				// RerunOnFailure: that VM is off, so the start is deferred.)
-				if meantToRun(vm) && (vm.VMI == nil || !final(vm.VMI)) {
+				if meantToRun(vm) && (vm.VMI == nil || !kubevirt.Final(vm.VMI)) {
 					running = true
 					return apply.ErrNoChange
 				}
@@ -146,7 +145,7 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 		// observed before this On keeps its runStrategy and stays off.
 		// The Start request (what virt-api's start does) covers them all;
 		// on a VM that is in fact running virt-controller just drops it.
-		return false, s.requestIf(ctx, key, guard, apply.StateRequest{Action: apply.RequestStart})
+		return false, s.requestIf(ctx, key, guard, kubevirt.StateChangeRequest{Action: kubevirt.StartRequest})
 	}
 	return false, fmt.Errorf("power on %s: boot order kept changing after %d attempts: %w: %w", key, maxStartAttempts, ErrBusy, errUnsettled)
 }
@@ -159,8 +158,8 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
 	}
-	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]apply.StateRequest) error {
-		kept := slices.DeleteFunc(slices.Clone(*reqs), func(r apply.StateRequest) bool { return r.Action == apply.RequestStart })
+	_, err := s.w.StateChange(ctx, key, func(_ *apply.VM, reqs *[]kubevirt.StateChangeRequest) error {
+		kept := slices.DeleteFunc(slices.Clone(*reqs), func(r kubevirt.StateChangeRequest) bool { return r.Action == kubevirt.StartRequest })
 		if len(kept) == len(*reqs) {
 			return apply.ErrNoChange
 		}
@@ -178,7 +177,7 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
 	}
-	if force && vm.VMI != nil && !final(vm.VMI) {
+	if force && vm.VMI != nil && !kubevirt.Final(vm.VMI) {
 		return s.deleteVMI(ctx, vm, ptr(int64(0)))
 	}
 	return nil
@@ -206,7 +205,7 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 		return err
 	}
 	uid := string(vm.VMI.GetUID())
-	if err := s.request(ctx, key, apply.StateRequest{Action: apply.RequestStop, UID: uid}, apply.StateRequest{Action: apply.RequestStart}); err != nil {
+	if err := s.request(ctx, key, kubevirt.StateChangeRequest{Action: kubevirt.StopRequest, UID: uid}, kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
 	if force {
@@ -222,19 +221,19 @@ func isOn(vm *apply.VM) bool { return meantToRun(vm) && live(vm) }
 // bridge's own, or Always, its author's).
 func meantToRun(vm *apply.VM) bool {
 	rs := runStrategyOf(vm)
-	return rs == runOn || rs == "Always"
+	return rs == runOn || rs == kubevirt.RunStrategyAlways
 }
 
 // request appends state change requests unless the list already ends with
 // them (a retried or repeated call adds nothing).
-func (s *Service) request(ctx context.Context, key system.Key, add ...apply.StateRequest) error {
+func (s *Service) request(ctx context.Context, key system.Key, add ...kubevirt.StateChangeRequest) error {
 	return s.requestIf(ctx, key, nil, add...)
 }
 
 // requestIf is request that appends nothing unless guard (nil: none) holds
 // on the fresh read.
-func (s *Service) requestIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool, add ...apply.StateRequest) error {
-	_, err := s.w.StateChange(ctx, key, func(vm *apply.VM, reqs *[]apply.StateRequest) error {
+func (s *Service) requestIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool, add ...kubevirt.StateChangeRequest) error {
+	_, err := s.w.StateChange(ctx, key, func(vm *apply.VM, reqs *[]kubevirt.StateChangeRequest) error {
 		if guard != nil && !guard(vm) {
 			return apply.ErrNoChange
 		}
@@ -254,21 +253,21 @@ func (s *Service) requestIf(ctx context.Context, key system.Key, guard func(*app
 // vmiLive reports, from a live GET, whether the VM has a VMI that is
 // neither final nor being deleted.
 func (s *Service) vmiLive(ctx context.Context, key system.Key) (bool, error) {
-	vmi, err := s.dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	vmi, err := s.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("power on %s: read VMI: %w", key, err)
 	}
-	return liveVMI(vmi), nil
+	return kubevirt.Live(vmi), nil
 }
 
 // deleteVMI deletes exactly the VMI that was read (UID precondition); one
 // that is already gone or replaced is not an error.
 func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) error {
 	uid := vm.VMI.GetUID()
-	err := s.dyn.Resource(inventory.VMIResource).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
+	err := s.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
 		GracePeriodSeconds: grace,
 		Preconditions:      &metav1.Preconditions{UID: ptr(types.UID(uid))},
 	})
@@ -282,7 +281,4 @@ func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) err
 func ptr[T any](v T) *T { return &v }
 
 // runStrategyOf returns the VM's spec.runStrategy ("" when unset).
-func runStrategyOf(vm *apply.VM) string {
-	rs, _, _ := unstructured.NestedString(vm.Object.Object, "spec", "runStrategy")
-	return rs
-}
+func runStrategyOf(vm *apply.VM) kubevirt.RunStrategyValue { return kubevirt.RunStrategyOf(vm.Object) }

@@ -20,6 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -119,7 +120,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
 	u := testutil.VM(e.ns, name, "Halted")
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
 	key := system.Key{Namespace: e.ns, Name: name}
@@ -137,11 +138,11 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 // live reads the VM and its VMI from the apiserver.
 func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 	t.Helper()
-	vm, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	vm, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	vmi, err := e.admin.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	vmi, err := e.admin.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		vmi = nil
 	}
@@ -178,10 +179,7 @@ func ordersOf(obj *unstructured.Unstructured, path ...string) map[string]int64 {
 	return out
 }
 
-func runStrategy(vm *apply.VM) string {
-	s, _, _ := unstructured.NestedString(vm.Object.Object, "spec", "runStrategy")
-	return s
-}
+func runStrategy(vm *apply.VM) kubevirt.RunStrategyValue { return kubevirt.RunStrategyOf(vm.Object) }
 
 func (e *env) setSlot(t *testing.T, key system.Key, s system.MediaSlot) {
 	t.Helper()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -196,7 +196,7 @@ func (e *env) insert(ctx context.Context, delayMs int64, key system.Key, id stri
 // VMs; the first edit of each VM adds a data disk and its volume.
 func (e *env) outsideWriter(ctx context.Context, t *testing.T, keys []system.Key) {
 	rng := rand.New(rand.NewPCG(99, 1))
-	res := e.admin.Resource(inventory.VMResource).Namespace(e.ns)
+	res := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns)
 	var key system.Key
 	conflicted := false
 	for n := 0; ctx.Err() == nil; n++ {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -52,7 +53,7 @@ func rebootEnded(vm *apply.VM) bool {
 	if vm.VMI == nil {
 		return true
 	}
-	return string(vm.VMI.GetUID()) == vm.Boot.RebootVMI && phase(vm.VMI) == phaseSucceeded
+	return string(vm.VMI.GetUID()) == vm.Boot.RebootVMI && kubevirt.PhaseOf(vm.VMI) == kubevirt.PhaseSucceeded
 }
 
 // rebooted: a VMI other than the watched one runs (or already ended):
@@ -61,7 +62,7 @@ func rebooted(vm *apply.VM) bool {
 	if !rebootWatched(vm) || vm.VMI == nil || string(vm.VMI.GetUID()) == vm.Boot.RebootVMI {
 		return false
 	}
-	return phase(vm.VMI) == phaseRunning || final(vm.VMI)
+	return kubevirt.PhaseOf(vm.VMI) == kubevirt.PhaseRunning || kubevirt.Final(vm.VMI)
 }
 
 // rebooting: Redfish reports On for a watched VM between the end of the
@@ -75,15 +76,15 @@ func rebooting(vm *apply.VM) bool {
 		return true
 	}
 	if string(vm.VMI.GetUID()) == vm.Boot.RebootVMI {
-		return final(vm.VMI) || vm.VMI.GetDeletionTimestamp() != nil
+		return kubevirt.Final(vm.VMI) || vm.VMI.GetDeletionTimestamp() != nil
 	}
-	return phase(vm.VMI) != phaseRunning && !final(vm.VMI)
+	return kubevirt.PhaseOf(vm.VMI) != kubevirt.PhaseRunning && !kubevirt.Final(vm.VMI)
 }
 
 // rebootVMI is what revertOnce records: the VMI that booted the override,
 // when its spec makes a guest reboot end it.
 func rebootVMI(vm *apply.VM) string {
-	if vm.VMI != nil && apply.VMIRebootPolicy(vm.VMI) == apply.RebootPolicyTerminate {
+	if vm.VMI != nil && kubevirt.VMIRebootPolicyOf(vm.VMI) == kubevirt.RebootPolicyTerminate {
 		return string(vm.VMI.GetUID())
 	}
 	return ""
@@ -96,7 +97,7 @@ func (r *Reconciler) followReboot(ctx context.Context, key system.Key, vm *apply
 	switch {
 	case rebooted(vm), rebootEnded(vm) && !meantToRunOrManual(vm):
 		return r.s.forgetReboot(ctx, key, vm.Boot.RebootVMI)
-	case !rebootEnded(vm) || runStrategyOf(vm) == "Always":
+	case !rebootEnded(vm) || runStrategyOf(vm) == kubevirt.RunStrategyAlways:
 		return nil
 	}
 	watched := vm.Boot.RebootVMI
@@ -112,7 +113,9 @@ func (r *Reconciler) followReboot(ctx context.Context, key system.Key, vm *apply
 
 // meantToRunOrManual: the run strategy does not keep the VM off (Manual
 // waits for a start, as after a power-on).
-func meantToRunOrManual(vm *apply.VM) bool { return meantToRun(vm) || runStrategyOf(vm) == "Manual" }
+func meantToRunOrManual(vm *apply.VM) bool {
+	return meantToRun(vm) || runStrategyOf(vm) == kubevirt.RunStrategyManual
+}
 
 // forgetReboot clears the reboot watch on VMI uid ("" for any): before a
 // Redfish power-off or restart (the VMI they end is not a guest reboot), and

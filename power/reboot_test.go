@@ -12,7 +12,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -56,7 +56,7 @@ func cdOnceBooted(t *testing.T, e *env, name string) (system.Key, *apply.VM) {
 	if got := sim.Boots(first.VMI); got[0] != apply.DiskName("cd0") {
 		t.Fatalf("the Once boot booted %v, want the CD-ROM %s", got, apply.DiskName("cd0"))
 	}
-	if got := apply.RebootPolicy(first.Object); got != "" {
+	if got := kubevirt.RebootPolicyOf(first.Object); got != "" {
 		t.Errorf("rebootPolicy %q left on the template after the override ended", got)
 	}
 	return key, first
@@ -75,7 +75,7 @@ func testGuestRebootBootsDisk(t *testing.T, e *env) {
 func testGuestRebootAlways(t *testing.T, e *env) {
 	key, first := cdOnceBooted(t, e, "always")
 	patch := []byte(`{"spec":{"runStrategy":"Always"}}`)
-	if _, err := e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Patch(t.Context(), key.Name, types.MergePatchType, patch,
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Patch(t.Context(), key.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func testGuestRebootAlways(t *testing.T, e *env) {
 	if rs := runStrategy(next); rs != "Always" {
 		t.Errorf("runStrategy %s after the reboot, want the author's Always", rs)
 	}
-	if reqs := apply.StateRequests(next); len(reqs) != 0 {
+	if reqs := kubevirt.StateChangeRequestsOf(next.Object); len(reqs) != 0 {
 		t.Errorf("state change requests %v after a reboot KubeVirt restarted alone", reqs)
 	}
 }
@@ -94,8 +94,8 @@ func testGuestRebootAlways(t *testing.T, e *env) {
 func (e *env) guestRebootToDisk(t *testing.T, key system.Key, first *apply.VM) *apply.VM {
 	t.Helper()
 	ctx := t.Context()
-	if got := apply.VMIRebootPolicy(first.VMI); got != apply.RebootPolicyTerminate {
-		t.Fatalf("the CD boot's VMI has rebootPolicy %q, want %s", got, apply.RebootPolicyTerminate)
+	if got := kubevirt.VMIRebootPolicyOf(first.VMI); got != kubevirt.RebootPolicyTerminate {
+		t.Fatalf("the CD boot's VMI has rebootPolicy %q, want %s", got, kubevirt.RebootPolicyTerminate)
 	}
 	first = e.eventually(t, key, "reboot watch on the CD boot", func(vm *apply.VM) bool {
 		return vm.Boot.RebootVMI == string(first.VMI.GetUID())
@@ -108,7 +108,7 @@ func (e *env) guestRebootToDisk(t *testing.T, key system.Key, first *apply.VM) *
 		if st := State(vm); len(states) == 0 || states[len(states)-1] != st {
 			states = append(states, st)
 		}
-		return vm.VMI != nil && vm.VMI.GetUID() != first.VMI.GetUID() && phase(vm.VMI) == phaseRunning && vm.Boot.RebootVMI == ""
+		return vm.VMI != nil && vm.VMI.GetUID() != first.VMI.GetUID() && kubevirt.PhaseOf(vm.VMI) == kubevirt.PhaseRunning && vm.Boot.RebootVMI == ""
 	})
 	if !slices.Equal(states, []system.PowerState{system.PowerOn}) {
 		t.Errorf("PowerState across the guest reboot went %v, want On throughout", states)
@@ -116,7 +116,7 @@ func (e *env) guestRebootToDisk(t *testing.T, key system.Key, first *apply.VM) *
 	if got := sim.Boots(next.VMI); !slices.Equal(got, []string{"rootdisk"}) {
 		t.Errorf("the boot after the guest reboot booted %v, want the disk (rootdisk)", got)
 	}
-	if got := apply.VMIRebootPolicy(next.VMI); got != "" {
+	if got := kubevirt.VMIRebootPolicyOf(next.VMI); got != "" {
 		t.Errorf("the disk boot's VMI has rebootPolicy %q, want none (the override ended)", got)
 	}
 	return next
@@ -127,7 +127,7 @@ func (e *env) guestRebootToDisk(t *testing.T, key system.Key, first *apply.VM) *
 func testGuestRebootLoops(t *testing.T, e *env) {
 	ctx := t.Context()
 	key, first := cdOnceBooted(t, e, "loop")
-	if got := apply.VMIRebootPolicy(first.VMI); got != "" {
+	if got := kubevirt.VMIRebootPolicyOf(first.VMI); got != "" {
 		t.Fatalf("the CD boot's VMI has rebootPolicy %q: the control is not one", got)
 	}
 	if err := e.sim.GuestReboot(ctx, key); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -122,7 +123,7 @@ func onceDone(vm *apply.VM) bool {
 	if vm.Boot.Enabled != system.BootOnce || vm.VMI == nil || string(vm.VMI.GetUID()) == vm.Boot.ArmedVMI {
 		return false
 	}
-	return (phase(vm.VMI) == phaseRunning && vm.VMI.GetDeletionTimestamp() == nil) || phase(vm.VMI) == phaseSucceeded
+	return (kubevirt.PhaseOf(vm.VMI) == kubevirt.PhaseRunning && vm.VMI.GetDeletionTimestamp() == nil) || kubevirt.PhaseOf(vm.VMI) == kubevirt.PhaseSucceeded
 }
 
 // revertOnce disables the override (re-checked on the fresh read the

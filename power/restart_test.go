@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -34,7 +34,7 @@ func testRestarts(t *testing.T, e *env) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		next := e.eventually(t, key, string(kind)+": a new VMI running", func(vm *apply.VM) bool {
-			return State(vm) == system.PowerOn && vm.VMI.GetUID() != prev.VMI.GetUID() && len(apply.StateRequests(vm)) == 0
+			return State(vm) == system.PowerOn && vm.VMI.GetUID() != prev.VMI.GetUID() && len(kubevirt.StateChangeRequestsOf(vm.Object)) == 0
 		})
 		if rs := runStrategy(next); rs != runOn {
 			t.Errorf("%s: runStrategy %s, want %s", kind, rs, runOn)
@@ -91,7 +91,7 @@ func testOnThenOff(t *testing.T, e *env) {
 		if rs := runStrategy(vm); rs != runOff {
 			t.Fatalf("runStrategy %s after ForceOff, want %s", rs, runOff)
 		}
-		if reqs := apply.StateRequests(vm); len(reqs) != 0 {
+		if reqs := kubevirt.StateChangeRequestsOf(vm.Object); len(reqs) != 0 {
 			t.Errorf("state change requests left after ForceOff: %v", reqs)
 		}
 		e.staysOff(t, key)
@@ -103,7 +103,7 @@ func (e *env) staysOff(t *testing.T, key system.Key) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
 		if vm := e.live(t, key); vm.VMI != nil {
-			t.Fatalf("%s has a VMI in phase %s, want it off", key, phase(vm.VMI))
+			t.Fatalf("%s has a VMI in phase %s, want it off", key, kubevirt.PhaseOf(vm.VMI))
 		}
 		return false, nil
 	})
@@ -120,7 +120,7 @@ type staleVMICache struct {
 }
 
 func (c staleVMICache) VM(key system.Key) (*unstructured.Unstructured, error) {
-	return c.e.admin.Resource(inventory.VMResource).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
+	return c.e.admin.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(context.Background(), key.Name, metav1.GetOptions{})
 }
 
 func (c staleVMICache) VMI(system.Key) (*unstructured.Unstructured, error) { return c.vmi, nil }

@@ -1,20 +1,9 @@
 package power
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
-)
-
-// VMI phases (kubevirt.io/api core/v1 VirtualMachineInstancePhase).
-const (
-	phasePending    = "Pending"
-	phaseScheduling = "Scheduling"
-	phaseScheduled  = "Scheduled"
-	phaseRunning    = "Running"
-	phaseSucceeded  = "Succeeded"
-	phaseFailed     = "Failed"
 )
 
 // State is the Redfish PowerState of a VM, from its VMI only:
@@ -30,52 +19,26 @@ func State(vm *apply.VM) system.PowerState {
 		return system.PowerOn // a guest reboot under rebootPolicy Terminate (reboot.go)
 	}
 	vmi := vm.VMI
-	if vmi == nil || final(vmi) {
+	if vmi == nil || kubevirt.Final(vmi) {
 		return system.PowerOff
 	}
 	if vmi.GetDeletionTimestamp() != nil {
 		return system.PowerPoweringOff
 	}
-	switch phase(vmi) {
-	case phaseRunning:
-		if paused(vmi) {
+	switch kubevirt.PhaseOf(vmi) {
+	case kubevirt.PhaseRunning:
+		if kubevirt.VMIConditionOf(vmi, kubevirt.ConditionPaused).True() {
 			return system.PowerPaused
 		}
 		return system.PowerOn
-	case "", phasePending, phaseScheduling, phaseScheduled:
+	case kubevirt.PhaseUnset, kubevirt.PhasePending, kubevirt.PhaseScheduling, kubevirt.PhaseScheduled:
 		return system.PowerPoweringOn
 	}
 	return system.PowerOn // Unknown: the VMI exists and is not final
 }
 
-func phase(vmi *unstructured.Unstructured) string {
-	p, _, _ := unstructured.NestedString(vmi.Object, "status", "phase")
-	return p
-}
-
-func final(vmi *unstructured.Unstructured) bool {
-	p := phase(vmi)
-	return p == phaseSucceeded || p == phaseFailed
-}
-
 // live reports whether vm has a VMI that is neither final nor being deleted.
-func live(vm *apply.VM) bool { return liveVMI(vm.VMI) }
-
-// liveVMI reports whether vmi exists and is neither final nor being deleted.
-func liveVMI(vmi *unstructured.Unstructured) bool {
-	return vmi != nil && !final(vmi) && vmi.GetDeletionTimestamp() == nil
-}
-
-func paused(vmi *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(vmi.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == "Paused" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
+func live(vm *apply.VM) bool { return kubevirt.Live(vm.VMI) }
 
 // busySlot returns the first slot whose import is in flight.
 func busySlot(vm *apply.VM) (system.MediaSlot, bool) {

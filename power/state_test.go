@@ -8,17 +8,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-func vmi(phase string, deleting bool, conds ...map[string]any) *unstructured.Unstructured {
+func vmi(phase kubevirt.Phase, deleting bool, conds ...map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
 		"metadata": map[string]any{"name": "vm1", "namespace": "ns1", "uid": "u1"},
 		"status":   map[string]any{},
 	}}
 	if phase != "" {
-		u.Object["status"].(map[string]any)["phase"] = phase
+		u.Object["status"].(map[string]any)["phase"] = string(phase)
 	}
 	if len(conds) > 0 {
 		var cs []any
@@ -44,15 +45,15 @@ func TestState(t *testing.T) {
 	}{
 		{"no VMI", nil, system.PowerOff},
 		{"no phase yet", vmi("", false), system.PowerPoweringOn},
-		{"pending", vmi(phasePending, false), system.PowerPoweringOn},
-		{"scheduling", vmi(phaseScheduling, false), system.PowerPoweringOn},
-		{"scheduled", vmi(phaseScheduled, false), system.PowerPoweringOn},
-		{"running", vmi(phaseRunning, false), system.PowerOn},
-		{"running, paused", vmi(phaseRunning, false, pausedTrue), system.PowerPaused},
-		{"running, paused condition false", vmi(phaseRunning, false, pausedFalse), system.PowerOn},
-		{"running, being deleted", vmi(phaseRunning, true), system.PowerPoweringOff},
-		{"succeeded", vmi(phaseSucceeded, false), system.PowerOff},
-		{"failed, being deleted", vmi(phaseFailed, true), system.PowerOff},
+		{"pending", vmi(kubevirt.PhasePending, false), system.PowerPoweringOn},
+		{"scheduling", vmi(kubevirt.PhaseScheduling, false), system.PowerPoweringOn},
+		{"scheduled", vmi(kubevirt.PhaseScheduled, false), system.PowerPoweringOn},
+		{"running", vmi(kubevirt.PhaseRunning, false), system.PowerOn},
+		{"running, paused", vmi(kubevirt.PhaseRunning, false, pausedTrue), system.PowerPaused},
+		{"running, paused condition false", vmi(kubevirt.PhaseRunning, false, pausedFalse), system.PowerOn},
+		{"running, being deleted", vmi(kubevirt.PhaseRunning, true), system.PowerPoweringOff},
+		{"succeeded", vmi(kubevirt.PhaseSucceeded, false), system.PowerOff},
+		{"failed, being deleted", vmi(kubevirt.PhaseFailed, true), system.PowerOff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,25 +71,25 @@ func TestStateRebooting(t *testing.T) {
 		u.SetUID(types.UID(uid))
 		return u
 	}
-	vmWith := func(runStrategy string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"runStrategy": runStrategy}}}
+	vmWith := func(runStrategy kubevirt.RunStrategyValue) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"runStrategy": string(runStrategy)}}}
 	}
 	tests := []struct {
 		name        string
-		runStrategy string
+		runStrategy kubevirt.RunStrategyValue
 		watch       string
 		vmi         *unstructured.Unstructured
 		want        system.PowerState
 	}{
-		{"watched VMI Succeeded", runOn, "u1", withUID(vmi(phaseSucceeded, false), "u1"), system.PowerOn},
-		{"watched VMI being removed", runOn, "u1", withUID(vmi(phaseSucceeded, true), "u1"), system.PowerOn},
+		{"watched VMI Succeeded", runOn, "u1", withUID(vmi(kubevirt.PhaseSucceeded, false), "u1"), system.PowerOn},
+		{"watched VMI being removed", runOn, "u1", withUID(vmi(kubevirt.PhaseSucceeded, true), "u1"), system.PowerOn},
 		{"no VMI yet", runOn, "u1", nil, system.PowerOn},
-		{"next VMI pending", runOn, "u1", withUID(vmi(phasePending, false), "u2"), system.PowerOn},
-		{"next VMI running", runOn, "u1", withUID(vmi(phaseRunning, false), "u2"), system.PowerOn},
-		{"watched VMI still running", runOn, "u1", withUID(vmi(phaseRunning, false), "u1"), system.PowerOn},
+		{"next VMI pending", runOn, "u1", withUID(vmi(kubevirt.PhasePending, false), "u2"), system.PowerOn},
+		{"next VMI running", runOn, "u1", withUID(vmi(kubevirt.PhaseRunning, false), "u2"), system.PowerOn},
+		{"watched VMI still running", runOn, "u1", withUID(vmi(kubevirt.PhaseRunning, false), "u1"), system.PowerOn},
 		{"switched off since", runOff, "u1", nil, system.PowerOff},
-		{"no watch: a guest shutdown is Off", runOn, "", withUID(vmi(phaseSucceeded, false), "u1"), system.PowerOff},
-		{"no watch: pending is PoweringOn", runOn, "", withUID(vmi(phasePending, false), "u2"), system.PowerPoweringOn},
+		{"no watch: a guest shutdown is Off", runOn, "", withUID(vmi(kubevirt.PhaseSucceeded, false), "u1"), system.PowerOff},
+		{"no watch: pending is PoweringOn", runOn, "", withUID(vmi(kubevirt.PhasePending, false), "u2"), system.PowerPoweringOn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // Field managers of the outside writers.
@@ -89,7 +89,7 @@ func (w *writers) wait() { w.wg.Wait() }
 // edit is kubectl edit: read, change, update with the read resourceVersion.
 func (w *writers) edit(t *testing.T, tag string, addDisk bool) error {
 	t.Helper()
-	vms := w.r.dyn.Resource(inventory.VMResource).Namespace(w.r.key.Namespace)
+	vms := w.r.dyn.Resource(kubevirt.VirtualMachines).Namespace(w.r.key.Namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		vm, err := vms.Get(t.Context(), w.r.key.Name, metav1.GetOptions{})
 		if err != nil {
@@ -141,7 +141,7 @@ func (w *writers) applyMemory(t *testing.T, guest string) error {
 			"domain": map[string]any{"memory": map[string]any{"guest": guest}},
 		}}},
 	}}
-	_, err := w.r.dyn.Resource(inventory.VMResource).Namespace(w.r.key.Namespace).Apply(t.Context(), w.r.key.Name, body,
+	_, err := w.r.dyn.Resource(kubevirt.VirtualMachines).Namespace(w.r.key.Namespace).Apply(t.Context(), w.r.key.Name, body,
 		metav1.ApplyOptions{FieldManager: plannerManager, Force: true})
 	return err
 }

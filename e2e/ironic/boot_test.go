@@ -14,7 +14,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -77,7 +77,7 @@ func bootModeScenario(t *testing.T, s *suite, v crds.Variant) {
 
 	vm := demo.SampleVM(demo.VMNamespace, "ironic-boot-mode")
 	unstructured.RemoveNestedField(vm.Object, "spec", "template", "spec", "domain", "firmware", "bootloader")
-	if _, err := authored.dyn.Resource(inventory.VMResource).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
+	if _, err := authored.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 		t.Fatalf("create VM %s: %v", vm.GetName(), err)
 	}
 	authored.waitServed(t, demo.VMNamespace+"."+vm.GetName())

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -16,7 +16,7 @@ import (
 // when it cannot.
 func MustVM(tb testing.TB, dyn dynamic.Interface, key system.Key) *unstructured.Unstructured {
 	tb.Helper()
-	vm, err := dyn.Resource(inventory.VMResource).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
+	vm, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
 	if err != nil {
 		tb.Fatalf("get VM %s: %v", key, err)
 	}
@@ -27,7 +27,7 @@ func MustVM(tb testing.TB, dyn dynamic.Interface, key system.Key) *unstructured.
 // any other error fails tb.
 func MustVMI(tb testing.TB, dyn dynamic.Interface, key system.Key) *unstructured.Unstructured {
 	tb.Helper()
-	vmi, err := dyn.Resource(inventory.VMIResource).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
+	vmi, err := dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(tb.Context(), key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -16,30 +16,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // Disk is one disk of a VM template or VMI spec as the firmware sees it.
-type Disk struct {
-	Name      string
-	BootOrder int64 // 0: none
-	CDROM     bool
-}
+type Disk = kubevirt.Disk
 
 // Disks lists a (template or VMI) spec's disks: those with a bootOrder
 // first, ascending (the order the firmware tries them), then the rest in
 // list order.
 func Disks(spec map[string]any) []Disk {
-	list, _, _ := unstructured.NestedSlice(spec, "domain", "devices", "disks")
-	var out []Disk
-	for _, d := range list {
-		m, _ := d.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		bo, _, _ := unstructured.NestedInt64(m, "bootOrder")
-		_, cd := m["cdrom"]
-		out = append(out, Disk{Name: name, BootOrder: bo, CDROM: cd})
-	}
+	out := kubevirt.SpecDisksOf(spec)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].BootOrder, out[j].BootOrder
 		if a == 0 || b == 0 {
@@ -53,34 +42,24 @@ func Disks(spec map[string]any) []Disk {
 // Volumes maps a spec's volume names to their PVC claim ("" for volumes of
 // other kinds).
 func Volumes(spec map[string]any) map[string]string {
-	list, _, _ := unstructured.NestedSlice(spec, "volumes")
 	out := map[string]string{}
-	for _, v := range list {
-		m, _ := v.(map[string]any)
-		name, _, _ := unstructured.NestedString(m, "name")
-		claim, _, _ := unstructured.NestedString(m, "persistentVolumeClaim", "claimName")
-		out[name] = claim
+	for _, v := range kubevirt.SpecVolumesOf(spec) {
+		out[v.Name] = v.Claim
 	}
 	return out
 }
 
 // TemplateSpec returns a VM's spec.template.spec.
 func TemplateSpec(vm *unstructured.Unstructured) (map[string]any, error) {
-	spec, _, err := unstructured.NestedMap(vm.Object, "spec", "template", "spec")
+	spec, _, err := unstructured.NestedMap(vm.Object, kubevirt.TemplateSpec...)
 	if err != nil {
 		return nil, fmt.Errorf("VM %s template spec: %w", vm.GetName(), err)
 	}
 	return spec, nil
 }
 
-// Phase returns an object's status.phase, "" for nil.
-func Phase(obj *unstructured.Unstructured) string {
-	if obj == nil {
-		return ""
-	}
-	p, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-	return p
-}
+// Phase returns a VMI's status.phase, "" for nil.
+func Phase(vmi *unstructured.Unstructured) string { return string(kubevirt.PhaseOf(vmi)) }
 
 // Slot decodes the VM's media annotation for slot (zero if none).
 func Slot(vm *unstructured.Unstructured, slot string) (system.MediaSlot, error) {
