@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -28,7 +29,7 @@ func TestMembership(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vms := cl.admin.Resource(VMResource).Namespace("members")
+		vms := cl.admin.Resource(kubevirt.VirtualMachines).Namespace("members")
 		// settled waits until Membership moved past from, then checks
 		// that ListVMs shows want VMs and that it moved by exactly by.
 		settled := func(step string, from uint64, by uint64, want int) uint64 {
