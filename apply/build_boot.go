@@ -22,13 +22,11 @@ func bootloaderOf(o system.BootOverride) map[string]any {
 	return nil
 }
 
-// ValidateSecureBoot rejects an unknown Secure Boot value and Secure Boot
-// Enabled under any mode but UEFI (secure boot is a UEFI feature; the
-// client sets BootSourceOverrideMode UEFI first, as Ironic does).
+// ValidateSecureBoot refuses Secure Boot Enabled under any mode but UEFI
+// (secure boot is a UEFI feature; the client sets BootSourceOverrideMode
+// UEFI first, as Ironic does). power/ decides it once per request, on the
+// read the write is preconditioned on; BuildBoot trusts the override.
 func ValidateSecureBoot(o system.BootOverride) error {
-	if o.SecureBoot != "" && !system.In(o.SecureBoot, system.SecureBoots) {
-		return fmt.Errorf("%w: SecureBoot %q", ErrInvalid, o.SecureBoot)
-	}
 	if o.SecureBoot == system.SecureBootEnabled && o.Mode != system.BootUEFI {
 		mode := o.Mode
 		if mode == "" {
@@ -47,7 +45,9 @@ func ValidateSecureBoot(o system.BootOverride) error {
 // keeps it), and rebootPolicy Terminate while a Once override lays out a
 // boot (see armsTerminate; dropped, so released, when it ends).
 // Disks named in exclude are left out of the layout (an eject in progress).
-// Boot always forces.
+// Boot always forces. o is trusted: its values are Redfish enums checked
+// where the request entered, and its consistency was decided by the caller
+// ([ValidateSecureBoot]).
 //
 // Map mode: {name, bootOrder} entries for disks and interfaces that exist in
 // the read (never a new element). Atomic mode: the whole disks (and, when
@@ -55,9 +55,6 @@ func ValidateSecureBoot(o system.BootOverride) error {
 // override stops laying out after it did, every bootOrder is removed; lists
 // are sent when they differ from the read or redfish-boot owns them.
 func BuildBoot(mode Mode, vm *VM, o system.BootOverride, exclude map[string]bool) (*Body, error) {
-	if err := ValidateSecureBoot(o); err != nil {
-		return nil, fmt.Errorf("build boot intent of %s: %w", vm.Key, err)
-	}
 	body := skeleton(vm)
 	if o != (system.BootOverride{}) {
 		if err := setAnnotation(body, AnnotationBoot, o); err != nil {

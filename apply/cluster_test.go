@@ -199,8 +199,6 @@ func testSecureBootOnOff(t *testing.T, e *env) {
 			false, [2]string{"false", "-"}, []string{bootAnn, path(secureBootPath)}},
 		{"secure boot on", system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootEnabled},
 			false, [2]string{"true", "true"}, []string{bootAnn, path(smmEnabledPath), path(secureBootPath)}},
-		{"Legacy while on is refused", system.BootOverride{Mode: system.BootLegacy, SecureBoot: system.SecureBootEnabled},
-			true, [2]string{"true", "true"}, []string{bootAnn, path(smmEnabledPath), path(secureBootPath)}},
 		{"secure boot off", system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled},
 			false, [2]string{"false", "-"}, []string{bootAnn, path(secureBootPath)}},
 	}

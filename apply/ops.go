@@ -73,9 +73,6 @@ func (c *Client) Boot(ctx context.Context, key system.Key, change BootChange) (*
 		if err := change(vm, &o); err != nil {
 			return nil, err
 		}
-		if err := ValidateBoot(o); err != nil {
-			return nil, fmt.Errorf("boot override for %s: %w", key, err)
-		}
 		return BuildBoot(c.mode, vm, o, nil)
 	})
 }
@@ -102,19 +99,4 @@ func (c *Client) Power(ctx context.Context, key system.Key, change PowerChangeFu
 		}
 		return BuildPower(vm, p)
 	})
-}
-
-// ValidateBoot rejects values outside the Redfish enums the bridge honours
-// ("" is allowed for each field: not set).
-func ValidateBoot(o system.BootOverride) error {
-	if o.Target != "" && !system.In(o.Target, system.BootTargets) {
-		return fmt.Errorf("%w: BootSourceOverrideTarget %q", ErrInvalid, o.Target)
-	}
-	if o.Enabled != "" && !system.In(o.Enabled, system.BootEnableds) {
-		return fmt.Errorf("%w: BootSourceOverrideEnabled %q", ErrInvalid, o.Enabled)
-	}
-	if o.Mode != "" && !system.In(o.Mode, system.BootModes) {
-		return fmt.Errorf("%w: BootSourceOverrideMode %q", ErrInvalid, o.Mode)
-	}
-	return nil
 }

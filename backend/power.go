@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -15,7 +14,7 @@ import (
 // PowerVerbs is what the backend needs of power.Service.
 type PowerVerbs interface {
 	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
-	SetBoot(ctx context.Context, key system.Key, patch power.BootPatch) (*apply.VM, error)
+	SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) (*apply.VM, error)
 	SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error)
 }
 
@@ -24,23 +23,14 @@ func (b *Backend) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 	return translate(b.power.Reset(ctx, key, kind))
 }
 
-// SetBoot implements redfish.Boot. The If-Match check compares the client's
-// ETag with the view's content digest (not the resourceVersion, which moves
-// with every status heartbeat); the write itself is preconditioned by apply.
-// It returns once the cache shows the write, so the client's next GET reads
-// its own change back (Ironic re-reads the boot mode at once).
-func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch redfish.BootPatch) error {
-	if patch.IfVersion != "" {
-		cur, err := b.Get(ctx, key)
-		if err != nil {
-			return err
-		}
-		if cur.Version != patch.IfVersion {
-			return fmt.Errorf("boot of %s: ETag %q, client sent %q: %w", key, cur.Version, patch.IfVersion, redfish.ErrPreconditionFailed)
-		}
-	}
+// SetBoot implements redfish.Boot. If-Match was checked where the request
+// entered (redfish/), against the ETag of the resource shown; the write
+// itself is preconditioned by apply. It returns once the cache shows the
+// write, so the client's next GET reads its own change back (Ironic re-reads
+// the boot mode at once).
+func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) error {
 	write := func() error {
-		vm, err := b.power.SetBoot(ctx, key, power.BootPatch{Target: patch.Target, Enabled: patch.Enabled, Mode: patch.Mode, HTTPBootURI: patch.HTTPBootURI})
+		vm, err := b.power.SetBoot(ctx, key, patch)
 		if refused, ok := errors.AsType[*apply.RefusedError](err); ok && patch.Mode != nil {
 			return fmt.Errorf("%w: %w", refusal(refused, "Boot/BootSourceOverrideMode", string(*patch.Mode), "SecureBootEnable"), err)
 		}

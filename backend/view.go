@@ -1,9 +1,6 @@
 package backend
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"slices"
 
 	"github.com/google/uuid"
@@ -60,20 +57,7 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 	v.HTTPBoot = vm.Slots[system.HTTPBootSlot]
 	v.RestartRequired = kubevirt.VMConditionOf(vm.Object, kubevirt.ConditionRestartRequired).True()
 	v.Health, v.BootProgress = health.Of(vm), health.Progress(vm)
-	v.Version = version(v)
 	return v
-}
-
-// version is the ETag of the view: a digest of everything shown, so it
-// changes exactly when the resource changes (not on every status heartbeat).
-func version(v redfish.SystemView) string {
-	v.Version = ""
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
 }
 
 func firmwareUUID(vm *apply.VM) string {

@@ -12,16 +12,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// BootPatch is a partial change of the boot override (Redfish PATCH of
-// Boot): nil fields keep their recorded value.
-type BootPatch struct {
-	Target  *system.BootTarget
-	Enabled *system.BootEnabled
-	Mode    *system.BootMode
-	// HTTPBootURI is Boot.HttpBootUri ("" clears it).
-	HTTPBootURI *string
-}
-
 // SetBoot merges patch into the recorded override and applies it through
 // redfish-boot: boot orders are laid out (or released) and a Mode maps to
 // firmware.bootloader efi or bios. A resulting Once override is armed with
@@ -31,7 +21,7 @@ type BootPatch struct {
 // (the client disables it first) and while firmware.bootloader.efi belongs
 // to another writer ([apply.ValidateLegacy]: KubeVirt would keep booting
 // UEFI). It returns the VM as written.
-func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) (*apply.VM, error) {
+func (s *Service) SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		if patch.Target != nil {
 			o.Target = *patch.Target
@@ -45,9 +35,6 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch BootPatch) 
 		}
 		if patch.HTTPBootURI != nil {
 			o.HTTPBootURI = *patch.HTTPBootURI
-		}
-		if err := apply.ValidateBoot(*o); err != nil {
-			return err
 		}
 		if err := validateUefiHttp(vm, *o); err != nil {
 			return s.confirm(ctx, vm, err)

@@ -62,7 +62,7 @@ func testSecureBoot(t *testing.T, e *env) {
 	}
 	check("refused on BIOS", "secureBoot=- smm=- bios=-", "")
 
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.s.SetSecureBoot(ctx, key, true); err != nil {
@@ -70,14 +70,14 @@ func testSecureBoot(t *testing.T, e *env) {
 	}
 	check("on", "secureBoot=true smm=true bios=-", system.SecureBootEnabled)
 
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)}); !errors.Is(err, apply.ErrInvalid) {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootLegacy)}); !errors.Is(err, apply.ErrInvalid) {
 		t.Fatalf("Legacy while secure boot is on: %v, want ErrInvalid", err)
 	}
 	check("Legacy refused", "secureBoot=true smm=true bios=-", system.SecureBootEnabled)
 
 	// A Once override reverts after one boot and keeps the firmware.
 	e.setSlot(t, key, ready)
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
@@ -92,7 +92,7 @@ func testSecureBoot(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	check("off", "secureBoot=false smm=- bios=-", system.SecureBootDisabled)
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootLegacy)}); err != nil {
 		t.Fatalf("Legacy once secure boot is off: %v", err)
 	}
 	check("Legacy", "secureBoot=- smm=- bios=map[]", system.SecureBootDisabled)
@@ -139,7 +139,7 @@ func testLegacyAuthorEFI(t *testing.T, e *env) {
 	key := e.createEFIVM(t, "efi-legacy")
 	legacy := func(step string) {
 		t.Helper()
-		_, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootLegacy)})
+		_, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootLegacy)})
 		refused, ok := errors.AsType[*apply.RefusedError](err)
 		if !ok || !strings.Contains(refused.Reason, "test-author") {
 			t.Fatalf("%s: Legacy over the author's efi: %v, want a RefusedError naming test-author", step, err)
@@ -156,7 +156,7 @@ func testLegacyAuthorEFI(t *testing.T, e *env) {
 	}
 	legacy("after Secure Boot on, off")
 	// UEFI, the mode it boots, is accepted and keeps Secure Boot off.
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
 		t.Fatalf("UEFI: %v", err)
 	}
 	if got := firmware(e.live(t, key)); got != "secureBoot=false smm=- bios=-" {
@@ -181,7 +181,7 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	key := system.Key{Namespace: e.ns, Name: "efi-sb"}
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
 		t.Fatalf("UEFI: %v", err)
 	}
 	vm := e.live(t, key)

@@ -35,7 +35,7 @@ func TestOnWhileBootOrderUnsettled(t *testing.T) {
 		ctx := t.Context()
 		key := e.createVM(t, "unsettled")
 		e.setSlot(t, key, ready)
-		if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+		if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
 			t.Fatal(err)
 		}
 		// An outside writer puts the root disk first (kubectl edit).

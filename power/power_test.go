@@ -256,7 +256,7 @@ func testDeferred(t *testing.T, e *env) {
 	ctx := t.Context()
 	key := e.createVM(t, "deferred")
 	e.setSlot(t, key, system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaImporting, InsertID: "i1", ClaimName: "pvc-i1"})
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {

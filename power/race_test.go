@@ -120,7 +120,7 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 	ops := []func() error{
 		func() error { return e.insert(ctx, insertDelay, key, insertID, &imports) },
 		func() error {
-			_, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
+			_, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
 			return err
 		},
 		func() error { return e.s.Reset(ctx, key, system.ResetOn) },
@@ -132,7 +132,7 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 			return err
 		},
 		func() error {
-			_, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootHdd), Enabled: ptrTo(system.BootContinuous)})
+			_, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootHdd), Enabled: ptrTo(system.BootContinuous)})
 			return err
 		},
 	}

@@ -44,7 +44,7 @@ func cdOnceBooted(t *testing.T, e *env, name string) (system.Key, *apply.VM) {
 	ctx := t.Context()
 	key := e.createVM(t, name)
 	e.setSlot(t, key, ready)
-	if _, err := e.s.SetBoot(ctx, key, BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
+	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {

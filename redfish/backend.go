@@ -31,10 +31,6 @@ type SystemView struct {
 	// HTTPBoot is the slot of the Boot.HttpBootUri image (not virtual
 	// media: never in Slots).
 	HTTPBoot system.MediaSlot
-	// Version is the ETag of the system: the backend's digest of what the
-	// view shows, so it changes exactly when the system as shown changes
-	// (not with every status heartbeat that moves the resourceVersion).
-	Version string
 	// RestartRequired is set when spec changes (firmware, boot order) wait
 	// for the next boot.
 	RestartRequired bool
@@ -89,23 +85,9 @@ type Power interface {
 	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
 }
 
-// BootPatch is a partial change of the boot override: nil fields keep their
-// value.
-type BootPatch struct {
-	Target  *system.BootTarget
-	Enabled *system.BootEnabled
-	Mode    *system.BootMode
-	// HTTPBootURI is Boot.HttpBootUri: "" clears it (JSON null).
-	HTTPBootURI *string
-	// IfVersion, when set, is the [SystemView.Version] the client last saw
-	// (its If-Match ETag): the backend must fail with [ErrPreconditionFailed]
-	// if the system's Version differs now.
-	IfVersion string
-}
-
 // Boot changes boot settings. Firmware changes take effect at the next boot.
 type Boot interface {
-	SetBoot(ctx context.Context, key system.Key, patch BootPatch) error
+	SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) error
 	SetSecureBoot(ctx context.Context, key system.Key, enable bool) error
 }
 

@@ -75,7 +75,7 @@ func (s *Server) patchBiosSettings(c echo.Context) error {
 		return err
 	}
 	p := newProps(body)
-	patch := BootPatch{IfVersion: ifMatchVersion(c, v.Version)}
+	var patch system.BootPatch
 	var secure *bool
 	if a, ok := p.object("Attributes"); ok {
 		if m, ok := a.str("BootMode", []string{"Uefi", "Bios"}); ok {
@@ -96,14 +96,13 @@ func (s *Server) patchBiosSettings(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// Secure Boot exists only under UEFI: turn it off before a switch to
-	// Bios, turn it on after a switch to Uefi. The If-Match precondition
-	// guards the first write only (the second sees the first one's version).
+	// Bios, turn it on after a switch to Uefi. If-Match was checked once,
+	// against the Bios settings as they were before the first write.
 	disableFirst := secure != nil && !*secure
 	if disableFirst {
 		if err := s.setBiosSecureBoot(c, v.Key, false); err != nil {
 			return err
 		}
-		patch.IfVersion = ""
 	}
 	if patch.Mode != nil {
 		if err := s.b.Boot.SetBoot(ctx, v.Key, patch); err != nil {

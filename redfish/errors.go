@@ -20,8 +20,8 @@ var (
 	// ErrConflict: the resource is in use or in transition, e.g. a
 	// Kubernetes write conflict that outlived the retries. 409.
 	ErrConflict = errors.New("resource in use")
-	// ErrPreconditionFailed: the VM changed since the version in
-	// [BootPatch.IfVersion]. 412.
+	// ErrPreconditionFailed: the resource changed since the version the
+	// client's If-Match names. 412.
 	ErrPreconditionFailed = errors.New("precondition failed")
 	// ErrUnavailable: the backend cannot answer now (cache not synced,
 	// apiserver unreachable). 503 with Retry-After.

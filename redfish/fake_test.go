@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -71,10 +70,9 @@ func (f *fake) add(ns, name string, lbls map[string]string, mac string) {
 	f.membership++
 }
 
-func (f *fake) bump(v *SystemView) {
-	f.rv++
-	v.Version = strconv.Itoa(f.rv)
-}
+// bump stands for a write moving the VM's resourceVersion; an ETag is the
+// digest of what a resource shows, so it must not follow it.
+func (f *fake) bump(*SystemView) { f.rv++ }
 
 func (f *fake) List(_ context.Context, _ auth.Scope) ([]SystemView, error) {
 	f.mu.Lock()
@@ -156,7 +154,7 @@ func (f *fake) Reset(_ context.Context, key system.Key, kind system.ResetType) e
 	})
 }
 
-func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
+func (f *fake) SetBoot(_ context.Context, key system.Key, p system.BootPatch) error {
 	call := "boot " + key.ID()
 	for _, s := range []*string{(*string)(p.Target), (*string)(p.Enabled), (*string)(p.Mode)} {
 		if s == nil {
@@ -169,9 +167,6 @@ func (f *fake) SetBoot(_ context.Context, key system.Key, p BootPatch) error {
 		call += " uri=" + *p.HTTPBootURI
 	}
 	return f.write(key, call, func(v *SystemView) error {
-		if p.IfVersion != "" && p.IfVersion != v.Version {
-			return fmt.Errorf("vm %s at %s, not %s: %w", key, v.Version, p.IfVersion, ErrPreconditionFailed)
-		}
 		if p.Target != nil {
 			v.Boot.Target = *p.Target
 		}

@@ -53,7 +53,7 @@ func mediaName(slot string) string {
 
 // checkUefiHttp reports target UefiHttp on a system that would not boot
 // UEFI (the mode patched, recorded or effective).
-func checkUefiHttp(b *props, v SystemView, patch BootPatch) {
+func checkUefiHttp(b *props, v SystemView, patch system.BootPatch) {
 	if patch.Target == nil || *patch.Target != system.BootUefiHttp {
 		return
 	}

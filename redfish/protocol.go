@@ -223,15 +223,6 @@ func checkIfMatch(c echo.Context, version string) error {
 	return newError(http.StatusPreconditionFailed, msg("PreconditionFailed", nil))
 }
 
-// ifMatchVersion is the version the client's If-Match names, for the
-// backend's own precondition ("" when absent or "*").
-func ifMatchVersion(c echo.Context, version string) string {
-	if h := c.Request().Header.Get("If-Match"); h != "" && strings.TrimSpace(h) != "*" {
-		return version
-	}
-	return ""
-}
-
 // send writes body with status: a collection paged as the query asks
 // ([page]), encoded once ([encodeResource]) and described
 // ([sendEncoded]): every resource carries its ETag.

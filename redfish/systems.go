@@ -134,7 +134,7 @@ func (s *Server) patchSystem(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	patch := BootPatch{IfVersion: ifMatchVersion(c, v.Version)}
+	var patch system.BootPatch
 	p := newProps(body)
 	if b, ok := p.object("Boot"); ok {
 		if t, ok := b.str("BootSourceOverrideTarget", strs(system.BootTargets)); ok {

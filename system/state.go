@@ -88,6 +88,18 @@ type BootOverride struct {
 	RebootVMI string `json:"rebootVMI,omitempty"`
 }
 
+// BootPatch is a partial change of the boot override (a Redfish PATCH of
+// Boot, or of the Bios BootMode attribute): nil fields keep their recorded
+// value. Its values were checked against the Redfish enums where the
+// request entered (redfish/), and are not checked again.
+type BootPatch struct {
+	Target  *BootTarget
+	Enabled *BootEnabled
+	Mode    *BootMode
+	// HTTPBootURI is Boot.HttpBootUri: "" clears it (JSON null).
+	HTTPBootURI *string
+}
+
 // Pending reports whether the override still has to take effect or stay.
 func (b BootOverride) Pending() bool {
 	return b.Enabled == BootOnce || b.Enabled == BootContinuous
