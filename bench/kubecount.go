@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+
 	"net/http"
 	"strings"
 	"sync"
@@ -50,7 +52,7 @@ func (c KubeCounts) Sum(keep func(KubeReq) bool) int64 {
 func IsVMWrite(k KubeReq) bool {
 	switch k.Verb {
 	case "APPLY", "PATCH", "UPDATE", "CREATE":
-		return k.Resource == "virtualmachines"
+		return k.Resource == kubevirt.VirtualMachines.Resource
 	}
 	return false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // Targets of issue 6.
@@ -140,7 +141,7 @@ func (r *Result) Rows() []Row {
 		add("load", "vm_writes_sync_per_mutating_call", float64(syncWrites)/float64(mutating))
 		add("load", "vm_writes_all_per_mutating_call", float64(allWrites)/float64(mutating))
 	}
-	add("load", "bridge_vm_applies", float64(r.Kube.Sum(func(k KubeReq) bool { return k.Verb == "APPLY" && k.Resource == "virtualmachines" })))
+	add("load", "bridge_vm_applies", float64(r.Kube.Sum(func(k KubeReq) bool { return k.Verb == "APPLY" && k.Resource == kubevirt.VirtualMachines.Resource })))
 	add("load", "apiserver_vm_applies", r.APIServer["APPLY virtualmachines"])
 	add("load", "apiserver_requests_all_clients", r.APIServer.Total())
 	for code, n := range r.KubeFailed {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -23,8 +24,8 @@ type owner struct {
 
 func (o owner) ref() metav1.OwnerReference {
 	return metav1.OwnerReference{
-		APIVersion:         "kubevirt.io/v1",
-		Kind:               "VirtualMachine",
+		APIVersion:         kubevirt.APIVersion,
+		Kind:               kubevirt.Kind,
 		Name:               o.key.Name,
 		UID:                o.uid,
 		Controller:         ptr.To(false),
@@ -42,7 +43,7 @@ func (o owner) owns(obj metav1.Object) bool {
 		return false
 	}
 	for _, r := range obj.GetOwnerReferences() {
-		if r.Kind == "VirtualMachine" && r.APIVersion == "kubevirt.io/v1" && r.Name == o.key.Name && r.UID == o.uid {
+		if r.Kind == kubevirt.Kind && r.APIVersion == kubevirt.APIVersion && r.Name == o.key.Name && r.UID == o.uid {
 			return true
 		}
 	}
@@ -60,7 +61,7 @@ func ownedBy(obj metav1.Object, name string) bool {
 // ownerName returns the name of obj's owning VirtualMachine.
 func ownerName(obj metav1.Object) (string, bool) {
 	for _, r := range obj.GetOwnerReferences() {
-		if r.Kind == "VirtualMachine" && r.APIVersion == "kubevirt.io/v1" {
+		if r.Kind == kubevirt.Kind && r.APIVersion == kubevirt.APIVersion {
 			return r.Name, true
 		}
 	}

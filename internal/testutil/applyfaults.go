@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +24,7 @@ func WithoutPrecondition(dyn dynamic.Interface) dynamic.Interface {
 }
 
 // rebootPolicyPath is where KubeVirt reads a VM's reboot policy.
-var rebootPolicyPath = []string{"spec", "template", "spec", "domain", "rebootPolicy"}
+var rebootPolicyPath = kubevirt.RebootPolicy
 
 // WithoutRebootPolicy returns dyn with rebootPolicy stripped from every
 // apply body that sets it: a NEGATIVE CONTROL that brings back the install
