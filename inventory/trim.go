@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -48,7 +49,7 @@ func trimVMI(obj any) (any, error) {
 	trimMeta(u)
 	if spec, ok := u.Object["spec"].(map[string]any); ok {
 		kept := map[string]any{}
-		for _, p := range [][]string{{"domain", "firmware", "uuid"}, {"domain", "rebootPolicy"}} {
+		for _, p := range []kubevirt.Path{kubevirt.SpecFirmwareUUID, kubevirt.SpecRebootPolicy} {
 			if v, found, _ := unstructured.NestedFieldNoCopy(spec, p...); found {
 				_ = unstructured.SetNestedField(kept, v, p...) // a string: never fails
 			}

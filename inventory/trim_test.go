@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -31,11 +32,11 @@ func TestTrimmedCache(t *testing.T) {
 		admin, adminKube := cl.admin, cl.adminKube
 		u := vm(ns, "a", nil)
 		u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
-		if _, err := admin.Resource(VMResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
+		if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
 			t.Fatal(err)
 		}
 		// A second manager, so that there is ownership worth keeping.
-		if _, err := admin.Resource(VMResource).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
+		if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
 			[]byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{FieldManager: "other"}); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func TestTrimmedCache(t *testing.T) {
 				"devices":      map[string]any{"disks": []any{map[string]any{"name": "rootdisk"}}},
 			}},
 		}}
-		if _, err := admin.Resource(VMIResource).Namespace(ns).Create(ctx, vmi, metav1.CreateOptions{FieldManager: "author"}); err != nil {
+		if _, err := admin.Resource(kubevirt.VirtualMachineInstances).Namespace(ns).Create(ctx, vmi, metav1.CreateOptions{FieldManager: "author"}); err != nil {
 			t.Fatal(err)
 		}
 		pvc := &corev1.PersistentVolumeClaim{
@@ -66,7 +67,7 @@ func TestTrimmedCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := system.Key{Namespace: ns, Name: "a"}
-		live, err := admin.Resource(VMResource).Namespace(ns).Get(ctx, "a", metav1.GetOptions{})
+		live, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Get(ctx, "a", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestTrimmedCache(t *testing.T) {
 			t.Errorf("cached PVC carries %d managedFields entries, want none", len(cachedPVC.ManagedFields))
 		}
 
-		if err := admin.Resource(VMResource).Namespace(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		if err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {

@@ -22,8 +22,8 @@ var spelledHere = []string{
 
 // notProduct are the folders whose Go files are not the served product:
 // the simulator and test cluster (another session is adopting this package
-// there), generators and the demo's fixtures.
-var notProduct = []string{"kubevirt", "sim", "testcluster", "hack", "demo", ".git"}
+// there), generators and the fixtures of the demo and of internal/testutil.
+var notProduct = []string{"kubevirt", "sim", "testcluster", "hack", "demo", "internal/testutil", ".git"}
 
 // TestOneVocabulary: no product Go file (tests aside) outside this package
 // imports kubevirt.io/api or spells a KubeVirt resource, path or value as a
