@@ -80,8 +80,8 @@ func testOnePassBootPatch(t *testing.T, v crds.Variant) {
 		t.Fatal(err)
 	}
 	cache := &countingCache{Cache: inv}
-	w := apply.New(bridge, cache, mode, apply.Options{Log: log})
-	be := backend.New(inv, w, media.NewService(w, kube, log), power.New(w, bridge, log), nil)
+	w := apply.New(bridge, cache, mode, apply.Options{})
+	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge), nil)
 	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
