@@ -12,9 +12,10 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// TestFirmware: what the VM boots comes from its spec alone, as KubeVirt
-// decides it; a recorded override never outvotes the spec.
-func TestFirmware(t *testing.T) {
+// TestFirmwareIgnoresRecordedMode: what the VM boots comes from its spec
+// alone (kubevirt.TestFirmware has the spec cases); the boot annotation
+// redfish-boot records never outvotes the spec.
+func TestFirmwareIgnoresRecordedMode(t *testing.T) {
 	tests := []struct {
 		name       string
 		annotation string
@@ -22,11 +23,6 @@ func TestFirmware(t *testing.T) {
 		wantMode   system.BootMode
 		wantSecure bool
 	}{
-		{name: "no bootloader boots BIOS", wantMode: system.BootLegacy},
-		{name: "bios", loader: map[string]any{"bios": map[string]any{}}, wantMode: system.BootLegacy},
-		{name: "efi: Secure Boot by default", loader: map[string]any{"efi": map[string]any{}}, wantMode: system.BootUEFI, wantSecure: true},
-		{name: "efi secureBoot false", loader: map[string]any{"efi": map[string]any{"secureBoot": false}}, wantMode: system.BootUEFI},
-		{name: "efi and bios: efi wins", loader: map[string]any{"efi": map[string]any{"secureBoot": false}, "bios": map[string]any{}}, wantMode: system.BootUEFI},
 		{name: "recorded Legacy, spec efi: the spec", annotation: `{"mode":"Legacy"}`, loader: map[string]any{"efi": map[string]any{}}, wantMode: system.BootUEFI, wantSecure: true},
 		{name: "recorded UEFI, no bootloader: the spec", annotation: `{"mode":"UEFI"}`, wantMode: system.BootLegacy},
 	}

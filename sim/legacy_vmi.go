@@ -130,28 +130,13 @@ func (s *Simulator) legacySetVMIPhaseAnnotated(ctx context.Context, vmi *unstruc
 		meta["annotations"] = annotations
 	}
 	body := map[string]any{"metadata": meta, "status": status}
-	if err := s.patchStatus(ctx, vmi.GetNamespace(), vmi.GetName(), body); err != nil {
+	if err := s.patchVMI(ctx, vmi.GetNamespace(), vmi.GetName(), body); err != nil {
 		return fmt.Errorf("set VMI %s/%s phase %s: %w", vmi.GetNamespace(), vmi.GetName(), phase, err)
 	}
 	s.mu.Lock()
 	s.phaseSince[vmi.GetUID()] = phaseMark{phase: string(phase), at: time.Now()}
 	s.mu.Unlock()
 	return nil
-}
-
-func (s *Simulator) patchStatus(ctx context.Context, ns, name string, body map[string]any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("marshal status: %w", err)
-	}
-	// KubeVirt's VirtualMachineInstance CRD has no status subresource
-	// (virt-handler writes status through the main resource), so neither
-	// does the installed one: patch the object itself.
-	_, err = s.dyn.Resource(VMIResource).Namespace(ns).Patch(ctx, name, types.MergePatchType, b, metav1.PatchOptions{FieldManager: "virt-handler"})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 func condition(typ string, ok bool, reason, msg string) map[string]any {
