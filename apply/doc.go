@@ -74,9 +74,9 @@
 //   - it adds the finalizer kubevirt.io/virtualMachineControllerFinalize;
 //   - it persists T.domain.firmware.uuid (JSON patch) when the template
 //     has none: uuid v5 of the VM's NAME only (two VMs of one name in two
-//     namespaces get the same UUID); before that the bridge shows a UUID
-//     derived from the VM's UID, so a VM's Redfish UUID changes once, at
-//     virt-controller's first sync;
+//     namespaces get the same UUID); before that write the bridge shows
+//     the same UUID (kubevirt.LegacyFirmwareUUID), so a VM's Redfish UUID
+//     is its guest's SMBIOS UUID from creation on and never changes;
 //   - on a Start request against a Halted VM without a VMI it PUTs
 //     spec.runStrategy Always (spec.running true for the deprecated field),
 //     taking spec.runStrategy from redfish-power (which forces it back on

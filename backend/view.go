@@ -3,7 +3,6 @@ package backend
 import (
 	"slices"
 
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -15,11 +14,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// uidNamespace derives a firmware UUID from the VM's UID for the rare VM
-// whose template carries none (KubeVirt >= 1.6 persists one in
-// spec.template.spec.domain.firmware.uuid): stable for the life of the VM.
-var uidNamespace = uuid.MustParse("5f3f0c56-0f53-4c1b-8f0e-3a4c8f6f2b10")
-
 // PVCLookup finds a PVC by namespace and name (the inventory cache).
 type PVCLookup func(namespace, name string) (*corev1.PersistentVolumeClaim, error)
 
@@ -30,7 +24,7 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 	cpu := kubevirt.SpecCPUOf(spec)
 	v := redfish.SystemView{
 		Key:        vm.Key,
-		UUID:       firmwareUUID(vm),
+		UUID:       kubevirt.FirmwareUUIDOf(vm.Object, vm.VMI),
 		Labels:     vm.Object.GetLabels(),
 		PowerState: power.State(vm),
 		Boot:       vm.Boot,
@@ -58,13 +52,6 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 	v.RestartRequired = kubevirt.VMConditionOf(vm.Object, kubevirt.ConditionRestartRequired).True()
 	v.Health, v.BootProgress = health.Of(vm), health.Progress(vm)
 	return v
-}
-
-func firmwareUUID(vm *apply.VM) string {
-	if s := kubevirt.FirmwareUUIDOf(vm.Object, vm.VMI); s != "" {
-		return s
-	}
-	return uuid.NewSHA1(uidNamespace, []byte(vm.Object.GetUID())).String()
 }
 
 func nics(vm *apply.VM, spec map[string]any) []redfish.NIC {

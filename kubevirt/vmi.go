@@ -66,15 +66,3 @@ func MACsOf(vmi *unstructured.Unstructured) map[string]string {
 func VMIRebootPolicyOf(vmi *unstructured.Unstructured) string {
 	return StringAt(vmi.Object, VMIRebootPolicy...)
 }
-
-// FirmwareUUIDOf is the firmware UUID of a VM's template, else of its VMI
-// (may be nil), "" when neither has one.
-func FirmwareUUIDOf(vm, vmi *unstructured.Unstructured) string {
-	if s := StringAt(vm.Object, FirmwareUUID...); s != "" {
-		return s
-	}
-	if vmi != nil {
-		return StringAt(vmi.Object, VMIFirmwareUUID...)
-	}
-	return ""
-}

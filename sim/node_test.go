@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -80,8 +81,11 @@ func (e *env) testRun(t *testing.T) {
 	// VM back (the api-version annotations), which serializes the struct
 	// domain.resources as {}; it then persists a firmware UUID. Both are
 	// owned by its field manager (operation Update).
-	if uuid := str(vm, "spec", "template", "spec", "domain", "firmware", "uuid"); uuid == "" {
-		t.Errorf("VM has no firmware uuid persisted by virt-controller")
+	// The bridge shows that UUID from the VM's creation on
+	// (kubevirt.FirmwareUUIDOf), so it must be the one virt-controller
+	// derives.
+	if uuid := str(vm, "spec", "template", "spec", "domain", "firmware", "uuid"); uuid != kubevirt.LegacyFirmwareUUID(vm.GetName()) {
+		t.Errorf("VM firmware uuid persisted by virt-controller %q, want kubevirt.LegacyFirmwareUUID %q", uuid, kubevirt.LegacyFirmwareUUID(vm.GetName()))
 	}
 	if _, found, _ := unstructured.NestedMap(vm.Object, "spec", "template", "spec", "domain", "resources"); !found {
 		t.Errorf("VM has no domain.resources written by virt-controller")
