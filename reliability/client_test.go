@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func startDemoWith(t *testing.T, opts demo.Options) *demo.Env {
 type client struct {
 	base string
 	hc   *http.Client
-	sent int
+	sent atomic.Int64 // requests made; do runs on several goroutines
 }
 
 func newClient(t *testing.T, base, localIP string) *client {
@@ -77,7 +78,7 @@ func (c *client) do(ctx context.Context, t *testing.T, method, path string, a au
 		b = body
 	}
 	r := rf.DoContext(ctx, t, method, path, b)
-	c.sent++
+	c.sent.Add(1)
 	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 

@@ -29,7 +29,7 @@ type tally struct {
 }
 
 func (n *tally) add(r *rig) {
-	n.requests += r.c.sent
+	n.requests += int(r.c.sent.Load())
 	n.checked += r.checked
 	n.retried += r.retried
 }

@@ -53,7 +53,7 @@ func TestSecurity(t *testing.T) {
 	ctx := t.Context()
 	var sent, bad, checked int
 	defer func() {
-		t.Logf("RELIABILITY security: %d requests, %d bad credentials/inputs, %d responses checked", c.sent+sent, bad, checked)
+		t.Logf("RELIABILITY security: %d requests, %d bad credentials/inputs, %d responses checked", int(c.sent.Load())+sent, bad, checked)
 	}()
 
 	t.Run("throttling is per client", func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestSecurity(t *testing.T) {
 			}
 			redfishError(t, "bad login", r)
 		}
-		sent += attacker.sent
+		sent += int(attacker.sent.Load())
 		if throttled.status == 0 {
 			t.Fatalf("10 bad logins from 127.0.0.2 never answered 429")
 		}
@@ -81,7 +81,7 @@ func TestSecurity(t *testing.T) {
 			t.Errorf("429 Retry-After %q", throttled.header.Get("Retry-After"))
 		}
 		redfishError(t, "throttled login", throttled)
-		t.Logf("throttled after %d bad logins", attacker.sent)
+		t.Logf("throttled after %d bad logins", attacker.sent.Load())
 		// The right password from the attacker's address is still refused...
 		r := attacker.do(ctx, t, http.MethodPost, "/redfish/v1/SessionService/Sessions", auth{},
 			`{"UserName":"`+env.User+`","Password":"`+env.Password+`"}`)

@@ -118,13 +118,6 @@ func (e *env) getVMI(ctx context.Context, name string) (*unstructured.Unstructur
 	return e.dyn.Resource(sim.VMIResource).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
 }
 
-func (e *env) deleteVMI(t *testing.T, name string) {
-	t.Helper()
-	if err := e.dyn.Resource(sim.VMIResource).Namespace(e.ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("delete VMI %s: %v", name, err)
-	}
-}
-
 const timeout = 60 * time.Second
 
 // eventually polls cond until it returns nil, failing the test with the
@@ -205,17 +198,4 @@ func (e *env) vmiGone(t *testing.T, name string) {
 		}
 		return nil
 	})
-}
-
-// condition returns the status of the VM condition typ, "" if absent.
-func condition(obj *unstructured.Unstructured, typ string) string {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
-	}
-	return ""
 }
