@@ -123,6 +123,13 @@ const (
 	missBurst = 10
 )
 
+// Resolved is obj (a cached VM) or, while the cache is behind the
+// Client's own last write of it, the object that write returned: lists
+// built from the cache read the Client's own writes like Read does.
+func (c *Client) Resolved(key system.Key, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	return c.recent.resolve(key, obj)
+}
+
 // Read returns the VM from the cache (live when the Client has none).
 func (c *Client) Read(ctx context.Context, key system.Key) (*VM, error) {
 	return c.read(ctx, key, c.cache == nil)

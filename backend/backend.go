@@ -50,11 +50,20 @@ func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemV
 	out := make([]redfish.SystemView, 0, len(vms))
 	for _, obj := range vms {
 		key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		if r, ok := b.w.(ownWrites); ok {
+			obj = r.Resolved(key, obj) // a task is found right after its insert's 202
+		}
 		vmi, _ := b.inv.VMI(key)
 		out = append(out, b.view(apply.Decode(ctx, key, obj, vmi)))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.ID() < out[j].Key.ID() })
 	return out, nil
+}
+
+// ownWrites is the Writer that remembers its own writes while the cache is
+// behind them (apply.Client).
+type ownWrites interface {
+	Resolved(key system.Key, obj *unstructured.Unstructured) *unstructured.Unstructured
 }
 
 // Members implements redfish.Systems: the keys and labels of the VMs in
