@@ -72,18 +72,7 @@ func (s *Simulator) legacyStopVMI(ctx context.Context, vmi *unstructured.Unstruc
 	if !slices.Contains(vmi.GetFinalizers(), kubevirtv1.VirtualMachineInstanceFinalizer) {
 		return 0, nil
 	}
-	delay := s.opts.StopDelay
-	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && grace == 0 {
-		delay = 0
-	}
-	s.mu.Lock()
-	first, ok := s.stopSeen[vmi.GetUID()]
-	if !ok {
-		first = time.Now()
-		s.stopSeen[vmi.GetUID()] = first
-	}
-	s.mu.Unlock()
-	if wait := delay - time.Since(first); wait > 0 {
+	if wait := s.stopWait(vmi); wait > 0 {
 		return wait, nil
 	}
 	if !final(vmiPhase(vmi)) {

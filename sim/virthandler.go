@@ -68,6 +68,15 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 // virt-handler, the simulator goes by spec.terminationGracePeriodSeconds:
 // 0 stops it at once.
 func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured) (time.Duration, error) {
+	if wait := s.stopWait(vmi); wait > 0 {
+		return wait, nil
+	}
+	return 0, s.setVMIPhase(ctx, vmi, kubevirt.PhaseSucceeded, nil, nil)
+}
+
+// stopWait is how long the VMI's guest still takes to stop: StopDelay from
+// the first time its stop was seen, none with terminationGracePeriodSeconds 0.
+func (s *Simulator) stopWait(vmi *unstructured.Unstructured) time.Duration {
 	delay := s.opts.StopDelay
 	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && grace == 0 {
 		delay = 0
@@ -79,10 +88,7 @@ func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured)
 		s.stopSeen[vmi.GetUID()] = first
 	}
 	s.mu.Unlock()
-	if wait := delay - time.Since(first); wait > 0 {
-		return wait, nil
-	}
-	return 0, s.setVMIPhase(ctx, vmi, kubevirt.PhaseSucceeded, nil, nil)
+	return delay - time.Since(first)
 }
 
 // setVMIPhase writes status.phase, a phaseTransitionTimestamps entry for
