@@ -2,6 +2,7 @@ package kubeauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,7 +35,9 @@ func entryExpiry(v string) (time.Time, error) {
 // take fails (auth.Authenticator.Login).
 func (r *ConfigMapRevocations) Opened(ctx context.Context, s auth.Session) error {
 	value := s.Expires.UTC().Format(time.RFC3339) + " " + s.User
-	if err := r.write(ctx, map[string]any{openKey(s.ID): value}, openKey(s.ID)); err != nil {
+	if err := r.write(ctx, map[string]any{openKey(s.ID): value}, openKey(s.ID)); errors.Is(err, ErrRevocationsFull) {
+		return fmt.Errorf("record session: %w: %w", auth.ErrSessionLimit, err)
+	} else if err != nil {
 		return fmt.Errorf("record session: %w", err)
 	}
 	now := r.now()

@@ -94,8 +94,8 @@ func TestOpenSessionsBounded(t *testing.T) {
 		t.Errorf("ConfigMap after a login: %v, want the expired record pruned and the new one added", got)
 	}
 	waitEntries(t, r, 3)
-	if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); !errors.Is(err, ErrRevocationsFull) {
-		t.Errorf("login at the bound: %v, want ErrRevocationsFull", err)
+	if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); !errors.Is(err, ErrRevocationsFull) || !errors.Is(err, auth.ErrSessionLimit) {
+		t.Errorf("login at the bound: %v, want ErrRevocationsFull and auth.ErrSessionLimit", err)
 	}
 }
 

@@ -101,6 +101,10 @@ func newError(status int, msgs ...Message) *Error {
 // retryAfterUnavailable is the Retry-After sent with 503.
 const retryAfterUnavailable = 5 * time.Second
 
+// retryAfterSessionLimit is the Retry-After sent with a login refused at
+// the session limit: sessions end at logout or expiry, not in seconds.
+const retryAfterSessionLimit = time.Minute
+
 // actionKey names the action a request runs (set by action handlers), so a
 // backend's [BadValueError] is reported as an action parameter error.
 const actionKey = "redfish.action"
@@ -145,6 +149,13 @@ func classify(err error, method, uri, action string) *Error {
 			Status:   http.StatusServiceUnavailable,
 			Messages: []Message{msg("ServiceTemporarilyUnavailable", nil, secs)},
 			Header:   http.Header{"Retry-After": {secs}},
+			Cause:    err,
+		}
+	case errors.Is(err, auth.ErrSessionLimit):
+		return &Error{
+			Status:   http.StatusServiceUnavailable,
+			Messages: []Message{msg("SessionLimitExceeded", nil)},
+			Header:   http.Header{"Retry-After": {strconv.Itoa(int(retryAfterSessionLimit / time.Second))}},
 			Cause:    err,
 		}
 	case errors.Is(err, ErrNotSupported):

@@ -221,3 +221,23 @@ func TestConcurrentClients(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestLoginAtSessionLimit: a login the session store cannot record is
+// refused with 503 SessionLimitExceeded and a Retry-After, opens nothing,
+// and succeeds again once a session ended.
+func TestLoginAtSessionLimit(t *testing.T) {
+	e := newEnv(t)
+	e.revs.limit = 1
+	tok, loc := login(t, e, "alice", "alice-pw")
+	rec := e.do(t, req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: `{"UserName":"bob","Password":"bob-pw"}`})
+	if diff := cmp.Diff(errorInfo{Status: 503, IDs: []string{"SessionLimitExceeded"}}, errInfo(t, rec)); diff != "" {
+		t.Errorf("login at the limit (-want +got):\n%s", diff)
+	}
+	if rec.Header().Get("Retry-After") == "" || rec.Header().Get(HeaderAuthToken) != "" {
+		t.Errorf("login at the limit: Retry-After %q, X-Auth-Token %q", rec.Header().Get("Retry-After"), rec.Header().Get(HeaderAuthToken))
+	}
+	if rec := e.do(t, req{method: http.MethodDelete, path: loc, token: tok}); rec.Code != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", rec.Code, rec.Body)
+	}
+	login(t, e, "bob", "bob-pw")
+}

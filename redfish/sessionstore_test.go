@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
@@ -13,15 +14,29 @@ import (
 // no longer open.
 type memorySessions struct {
 	testutil.MemoryRevocations
-	mu   sync.Mutex
-	open map[string]auth.Session
+	mu    sync.Mutex
+	open  map[string]auth.Session
+	limit int // > 0: at most this many open sessions, like the ConfigMap's bound
 }
 
-func (m *memorySessions) Opened(_ context.Context, s auth.Session) error {
+func (m *memorySessions) Opened(ctx context.Context, s auth.Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.open == nil {
 		m.open = map[string]auth.Session{}
+	}
+	if m.limit > 0 {
+		live := 0
+		for id := range m.open {
+			if revoked, err := m.Revoked(ctx, id); err != nil {
+				return err
+			} else if !revoked {
+				live++
+			}
+		}
+		if live >= m.limit {
+			return fmt.Errorf("%d sessions open: %w", live, auth.ErrSessionLimit)
+		}
 	}
 	m.open[s.ID] = s
 	return nil

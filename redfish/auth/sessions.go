@@ -13,6 +13,11 @@ import (
 // not open (never opened, logged out or expired).
 var ErrNoSuchSession = errors.New("no such session")
 
+// ErrSessionLimit is returned (wrapped) by [Sessions.Opened], and so by
+// [Authenticator.Login], when the store holds as many sessions as it can:
+// a login waits for sessions to end or expire.
+var ErrSessionLimit = errors.New("session limit reached")
+
 // Session is an open session as [Sessions] records it.
 type Session struct {
 	ID, User string
@@ -24,7 +29,8 @@ type Session struct {
 // sessions. Production backs it, like [Revocations], with a shared
 // Kubernetes object; a revoke through the same object drops the record.
 type Sessions interface {
-	// Opened records s until s.Expires.
+	// Opened records s until s.Expires; a store that is full returns an
+	// error wrapping [ErrSessionLimit].
 	Opened(ctx context.Context, s Session) error
 	// Open returns the unexpired sessions not revoked.
 	Open(ctx context.Context) ([]Session, error)
