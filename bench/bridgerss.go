@@ -8,11 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -50,7 +48,11 @@ type RSSScenario struct {
 	// Cycles, when set, adds a phase running Ironic's provisioning cycle
 	// ([Cycle]) on that many VMs (the last ones) with RateClients clients.
 	Cycles int
-	Log    *slog.Logger
+	// StepTimeout bounds each setup step: creating the VMs, virt-controller's
+	// first sync of them, starting the running ones (default 5m plus 60ms
+	// per VM). PhaseTimeout bounds each measured phase (default 10m).
+	StepTimeout, PhaseTimeout time.Duration
+	Log                       *slog.Logger
 	// BridgeLog receives the bridge's own log; default a temporary file.
 	BridgeLog string
 }
@@ -82,6 +84,12 @@ func (s RSSScenario) withDefaults() RSSScenario {
 		s.RateClients = 50
 	}
 	s.Cycles = min(s.Cycles, s.VMs)
+	if s.StepTimeout <= 0 {
+		s.StepTimeout = 5*time.Minute + time.Duration(s.VMs)*60*time.Millisecond
+	}
+	if s.PhaseTimeout <= 0 {
+		s.PhaseTimeout = 10 * time.Minute
+	}
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
@@ -98,7 +106,8 @@ type RSSPhase struct {
 	// phase, RSSEnd the one at its end.
 	RSSPeak, RSSEnd int64
 	CPU             time.Duration
-	Gauges          // from the bridge's /metrics at the end of the phase
+	Cluster         ClusterCPU // virt-controller's and kube-apiserver's CPU
+	Gauges                     // from the bridge's /metrics at the end of the phase
 	Ops             []Summary
 }
 
@@ -107,14 +116,17 @@ type RSSResult struct {
 	Scenario RSSScenario
 	Started  time.Time
 	Setup    time.Duration // cluster, VMs, VMIs and binary ready
+	Steps    []SetupStep
 	Pid      int
 	Phases   []RSSPhase
 	// Rates are the bridge's GET figures (no floor: the process serves
 	// plain HTTP), when [RSSScenario.Rates] is set.
 	Rates []RatioRow
-	// CycleFailures counts the cycles that failed in the cycle phase.
-	CycleFailures int
-	Notes         []string // what did not go as planned
+	// CyclesDone, CycleFailures and CyclesNotStarted count the cycle
+	// phase's cycles that completed, failed, or were left out when the
+	// phase ran out of time.
+	CyclesDone, CycleFailures, CyclesNotStarted int
+	Notes                                       []string // what did not go as planned
 }
 
 // Phase returns the phase called name (zero when absent).
@@ -135,18 +147,22 @@ func (r *RSSResult) Peak() (rss, heap int64) {
 	return rss, heap
 }
 
-// BridgeRSS starts a cluster and the simulator in this process, creates
-// the VMs (starting some), builds and starts the bridge binary against it
-// and measures the bridge process through five phases: startup (until it
-// lists every VM), idle, read (GET every System once), write (boot
-// override and power change on sc.Writes VMs until each reached its power
-// state) and after (idle again).
+// BridgeRSS starts a cluster with KubeVirt's virt-controller and the
+// simulator (the node side) in this process, creates the VMs (starting
+// some), builds and starts the bridge binary against it and measures the
+// bridge process through its phases: startup (until it lists every VM),
+// idle, read (GET every System once), write (boot override and power change
+// on sc.Writes VMs until each reached its power state), rates and cycle
+// when asked, and after (idle again). Every setup step and phase is bounded
+// ([RSSScenario.StepTimeout], [RSSScenario.PhaseTimeout]); one that runs
+// short is noted and the run goes on with what there is, so res holds what
+// was measured even when err is set.
 func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) {
 	sc = sc.withDefaults()
 	res = &RSSResult{Scenario: sc, Started: time.Now()}
 	dir, err := os.MkdirTemp("", "bench-bridgerss-")
 	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
+		return res, fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(dir) //nolint:errcheck // best effort
 	var bin string
@@ -156,13 +172,13 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		bin, err = bridgeproc.Build(ctx, dir)
 		built <- err
 	}()
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: true})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
+		return res, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	simulator, err := sim.New(cluster.Admin, sim.Options{StartDelay: sim.DefaultStartDelay, StopDelay: sim.DefaultStopDelay,
-		DataDir: filepath.Join(dir, "images"), Log: sc.Log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
+		DataDir: filepath.Join(dir, "images"), Log: sc.Log})
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("simulator: %w", err), <-built)
 	}
@@ -173,7 +189,7 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		stopSim()
 		err = errors.Join(err, <-simDone)
 	}()
-	password, keys, err := populate(ctx, cluster, sc)
+	password, keys, err := populate(ctx, cluster, sc, res)
 	if err != nil {
 		return res, errors.Join(err, <-built)
 	}
@@ -184,9 +200,12 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 	return res, measure(ctx, sc, cluster, bin, dir, password, keys, res)
 }
 
-// populate writes the accounts, creates the VMs and starts every other one
-// until sc.Running run, and waits for their VMIs.
-func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario) (string, []system.Key, error) {
+// populate writes the accounts, creates the VMs, waits until
+// virt-controller synced them and starts every other one until sc.Running
+// run. Each step is bounded by sc.StepTimeout; a step that ends short is
+// noted and the next one goes on with what there is. It returns the keys of
+// the VMs created (an error only when there are none, or for the accounts).
+func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario, res *RSSResult) (string, []system.Key, error) {
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
 		return "", nil, fmt.Errorf("admin client: %w", err)
@@ -199,23 +218,39 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario)
 	if err != nil {
 		return "", nil, err
 	}
-	keys, err := createVMs(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
+	vms, err := watchVMs(ctx, dyn)
 	if err != nil {
 		return "", nil, err
 	}
-	patch := []byte(`{"spec":{"runStrategy":"Always"}}`)
-	err = forEach(ctx, runningKeys(keys, sc.Running), 8, func(ctx context.Context, k system.Key) error {
-		_, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,
-			metav1.PatchOptions{FieldManager: "demo-author"})
-		if err != nil {
-			return fmt.Errorf("start %s: %w", k, err)
-		}
-		return nil
+	defer vms.stop()
+	var keys []system.Key
+	res.step(ctx, cluster, "create VMs", sc.StepTimeout, sc.VMs, func(ctx context.Context) (int, error) {
+		keys, err = createVMs(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
+		return len(keys), err
 	})
-	if err != nil {
-		return "", nil, err
+	if len(keys) == 0 {
+		return "", nil, fmt.Errorf("no VM created: %w", err)
 	}
-	return password, keys, waitVMIs(ctx, dyn, sc.Running)
+	res.step(ctx, cluster, "virt-controller synced every VM", sc.StepTimeout, len(keys), func(ctx context.Context) (int, error) {
+		return vms.wait(ctx, keys, "")
+	})
+	running := runningKeys(keys, sc.Running)
+	res.step(ctx, cluster, "VMs started (printableStatus Running)", sc.StepTimeout, len(running), func(ctx context.Context) (int, error) {
+		patch := []byte(`{"spec":{"runStrategy":"` + string(kubevirt.RunStrategyAlways) + `"}}`)
+		err := forEach(ctx, running, 8, func(ctx context.Context, k system.Key) error {
+			_, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,
+				metav1.PatchOptions{FieldManager: "demo-author"})
+			if err != nil {
+				return fmt.Errorf("start %s: %w", k, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return vms.count(running, kubevirt.StatusRunning), firstErrors(err, 3)
+		}
+		return vms.wait(ctx, running, kubevirt.StatusRunning)
+	})
+	return password, keys, nil
 }
 
 // runningKeys are every other key, n of them.
@@ -225,58 +260,6 @@ func runningKeys(keys []system.Key, n int) []system.Key {
 		out = append(out, keys[i])
 	}
 	return out
-}
-
-// waitVMIs waits (at most 3 minutes) until n VMIs are Running.
-func waitVMIs(ctx context.Context, dyn dynamic.Interface, n int) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for {
-		running := 0
-		list, err := dyn.Resource(kubevirt.VirtualMachineInstances).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			for _, vmi := range list.Items {
-				if p, _, _ := unstructured.NestedString(vmi.Object, "status", "phase"); p == "Running" {
-					running++
-				}
-			}
-			if running >= n {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d of %d VMIs Running (last error: %v): %w", running, n, err, ctx.Err())
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// forEach runs f on every key with workers goroutines and joins the errors.
-func forEach(ctx context.Context, keys []system.Key, workers int, f func(context.Context, system.Key) error) error {
-	work := make(chan system.Key)
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				if err := f(ctx, k); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, k := range keys {
-		work <- k
-	}
-	close(work)
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // systemGet is the part of a System the write phase checks.

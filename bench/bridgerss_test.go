@@ -22,7 +22,9 @@ import (
 // `go test -run '^$' -bench BridgeRSS -benchtime 1x ./bench/`. More:
 // BENCH_RSS_RUNNING (VMs running, default half), BENCH_RSS_RATES (time per
 // GET measurement; unset: none), BENCH_RSS_CYCLES (VMs given Ironic's
-// provisioning cycle; unset: none), BENCH_RSS_TIMEOUT (default 10m);
+// provisioning cycle; unset: none), BENCH_RSS_STEP_TIMEOUT and
+// BENCH_RSS_PHASE_TIMEOUT (bounds of each setup step and measured phase,
+// see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m);
 // `make bench-10k` sets them for 10,000 VMs. Its log
 // (Warn) goes to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
@@ -48,13 +50,18 @@ func BenchmarkBridgeRSS(b *testing.B) {
 	if err != nil {
 		b.Fatalf("BENCH_RSS_RATES: %v", err)
 	}
-	timeout, err := time.ParseDuration(env("BENCH_RSS_TIMEOUT", "10m"))
-	if err != nil {
-		b.Fatalf("BENCH_RSS_TIMEOUT: %v", err)
+	var timeout, stepTimeout, phaseTimeout time.Duration
+	for name, d := range map[string]*time.Duration{"BENCH_RSS_TIMEOUT": &timeout, "BENCH_RSS_STEP_TIMEOUT": &stepTimeout, "BENCH_RSS_PHASE_TIMEOUT": &phaseTimeout} {
+		if *d, err = time.ParseDuration(env(name, "0s")); err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
 	}
 	sc := bench.RSSScenario{
 		Variant: crds.Variant(env("BENCH_RSS_VARIANT", string(crds.MapList))), VMs: vms,
-		Running: running, Cycles: cycles, Rates: rates,
+		Running: running, Cycles: cycles, Rates: rates, StepTimeout: stepTimeout, PhaseTimeout: phaseTimeout,
 		Log:       slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		BridgeLog: bridgeLog,
 	}

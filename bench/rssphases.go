@@ -40,6 +40,8 @@ type meter struct {
 	watch      *rssWatch
 	metricsURL string
 	client     *Client
+	cluster    *testcluster.Cluster
+	timeout    time.Duration // of each phase
 	res        *RSSResult
 }
 
@@ -72,6 +74,7 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	}()
 	base := "http://" + addr
 	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", res: res,
+		cluster: cluster, timeout: sc.PhaseTimeout,
 		client: &Client{Base: base, User: demo.AdminUser, Password: password, HTTP: NewHTTPClient(sc.Clients)}}
 	running := runningKeys(keys, sc.Running)
 	on := map[system.Key]bool{}
@@ -160,7 +163,9 @@ func (m *meter) rates(ctx context.Context, sc RSSScenario, keys []system.Key) er
 }
 
 // cycles runs [Cycle] on keys with sc.RateClients clients against a local
-// image server.
+// image server. No cycle starts later than PowerOnTimeout (plus a minute)
+// before the phase's deadline, so those that start can finish: the others
+// are counted as not started, not as failed.
 func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys []system.Key) (err error) {
 	images, err := demo.StartImageServer([]string{"boot.iso"}, 64<<10)
 	if err != nil {
@@ -170,29 +175,44 @@ func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys []sy
 	cc := *c
 	cc.HTTP = NewHTTPClient(sc.RateClients)
 	o := CycleOptions{Image: images.URL + "/images/boot.iso", Poll: 500 * time.Millisecond, PowerOnTimeout: 3 * time.Minute}
+	startBy := time.Now().Add(m.timeout - o.PowerOnTimeout - time.Minute)
 	var mu sync.Mutex
 	err = forEach(ctx, keys, sc.RateClients, func(ctx context.Context, k system.Key) error {
-		err := Cycle(ctx, &cc, k.ID(), o)
-		if err != nil {
+		if time.Now().After(startBy) {
 			mu.Lock()
-			m.res.CycleFailures++
+			m.res.CyclesNotStarted++
 			mu.Unlock()
+			return nil
 		}
+		err := Cycle(ctx, &cc, k.ID(), o)
+		mu.Lock()
+		if err != nil {
+			m.res.CycleFailures++
+		} else {
+			m.res.CyclesDone++
+		}
+		mu.Unlock()
 		return err
 	})
-	return err
+	if m.res.CyclesNotStarted > 0 {
+		err = errors.Join(err, fmt.Errorf("%d of %d cycles not started within the phase's %s", m.res.CyclesNotStarted, len(keys), m.timeout))
+	}
+	return firstErrors(err, 3)
 }
 
 // phase runs one phase with a fresh recorder and records the bridge's
 // RSS peak and end, CPU and Go runtime gauges.
 func (m *meter) phase(ctx context.Context, name string, run func(context.Context, *Client) error) error {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
 	m.watch.mark()
+	cluster := markCPU(m.cluster)
 	cpu0, cpuErr := ProcCPU(m.pid)
 	c := *m.client
 	c.Rec = NewRecorder()
 	start := time.Now()
 	runErr := run(ctx, &c)
-	ph := RSSPhase{Name: name, Took: time.Since(start)}
+	ph := RSSPhase{Name: name, Took: time.Since(start), Cluster: cluster.since(m.cluster)}
 	ph.Ops = c.Rec.Summaries()
 	for _, s := range ph.Ops {
 		ph.Requests += s.N
@@ -217,11 +237,13 @@ func (r *RSSResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n=== bridge binary as its own process (pid %d): %s CRDs, %d VMs (%d running, %d per namespace), %d clients, %d VMs written, started %s, setup %s ===\n",
 		r.Pid, sc.Variant, sc.VMs, sc.Running, sc.PerNamespace, sc.Clients, sc.Writes,
 		r.Started.UTC().Format(time.RFC3339), r.Setup.Round(time.Second))
+	r.printSteps(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\ttook\trequests\tfailed\tRSS end MB\tRSS peak MB\theap alloc MB\theap inuse MB\tGo sys MB\tgoroutines\tCPU s\t")
+	fmt.Fprintln(tw, "phase\ttook\trequests\tfailed\tRSS end MB\tRSS peak MB\theap alloc MB\theap inuse MB\tGo sys MB\tgoroutines\tCPU s\tvirt-controller CPU s\tapiserver CPU s\t")
 	for _, p := range r.Phases {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\t\n", p.Name, p.Took.Round(100*time.Millisecond),
-			p.Requests, p.Failed, mib(p.RSSEnd), mib(p.RSSPeak), mib(p.HeapAlloc), mib(p.HeapInuse), mib(p.GoSys), p.Goroutines, p.CPU.Seconds())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\t%s\t%.1f\t\n", p.Name, p.Took.Round(100*time.Millisecond),
+			p.Requests, p.Failed, mib(p.RSSEnd), mib(p.RSSPeak), mib(p.HeapAlloc), mib(p.HeapInuse), mib(p.GoSys), p.Goroutines, p.CPU.Seconds(),
+			p.Cluster.virtController(), p.Cluster.APIServer.Seconds())
 	}
 	_ = tw.Flush()
 	for _, p := range r.Phases {
@@ -239,7 +261,8 @@ func (r *RSSResult) Print(w io.Writer) {
 		_ = tw.Flush()
 	}
 	if sc.Cycles > 0 {
-		fmt.Fprintf(w, "Ironic cycles on %d VMs: %d failed: %s\n", sc.Cycles, r.CycleFailures, reached(r.CycleFailures == 0 && r.Phase("cycle").Name != ""))
+		fmt.Fprintf(w, "Ironic cycles on %d VMs: %d completed, %d failed, %d not started: %s\n", sc.Cycles,
+			r.CyclesDone, r.CycleFailures, r.CyclesNotStarted, reached(r.CyclesDone == sc.Cycles && r.CycleFailures == 0))
 	}
 	startup := r.Phase("startup").Took
 	fmt.Fprintf(w, "start-up until every system is listed: %s (target < %s): %s\n", startup.Round(100*time.Millisecond), StartupTarget, reached(startup > 0 && startup < StartupTarget))
@@ -250,4 +273,24 @@ func (r *RSSResult) Print(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// printSteps writes the setup steps as a table.
+func (r *RSSResult) printSteps(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "setup step\ttook\tdone\tvirt-controller CPU s\tapiserver CPU s\tended short because\t")
+	for _, s := range r.Steps {
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%.1f\t%s\t\n", s.Name, s.Took.Round(100*time.Millisecond), s.Done, s.Want,
+			s.Cluster.virtController(), s.Cluster.APIServer.Seconds(), cmp.Or(s.Err, "-"))
+	}
+	_ = tw.Flush()
+}
+
+// virtController is virt-controller's CPU seconds, marked when it restarted
+// in between.
+func (c ClusterCPU) virtController() string {
+	if c.Restarted {
+		return fmt.Sprintf("%.1f (restarted)", c.VirtController.Seconds())
+	}
+	return fmt.Sprintf("%.1f", c.VirtController.Seconds())
 }

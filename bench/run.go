@@ -16,7 +16,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Scenario is one benchmark run.
@@ -165,40 +164,6 @@ func dynFor(env *demo.Env) dynamic.Interface {
 		panic(fmt.Sprintf("bridge dynamic client: %v", err)) // a valid config never fails
 	}
 	return d
-}
-
-// createVMs creates n sample VMs in namespaces <prefix>-0, <prefix>-1, ...
-// of at most per VMs each, four namespaces at a time.
-func createVMs(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
-	var keys []system.Key
-	var mu sync.Mutex
-	var errs []error
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for i := 0; i*per < n; i++ {
-		ns := fmt.Sprintf("%s-%d", prefix, i)
-		count := min(per, n-i*per)
-		for j := range count {
-			keys = append(keys, system.Key{Namespace: ns, Name: fmt.Sprintf("vm-%d", j)})
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			err := cluster.CreateNamespace(ctx, ns)
-			if err == nil {
-				err = demo.CreateSampleVMs(ctx, dyn, ns, count)
-			}
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return keys, errors.Join(errs...)
 }
 
 // waitListed waits until the bridge lists n systems.

@@ -56,6 +56,12 @@ const (
 // Status is a VM's status.printableStatus.
 type Status = kubevirtv1.VirtualMachinePrintableStatus
 
+// Printable statuses of a VM virt-controller has synced: halted, running.
+const (
+	StatusStopped = kubevirtv1.VirtualMachineStatusStopped
+	StatusRunning = kubevirtv1.VirtualMachineStatusRunning
+)
+
 // CriticalStatuses are the printable statuses of a VM that cannot run as
 // asked.
 var CriticalStatuses = []Status{

@@ -106,6 +106,18 @@ func (c *Cluster) superviseVirtController(base context.Context, p *process, star
 // was started again.
 func (c *Cluster) VirtControllerRestarts() int64 { return c.virtControllerRestarts.Load() }
 
+// VirtControllerPID is the process id of the virt-controller running now
+// (0 without [Options.VirtController] or while it restarts), for benchmarks
+// that watch its CPU.
+func (c *Cluster) VirtControllerPID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.virtControllerProc; p != nil && !p.exited() {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // stopVirtController stops virt-controller for good (Cluster.Stop).
 func (c *Cluster) stopVirtController() error {
 	c.mu.Lock()
