@@ -56,9 +56,14 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	if err != nil {
 		return err
 	}
+	certFile, keyFile, err := writeTLSFiles(dir)
+	if err != nil {
+		return err
+	}
 	p, err := bridgeproc.Start(bridgeproc.Options{
 		Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
-		Listen: addr, MetricsListen: metricsAddr, Log: cmp.Or(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
+		Listen: addr, TLSCert: certFile, TLSKey: keyFile,
+		MetricsListen: metricsAddr, Log: cmp.Or(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
 	})
 	if err != nil {
 		return err
@@ -72,7 +77,7 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 		}
 		err = errors.Join(err, p.Kill())
 	}()
-	base := "http://" + addr
+	base := "https://" + addr
 	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", res: res,
 		cluster: cluster, timeout: sc.PhaseTimeout,
 		client: &Client{Base: base, User: demo.AdminUser, Password: password, HTTP: NewHTTPClient(sc.Clients)}}
@@ -138,28 +143,17 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 }
 
 // rates measures GET System (over every VM) and the Systems collection
-// at 1 and sc.RateClients clients.
+// at 1 and sc.RateClients clients against the floor server ([Ratios]).
 func (m *meter) rates(ctx context.Context, sc RSSScenario, keys []system.Key) error {
 	paths := make([]string, len(keys))
 	for i, k := range keys {
 		paths[i] = systemPath(k.ID())
 	}
-	for _, op := range readOps(paths) {
-		op.Paths = paths
-		if op.Name == OpGetSystems {
-			op.Paths = []string{"/redfish/v1/Systems"}
-		}
-		for _, k := range []int{1, sc.RateClients} {
-			c := *m.client
-			c.HTTP = NewHTTPClient(k)
-			r, err := rate(ctx, &c, op.Paths, k, sc.Rates)
-			if err != nil {
-				return fmt.Errorf("rate %s, %d clients: %w", op.Name, k, err)
-			}
-			m.res.Rates = append(m.res.Rates, RatioRow{Op: op.Name, Clients: k, Bridge: r})
-		}
-	}
-	return nil
+	ops := []ReadOp{{Name: OpGetSystem, Paths: paths}, {Name: OpGetSystems, Paths: []string{"/redfish/v1/Systems"}}}
+	var err error
+	m.res.Rates, err = Ratios(ctx, m.client.Base, m.client.User, m.client.Password, ops,
+		RatioOptions{Clients: []int{1, sc.RateClients}, Each: sc.Rates})
+	return err
 }
 
 // cycles runs [Cycle] on keys with sc.RateClients clients against a local
@@ -252,13 +246,8 @@ func (r *RSSResult) Print(w io.Writer) {
 		}
 	}
 	if len(r.Rates) > 0 {
-		fmt.Fprintln(w, "GETs on the bridge process (plain HTTP, keep-alive, Basic auth):")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "GET\tclients\treq/s\tp50 ms\tp99 ms\tfailed\t")
-		for _, row := range r.Rates {
-			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t\n", row.Op, row.Clients, row.Bridge.PerSecond(), ms(row.Bridge.P50), ms(row.Bridge.P99), row.Bridge.Failed)
-		}
-		_ = tw.Flush()
+		fmt.Fprintf(w, "GETs on the bridge process with %d VMs, ", sc.VMs)
+		PrintRatios(w, r.Rates)
 	}
 	if sc.Cycles > 0 {
 		fmt.Fprintf(w, "Ironic cycles on %d VMs: %d completed, %d failed, %d not started: %s\n", sc.Cycles,

@@ -2,6 +2,7 @@ package bridgeproc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -42,8 +43,10 @@ type Options struct {
 	Namespace string
 	// Namespaces are the VM namespaces served; empty serves all.
 	Namespaces []string
-	// Listen is the plain-HTTP Redfish address ([FreeAddr]).
-	Listen string
+	// Listen is the Redfish address ([FreeAddr]): plain HTTP, or HTTPS
+	// when TLSCert and TLSKey (PEM files) are set.
+	Listen          string
+	TLSCert, TLSKey string
 	// MetricsListen is the address of /metrics; empty disables it.
 	MetricsListen string
 	// PodName is the leader identity; default "bridge-0". A bridge started
@@ -72,10 +75,15 @@ func Start(o Options) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bridge log: %w", err)
 	}
-	args := append([]string{"serve",
+	args := []string{"serve",
 		"--kubeconfig=" + o.Kubeconfig, "--namespace=" + o.Namespace, "--namespaces=" + strings.Join(o.Namespaces, ","),
-		"--service-uuid=" + ServiceUUID, "--listen=" + o.Listen, "--insecure-http",
-		"--metrics-listen=" + o.MetricsListen, "--pod-name=" + o.PodName}, o.Args...)
+		"--service-uuid=" + ServiceUUID, "--listen=" + o.Listen}
+	if o.TLSCert != "" {
+		args = append(args, "--tls-cert="+o.TLSCert, "--tls-key="+o.TLSKey)
+	} else {
+		args = append(args, "--insecure-http")
+	}
+	args = append(append(args, "--metrics-listen="+o.MetricsListen, "--pod-name="+o.PodName), o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:gosec,noctx // our own binary; ended by Kill
 	cmd.Env = append(os.Environ(), "REDFISH_BRIDGE_LOG_FORMAT=text")
 	cmd.Stdout, cmd.Stderr = f, f
@@ -102,9 +110,12 @@ func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
 // WaitServing polls GET url with Basic auth every 250 ms until it answers
-// 200, the process exits or ctx ends.
+// 200, the process exits or ctx ends. An https url's certificate is not
+// verified (the bridge's own, self-signed on loopback).
 func (p *Proc) WaitServing(ctx context.Context, url, user, password string) error {
-	hc := &http.Client{Timeout: 10 * time.Second}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the bridge's self-signed certificate on loopback
+	}}
 	var last string // what the last poll got
 	for {
 		select {

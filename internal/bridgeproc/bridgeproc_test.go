@@ -78,3 +78,24 @@ func TestWaitServingSendsBasicAuth(t *testing.T) {
 		t.Error("Done not closed after Kill returned")
 	}
 }
+
+// TestTLSServing: with TLSCert and TLSKey the bridge is started with them
+// instead of --insecure-http, and WaitServing reaches an https URL whose
+// certificate is self-signed.
+func TestTLSServing(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	p := start(t, `echo "args: $*"; exec sleep 600`, Options{Listen: "127.0.0.1:1", TLSCert: "/c.pem", TLSKey: "/k.pem"})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := p.WaitServing(ctx, srv.URL, "admin", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	tail := p.Tail()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(tail, "args:") && time.Now().Before(deadline); tail = p.Tail() {
+		time.Sleep(10 * time.Millisecond) // the script's echo may land after WaitServing returned
+	}
+	if !strings.Contains(tail, "--listen=127.0.0.1:1 --tls-cert=/c.pem --tls-key=/k.pem --metrics-listen=") || strings.Contains(tail, "--insecure-http") {
+		t.Errorf("bridge started with %q, want --tls-cert and --tls-key, no --insecure-http", tail)
+	}
+}
