@@ -18,7 +18,8 @@ import (
 )
 
 // TestSecureBoot drives SetSecureBoot and SetBoot on a real kube-apiserver
-// with the simulator, once per CRD variant.
+// with KubeVirt's virt-controller and the simulated node, once per CRD
+// variant.
 func TestSecureBoot(t *testing.T) {
 	eachVariant(t, func(t *testing.T, _ crds.Variant, c *testcluster.Cluster) {
 		t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })

@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
@@ -26,10 +31,12 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
-// env is a cluster with the simulator, the inventory, a Writer, a Service
-// and a running Reconciler.
+// env is a namespace of a cluster where KubeVirt's virt-controller runs,
+// with the simulator as its node, the inventory, a Writer, a Service and a
+// running Reconciler.
 type env struct {
 	admin dynamic.Interface
+	kube  kubernetes.Interface
 	w     *apply.Client
 	s     *Service
 	sim   *sim.Simulator
@@ -65,6 +72,9 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if e.admin, err = dynamic.NewForConfig(c.Admin); err != nil {
 		t.Fatal(err)
 	}
+	if e.kube, err = kubernetes.NewForConfig(c.Admin); err != nil {
+		t.Fatal(err)
+	}
 	bridge, err := dynamic.NewForConfig(c.Bridge)
 	if err != nil {
 		t.Fatal(err)
@@ -74,17 +84,21 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	simulator, err := sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: 20 * time.Millisecond, Log: log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
+	simulator, err := sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: 20 * time.Millisecond, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.sim = simulator
 	simCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = simulator.Run(simCtx) }()
+	var runErr error
+	go func() { defer close(done); runErr = simulator.Run(simCtx) }()
 	t.Cleanup(func() {
 		stop()
 		<-done
+		if runErr != nil {
+			t.Errorf("simulator: %v", runErr)
+		}
 		if cs := simulator.Corruptions(); len(cs) > 0 && !o.allowCorruption {
 			t.Errorf("simulator saw corrupted VMs: %+v", cs)
 		}
@@ -149,13 +163,15 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 	return apply.Decode(t.Context(), key, vm, vmi)
 }
 
-// eventually polls cond on live reads until it holds (10 s).
+// eventually polls cond on live reads until it holds (30 s: virt-controller
+// and the simulator share a loaded machine with the test).
 func (e *env) eventually(t *testing.T, key system.Key, what string, cond func(vm *apply.VM) bool) *apply.VM {
 	t.Helper()
 	var last *apply.VM
-	testutil.Eventually(t, what, 10*time.Second, 20*time.Millisecond, func(context.Context) error {
+	testutil.Eventually(t, what, 30*time.Second, 20*time.Millisecond, func(context.Context) error {
 		if last = e.live(t, key); !cond(last) {
-			return fmt.Errorf("boot %+v power %+v state %s disks %v", last.Boot, last.Power, State(last), bootOrders(last))
+			return fmt.Errorf("boot %+v power %+v state %s (printableStatus %s, VMI %s) disks %v", last.Boot, last.Power, State(last),
+				kubevirt.PrintableStatusOf(last.Object), kubevirt.PhaseOf(last.VMI), bootOrders(last))
 		}
 		return nil
 	})
@@ -181,8 +197,17 @@ func ordersOf(obj *unstructured.Unstructured, path ...string) map[string]int64 {
 
 func runStrategy(vm *apply.VM) kubevirt.RunStrategyValue { return kubevirt.RunStrategyOf(vm.Object) }
 
+// setSlot records slot s on the VM; a slot with a claim gets its PVC first
+// (media/ creates it before the import): virt-controller creates no
+// launcher pod for a VMI whose PVC is missing, the VM would stay
+// PoweringOn (docs/testing-kubevirt.md).
 func (e *env) setSlot(t *testing.T, key system.Key, s system.MediaSlot) {
 	t.Helper()
+	if s.ClaimName != "" {
+		if err := e.createClaim(t.Context(), key.Namespace, s.ClaimName); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := e.w.Media(t.Context(), key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 		slots[s.Slot] = s
 		return nil
@@ -191,17 +216,38 @@ func (e *env) setSlot(t *testing.T, key system.Key, s system.MediaSlot) {
 	}
 }
 
+// createClaim creates the PVC an import would fill (the simulator binds
+// it); one that exists already is fine.
+func (e *env) createClaim(ctx context.Context, namespace, name string) error {
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, pvc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create PVC %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
 func ptrTo[T any](v T) *T { return &v }
 
-// eachVariant runs f on a test cluster of every CRD variant (skipped with
-// -short: it needs kube-apiserver).
+// TestMain stops the shared test clusters (testcluster.SharedKubeVirt)
+// after the tests.
+func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m)) }
+
+// eachVariant runs f on the package's shared test cluster of every CRD
+// variant, where KubeVirt's virt-controller runs (skipped with -short: it
+// needs kube-apiserver). Tests keep to their own namespaces (startEnvWith).
 func eachVariant(t *testing.T, f func(t *testing.T, v crds.Variant, c *testcluster.Cluster)) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs kube-apiserver")
 	}
 	for _, v := range crds.Variants {
-		t.Run(string(v), func(t *testing.T) { f(t, v, testcluster.ForTest(t, v)) })
+		t.Run(string(v), func(t *testing.T) { f(t, v, testcluster.SharedKubeVirt(t, v)) })
 	}
 }
 
@@ -297,27 +343,30 @@ func testDropped(t *testing.T, e *env) {
 	}
 }
 
+// testVerbs: each verb ends in its PowerState, live and in the cache, and
+// in the printableStatus KubeVirt's virt-controller writes for it.
 func testVerbs(t *testing.T, e *env) {
 	ctx := t.Context()
 	key := e.createVM(t, "verbs")
 	steps := []struct {
-		reset system.ResetType
-		want  system.PowerState
+		reset     system.ResetType
+		want      system.PowerState
+		printable kubevirt.Status
 	}{
-		{system.ResetPushPowerButton, system.PowerOn},
-		{system.ResetGracefulShutdown, system.PowerOff},
-		{system.ResetForceOn, system.PowerOn},
-		{system.ResetForceOff, system.PowerOff},
-		{system.ResetGracefulRestart, system.PowerOn}, // restart of an Off system powers it on
-		{system.ResetPushPowerButton, system.PowerOff},
+		{system.ResetPushPowerButton, system.PowerOn, kubevirtv1.VirtualMachineStatusRunning},
+		{system.ResetGracefulShutdown, system.PowerOff, kubevirtv1.VirtualMachineStatusStopped},
+		{system.ResetForceOn, system.PowerOn, kubevirtv1.VirtualMachineStatusRunning},
+		{system.ResetForceOff, system.PowerOff, kubevirtv1.VirtualMachineStatusStopped},
+		{system.ResetGracefulRestart, system.PowerOn, kubevirtv1.VirtualMachineStatusRunning}, // restart of an Off system powers it on
+		{system.ResetPushPowerButton, system.PowerOff, kubevirtv1.VirtualMachineStatusStopped},
 	}
 	for _, s := range steps {
 		if err := e.s.Reset(ctx, key, s.reset); err != nil {
 			t.Fatalf("%s: %v", s.reset, err)
 		}
-		e.eventually(t, key, fmt.Sprintf("%s -> %s", s.reset, s.want), func(vm *apply.VM) bool {
+		e.eventually(t, key, fmt.Sprintf("%s -> %s (%s)", s.reset, s.want, s.printable), func(vm *apply.VM) bool {
 			cached, err := e.w.Read(ctx, key) // PushPowerButton decides from the cache
-			return err == nil && State(vm) == s.want && State(cached) == s.want
+			return err == nil && State(vm) == s.want && State(cached) == s.want && kubevirt.PrintableStatusOf(vm.Object) == s.printable
 		})
 	}
 	if err := e.s.Reset(ctx, key, "Nmi"); !errors.Is(err, ErrInvalid) {

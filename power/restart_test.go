@@ -14,10 +14,10 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// These tests pin the power verbs against virt-controller's real
-// RerunOnFailure semantics (the simulator plays them): a deleted or shut
-// down VMI is not replaced; only a Start request, or a change of run
-// strategy, starts a new one.
+// These tests pin the power verbs against KubeVirt's RerunOnFailure
+// semantics (its own virt-controller runs in the test cluster, package sim
+// plays the node): a deleted or shut down VMI is not replaced; only a
+// Start request, or a change of run strategy, starts a new one.
 
 // testRestarts: GracefulRestart and ForceRestart of a running VM each end
 // with a new VMI running, under the bridge's own runStrategy, with every
