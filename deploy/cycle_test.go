@@ -28,7 +28,7 @@ import (
 func provisionCycle(t *testing.T, env *installed) {
 	ctx := t.Context()
 	log, forbidden := watchForbidden(t)
-	simulator, err := sim.New(env.cluster.Admin, sim.Options{Namespaces: []string{vmNS}, DataDir: t.TempDir(), Log: log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
+	simulator, err := sim.New(env.cluster.Admin, sim.Options{Namespaces: []string{vmNS}, DataDir: t.TempDir(), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

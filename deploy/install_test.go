@@ -109,7 +109,7 @@ func upgradeClusterWide(t *testing.T, env *installed) {
 func install(t *testing.T) *installed {
 	t.Helper()
 	ctx := t.Context()
-	cluster := testcluster.ForTest(t, crds.Stock)
+	cluster := testcluster.ForTestWith(t, testcluster.Options{Variant: crds.Stock, VirtController: true})
 	for _, ns := range []string{releaseNS, vmNS} {
 		if err := cluster.CreateNamespace(ctx, ns); err != nil {
 			t.Fatal(err)

@@ -136,7 +136,8 @@ func (im *images) open(path string) {
 	}
 }
 
-// env is a test cluster with the simulator, the bridge's caches and writer.
+// env is a test cluster running KubeVirt's virt-controller with the
+// simulator as its node side, the bridge's caches and writer.
 type env struct {
 	ns        string
 	admin     dynamic.Interface
@@ -154,7 +155,7 @@ type env struct {
 
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
-	c := testcluster.ForTest(t, v)
+	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
 	const ns = "media-test"
 	ctx := t.Context()
 	if err := c.CreateNamespace(ctx, ns); err != nil {
@@ -165,7 +166,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
-	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
+	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
