@@ -21,7 +21,7 @@ build: ## Build bin/redfish-bridge.
 	$(GO) build -trimpath -o $(BIN)/redfish-bridge ./cmd/redfish-bridge
 
 .PHONY: demo
-demo: tools build ## Run a local apiserver with KubeVirt CRDs, simulated VMs and the Redfish service on https://127.0.0.1:8443.
+demo: tools build ## Run a local apiserver with KubeVirt's virt-controller, a simulated node and the Redfish service on https://127.0.0.1:8443.
 	$(GO) build -trimpath -o $(BIN)/redfish-bridge-demo ./cmd/redfish-bridge-demo
 	$(BIN)/redfish-bridge-demo $(DEMO_ARGS)
 

@@ -48,7 +48,8 @@ type Options struct {
 	VMs     int
 	// Listen is the Redfish address; "127.0.0.1:0" picks a free port.
 	Listen string
-	// StartDelay and StopDelay are the simulator's VMI delays.
+	// StartDelay and StopDelay are the node side's VMI delays (sim: how
+	// long a scheduled VMI takes to run, a deleted one to stop).
 	StartDelay, StopDelay time.Duration
 	// ImageSize is the size of the sample ISOs in bytes.
 	ImageSize int
@@ -75,7 +76,8 @@ type Env struct {
 	simDone  chan error
 }
 
-// Start brings up the whole demo. Call [Env.Stop] to tear it down.
+// Start brings up the whole demo and returns once virt-controller has
+// synced the sample VMs ([WaitSynced]). Call [Env.Stop] to tear it down.
 func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.Variant == "" {
 		opts.Variant = crds.Stock
@@ -90,7 +92,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +116,6 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	env.Sim, err = sim.New(cluster.Admin, sim.Options{
 		StartDelay: opts.StartDelay, StopDelay: opts.StopDelay,
 		DataDir: filepath.Join(cluster.Dir, "images"), Log: log,
-		LegacyVMController: true, // not migrated: docs/testing-kubevirt.md
 	})
 	if err != nil {
 		return env, fmt.Errorf("simulator: %w", err)
@@ -158,6 +159,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		return env, fmt.Errorf("start bridge: %w", err)
 	}
 	env.URL = "https://" + env.Bridge.Addr
+	// As in a cluster where VMs exist before a Redfish client comes:
+	// virt-controller's first writes to the sample VMs are done.
+	if err := WaitSynced(ctx, dyn, VMNamespace, SampleVMNames(opts.VMs)...); err != nil {
+		return env, err
+	}
 	return env, nil
 }
 

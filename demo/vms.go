@@ -55,11 +55,20 @@ func SampleVM(namespace, name string) *unstructured.Unstructured {
 	}}
 }
 
-// CreateSampleVMs creates n sample VMs named vm-0..vm-(n-1) in namespace,
-// as the field manager "demo-author".
+// SampleVMNames are the names of n sample VMs: vm-0..vm-(n-1).
+func SampleVMNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("vm-%d", i)
+	}
+	return names
+}
+
+// CreateSampleVMs creates n sample VMs ([SampleVMNames]) in namespace, as
+// the field manager "demo-author".
 func CreateSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
-	for i := range n {
-		vm := SampleVM(namespace, fmt.Sprintf("vm-%d", i))
+	for _, name := range SampleVMNames(n) {
+		vm := SampleVM(namespace, name)
 		if _, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 			return fmt.Errorf("create sample VM %s/%s: %w", namespace, vm.GetName(), err)
 		}

@@ -1,6 +1,7 @@
 // Package e2e holds the end-to-end tests: the whole product (demo.Start: a
-// real etcd + kube-apiserver with the KubeVirt CRDs, the KubeVirt
-// simulator, the bridge with its RBAC-restricted identity, an ISO server)
+// real etcd + kube-apiserver with the KubeVirt CRDs, KubeVirt's own
+// virt-controller v1.9.0 with package sim as the node, the bridge with its
+// RBAC-restricted identity, an ISO server)
 // driven by real Redfish clients (OpenStack's sushy library, Debian's 4.3.3
 // and 5.8.0, through Ironic 21's and Ironic 38/39's virtual-media
 // sequences; DMTF's redfishtool; the gofish Go client), with the resulting Kubernetes objects checked through the

@@ -47,8 +47,10 @@ type sushySystem struct {
 }
 
 // ownVM creates a sample VM named name (as its author would) for one test,
-// deleted when the test ends, and waits until the bridge serves it (its
-// cache answers reads).
+// deleted when the test ends, and waits until virt-controller has synced
+// it (its own first writes to the VM done, as for a VM that exists before
+// a Redfish client comes) and the bridge serves it (its cache answers
+// reads).
 func (a admin) ownVM(t *testing.T, env *demo.Env, name string) system.Key {
 	t.Helper()
 	vm := demo.SampleVM(demo.VMNamespace, name)
@@ -59,6 +61,9 @@ func (a admin) ownVM(t *testing.T, env *demo.Env, name string) system.Key {
 	t.Cleanup(func() {
 		_ = res.Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
+	if err := demo.WaitSynced(t.Context(), a.dyn, demo.VMNamespace, name); err != nil {
+		t.Fatal(err)
+	}
 	key := system.Key{Namespace: demo.VMNamespace, Name: name}
 	client := redfishClient()
 	waitFor(t, "system "+key.ID()+" served", func() (bool, string) {

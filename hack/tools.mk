@@ -92,6 +92,8 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
 	mv -f $(VIRT_CONTROLLER).tmp $(VIRT_CONTROLLER)
+	@touch $@
+
 $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR)/golangci-lint && go build -trimpath -ldflags "-s -w" -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -1,8 +1,10 @@
 // Command redfish-bridge-demo runs the product on its embedded default, for
-// `make demo`: a local etcd + kube-apiserver with the KubeVirt CRDs, the
-// KubeVirt simulator, sample VirtualMachines and the Redfish service on
-// https://127.0.0.1:8443, until Ctrl-C. It links the test harness (sim,
-// testcluster), which is why it is not the image's binary.
+// `make demo`: a local etcd + kube-apiserver with the KubeVirt CRDs,
+// KubeVirt's own virt-controller (bin/virt-controller, built by `make
+// tools`), the simulated node (package sim), sample VirtualMachines and the
+// Redfish service on https://127.0.0.1:8443, until Ctrl-C. It links the
+// test harness (sim, testcluster), which is why it is not the image's
+// binary.
 package main
 
 import (

@@ -13,11 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -74,16 +76,27 @@ func Slot(vm *unstructured.Unstructured, slot string) (system.MediaSlot, error) 
 	return s, nil
 }
 
-// MediaObjects lists the import pods ("pod/<name>", any pod mounting the
-// slot's claim) and the media PVC ("pvc/<name>") of a VM's slot.
+// MediaObjects lists the import pods ("pod/<name>", any pod but a
+// virt-launcher mounting the slot's claim) and the media PVC ("pvc/<name>")
+// of a VM's slot: what the bridge leaves behind. A running guest's
+// virt-launcher pod is not among them: it keeps a claim ejected from the
+// template mounted until the VM restarts (KubeVirt changes a running
+// VMI's volumes only at restart; see docs/testing-kubevirt.md).
 func MediaObjects(ctx context.Context, kube kubernetes.Interface, key system.Key, slot string) ([]string, error) {
 	claim := media.ClaimName(key, slot)
+	launcher, err := labels.Parse(sim.LauncherSelector)
+	if err != nil {
+		return nil, fmt.Errorf("launcher selector: %w", err)
+	}
 	var out []string
 	pods, err := kube.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list pods in %s: %w", key.Namespace, err)
 	}
 	for _, p := range pods.Items {
+		if launcher.Matches(labels.Set(p.Labels)) {
+			continue
+		}
 		for _, v := range p.Spec.Volumes {
 			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
 				out = append(out, "pod/"+p.Name)
