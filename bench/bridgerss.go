@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -55,6 +56,9 @@ type RSSScenario struct {
 	Log                       *slog.Logger
 	// BridgeLog receives the bridge's own log; default a temporary file.
 	BridgeLog string
+	// Progress, when set, gets one line as each setup step and phase ends
+	// (a 10,000-VM run takes most of an hour).
+	Progress io.Writer
 }
 
 func (s RSSScenario) withDefaults() RSSScenario {
@@ -224,18 +228,18 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario,
 	}
 	defer vms.stop()
 	var keys []system.Key
-	res.step(ctx, cluster, "create VMs", sc.StepTimeout, sc.VMs, func(ctx context.Context) (int, error) {
+	res.step(ctx, cluster, "create VMs", sc.VMs, func(ctx context.Context) (int, error) {
 		keys, err = createVMs(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
 		return len(keys), err
 	})
 	if len(keys) == 0 {
 		return "", nil, fmt.Errorf("no VM created: %w", err)
 	}
-	res.step(ctx, cluster, "virt-controller synced every VM", sc.StepTimeout, len(keys), func(ctx context.Context) (int, error) {
+	res.step(ctx, cluster, "virt-controller synced every VM", len(keys), func(ctx context.Context) (int, error) {
 		return vms.wait(ctx, keys, "")
 	})
 	running := runningKeys(keys, sc.Running)
-	res.step(ctx, cluster, "VMs started (printableStatus Running)", sc.StepTimeout, len(running), func(ctx context.Context) (int, error) {
+	res.step(ctx, cluster, "VMs started (printableStatus Running)", len(running), func(ctx context.Context) (int, error) {
 		patch := []byte(`{"spec":{"runStrategy":"` + string(kubevirt.RunStrategyAlways) + `"}}`)
 		err := forEach(ctx, running, 8, func(ctx context.Context, k system.Key) error {
 			_, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch,

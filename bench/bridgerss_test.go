@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 // BENCH_RSS_PHASE_TIMEOUT (bounds of each setup step and measured phase,
 // see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m);
 // `make bench-10k` sets them for 10,000 VMs. Its log
-// (Warn) goes to _out/bench-bridgerss.log, the bridge's to
+// (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
 func BenchmarkBridgeRSS(b *testing.B) {
 	vms, err := strconv.Atoi(env("BENCH_RSS_VMS", "1000"))
@@ -63,7 +64,7 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		Variant: crds.Variant(env("BENCH_RSS_VARIANT", string(crds.MapList))), VMs: vms,
 		Running: running, Cycles: cycles, Rates: rates, StepTimeout: stepTimeout, PhaseTimeout: phaseTimeout,
 		Log:       slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		BridgeLog: bridgeLog,
+		BridgeLog: bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
 	}
 	var res *bench.RSSResult
 	for b.Loop() {

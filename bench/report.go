@@ -160,7 +160,8 @@ func (r *Result) Rows() []Row {
 	add("process", "self_cpu_s", p.SelfCPU.Seconds())
 	add("process", "self_cpu_cores_avg", p.SelfCPU.Seconds()/p.Wall.Seconds())
 	add("process", "apiserver_rss_peak_mb", float64(p.APIRSSPeak)/(1<<20))
-	add("process", "apiserver_cpu_s", p.APICPU.Seconds())
+	add("process", "apiserver_cpu_s", p.Cluster.APIServer.Seconds())
+	add("process", "virt_controller_cpu_s", p.Cluster.VirtController.Seconds())
 	return rows
 }
 
@@ -231,7 +232,8 @@ func (r *Result) Print(w io.Writer) {
 	p := r.Proc
 	fmt.Fprintf(w, "process (bridge + simulator + clients, one Go process): RSS %s before load, peak %s; CPU %.1f s over %.1f s (%.2f cores)\n",
 		mb(p.SelfRSSBefore), mb(p.SelfRSSPeak), p.SelfCPU.Seconds(), p.Wall.Seconds(), p.SelfCPU.Seconds()/p.Wall.Seconds())
-	fmt.Fprintf(w, "kube-apiserver: RSS %s before load, peak %s; CPU %.1f s\n", mb(p.APIRSSBefore), mb(p.APIRSSPeak), p.APICPU.Seconds())
+	fmt.Fprintf(w, "kube-apiserver: RSS %s before load, peak %s; CPU %.1f s\n", mb(p.APIRSSBefore), mb(p.APIRSSPeak), p.Cluster.APIServer.Seconds())
+	fmt.Fprintf(w, "virt-controller: CPU %s s (%.2f cores)\n", p.Cluster.virtController(), p.Cluster.VirtController.Seconds()/p.Wall.Seconds())
 	if n := len(r.CycleErrs); n > 0 {
 		fmt.Fprintf(w, "first cycle errors (%d):\n", n)
 		for _, e := range r.CycleErrs[:min(5, n)] {

@@ -219,6 +219,7 @@ func (m *meter) phase(ctx context.Context, name string, run func(context.Context
 	}
 	ph.Gauges, gaugeErr = ScrapeGauges(ctx, m.metricsURL)
 	m.res.Phases = append(m.res.Phases, ph)
+	m.res.progress("phase %s: %s, %d requests, %d failed, RSS peak %s MB (error: %v)", name, ph.Took.Round(100*time.Millisecond), ph.Requests, ph.Failed, mib(ph.RSSPeak), runErr)
 	return errors.Join(runErr, rssErr, gaugeErr)
 }
 

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
@@ -64,7 +66,8 @@ func (m cpuMark) since(c *testcluster.Cluster) ClusterCPU {
 // step runs one setup step bounded by timeout and records it; the step's
 // error is kept as a note, not returned: the next step goes on with what
 // this one did.
-func (r *RSSResult) step(ctx context.Context, c *testcluster.Cluster, name string, timeout time.Duration, want int, run func(context.Context) (int, error)) {
+func (r *RSSResult) step(ctx context.Context, c *testcluster.Cluster, name string, want int, run func(context.Context) (int, error)) {
+	timeout := r.Scenario.StepTimeout
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	m := markCPU(c)
@@ -75,4 +78,12 @@ func (r *RSSResult) step(ctx context.Context, c *testcluster.Cluster, name strin
 		s.Err = err.Error()
 	}
 	r.Steps = append(r.Steps, s)
+	r.progress("setup %s: %d/%d in %s %s", name, done, want, s.Took.Round(time.Second), cmp.Or(s.Err, "(complete)"))
+}
+
+// progress writes one line to Scenario.Progress, if set, with the time.
+func (r *RSSResult) progress(format string, args ...any) {
+	if w := r.Scenario.Progress; w != nil {
+		fmt.Fprintf(w, "%s %s\n", time.Now().UTC().Format(time.TimeOnly), fmt.Sprintf(format, args...))
+	}
 }

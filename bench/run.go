@@ -87,7 +87,7 @@ type ProcStats struct {
 	SelfRSSBefore, SelfRSSPeak, SelfRSSAfter int64
 	SelfCPU                                  time.Duration
 	APIRSSBefore, APIRSSPeak                 int64
-	APICPU                                   time.Duration
+	Cluster                                  ClusterCPU // kube-apiserver's and virt-controller's CPU
 	Wall                                     time.Duration
 	Goroutines                               int
 }

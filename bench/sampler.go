@@ -12,7 +12,8 @@ import (
 type sampler struct {
 	env           *demo.Env
 	start         time.Time
-	cpu0, apiCPU0 time.Duration
+	cpu0          time.Duration
+	cluster0      cpuMark // kube-apiserver's and virt-controller's CPU
 	rss0, apiRSS0 int64
 	mu            sync.Mutex
 	peak, apiPeak int64
@@ -27,9 +28,7 @@ func startSampler(ctx context.Context, env *demo.Env) *sampler {
 	s.cpu0, _ = SelfCPU()
 	s.rss0, _ = SelfRSS()
 	s.apiRSS0, _ = env.Cluster.APIServerRSS()
-	if pids := env.Cluster.PIDs(); len(pids) > 0 {
-		s.apiCPU0, _ = ProcCPU(pids[0])
-	}
+	s.cluster0 = markCPU(env.Cluster)
 	s.peak, s.apiPeak = s.rss0, s.apiRSS0
 	go func() {
 		defer close(s.finished)
@@ -72,10 +71,6 @@ func (s *sampler) stop() ProcStats {
 	if cpu, err := SelfCPU(); err == nil {
 		p.SelfCPU = cpu - s.cpu0
 	}
-	if pids := s.env.Cluster.PIDs(); len(pids) > 0 {
-		if cpu, err := ProcCPU(pids[0]); err == nil {
-			p.APICPU = cpu - s.apiCPU0
-		}
-	}
+	p.Cluster = s.cluster0.since(s.env.Cluster)
 	return p
 }
