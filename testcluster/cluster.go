@@ -50,6 +50,10 @@ type Options struct {
 	// installed (see installControlPlane), and restarts it when it exits.
 	// The node side (virt-handler, kubelet) is package sim's.
 	VirtController bool
+	// VirtControllerArgs are further virt-controller flags, e.g.
+	// "--vm-controller-threads=10" for a benchmark whose apiserver answers
+	// slowly.
+	VirtControllerArgs []string
 }
 
 // Cluster is a running etcd + kube-apiserver. Copy the rest.Configs with
@@ -78,6 +82,8 @@ type Cluster struct {
 	apiserver      *process
 	stopOnce       sync.Once
 	stopErr        error
+
+	virtControllerArgs []string // Options.VirtControllerArgs
 
 	mu                     sync.Mutex // guards the virt-controller fields below
 	stopping               bool
@@ -118,7 +124,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func newCluster(opts Options) (*Cluster, error) {
-	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log, virtController: opts.VirtController}
+	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log, virtController: opts.VirtController,
+		virtControllerArgs: opts.VirtControllerArgs}
 	if c.Variant == "" {
 		c.Variant = crds.Stock
 	}

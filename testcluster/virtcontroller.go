@@ -46,7 +46,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
 	p, ports, err := c.startWithPorts(ctx, virtControllerBinary, 1, func(ports []int) []string {
-		return []string{
+		return append([]string{
 			"--kubeconfig=" + c.Kubeconfig,
 			"--launcher-image=" + LauncherImage,
 			"--exporter-image=" + ExporterImage,
@@ -54,7 +54,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 			"--port=" + strconv.Itoa(ports[0]),
 			"--prom-cert-file=" + certFile,
 			"--prom-key-file=" + keyFile,
-		}
+		}, c.virtControllerArgs...)
 	}, func(ctx context.Context, p *process, ports []int) error {
 		leader := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/leader"
 		return waitProcess(ctx, p, "virt-controller to lead", func(ctx context.Context) error {
