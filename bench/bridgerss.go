@@ -238,7 +238,7 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario,
 	defer vms.stop()
 	var keys []system.Key
 	res.step(ctx, cluster, "create VMs", sc.VMs, func(ctx context.Context) (int, error) {
-		keys, err = createVMs(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
+		keys, err = createAll(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
 		return len(keys), err
 	})
 	if len(keys) == 0 {

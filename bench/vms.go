@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -20,12 +21,34 @@ import (
 // one etcd write), so the rate is the apiserver's, not a client's.
 const createWorkers = 32
 
-// createVMs creates n sample VMs ([demo.SampleVM], field manager
+// createVMs creates n sample VMs as [createAll] does and waits until
+// virt-controller synced every one (its printableStatus is set): a
+// benchmark that started earlier would race virt-controller's first writes
+// on them (annotations, finalizer, status).
+func createVMs(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
+	vms, err := watchVMs(ctx, dyn)
+	if err != nil {
+		return nil, err
+	}
+	defer vms.stop()
+	keys, err := createAll(ctx, cluster, dyn, prefix, n, per)
+	if err != nil {
+		return keys, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute+time.Duration(n)*60*time.Millisecond)
+	defer cancel()
+	if _, err := vms.wait(wctx, keys, ""); err != nil {
+		return keys, fmt.Errorf("wait for virt-controller: %w", err)
+	}
+	return keys, nil
+}
+
+// createAll creates n sample VMs ([demo.SampleVM], field manager
 // demo-author) in namespaces <prefix>-0, <prefix>-1, ... of at most per VMs
 // each, createWorkers at a time. It returns the keys of the VMs created,
 // in namespace and name order, also when it stops early (ctx ended, or
 // creates failed: the error says which).
-func createVMs(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
+func createAll(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
 	var want []system.Key
 	for i := 0; i*per < n; i++ {
 		ns := fmt.Sprintf("%s-%d", prefix, i)
