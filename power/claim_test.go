@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -49,6 +50,8 @@ func TestOnWithMissingClaim(t *testing.T) {
 		if c := kubevirt.VMIConditionOf(vm.VMI, string(kubevirtv1.VirtualMachineInstanceSynchronized)); c.Status != "False" || c.Reason != "FailedPvcNotFound" {
 			t.Errorf("VMI condition Synchronized %+v, want False, FailedPvcNotFound", c)
 		}
+		conds, _, _ := unstructured.NestedSlice(vm.VMI.Object, "status", "conditions")
+		t.Logf("VMI conditions with the PVC missing: %v", conds)
 		pods, err := e.kube.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sim.LauncherSelector})
 		if err != nil {
 			t.Fatal(err)
