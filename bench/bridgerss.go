@@ -64,6 +64,9 @@ type RSSScenario struct {
 	Log                       *slog.Logger
 	// BridgeLog receives the bridge's own log; default a temporary file.
 	BridgeLog string
+	// GoMemLimit, when set, is the bridge process's GOMEMLIMIT (e.g.
+	// "200MiB"); unset, the Go runtime's default (none).
+	GoMemLimit string
 	// Progress, when set, gets one line as each setup step and phase ends
 	// (a 10,000-VM run takes most of an hour).
 	Progress io.Writer

@@ -25,7 +25,8 @@ import (
 // GET measurement; unset: none), BENCH_RSS_CYCLES (VMs given Ironic's
 // provisioning cycle; unset: none), BENCH_RSS_STEP_TIMEOUT and
 // BENCH_RSS_PHASE_TIMEOUT (bounds of each setup step and measured phase,
-// see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m);
+// see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m),
+// BENCH_RSS_GOMEMLIMIT (the bridge process's GOMEMLIMIT; default unset);
 // `make bench-10k` sets them for 10,000 VMs. Its log
 // (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
@@ -63,8 +64,9 @@ func BenchmarkBridgeRSS(b *testing.B) {
 	sc := bench.RSSScenario{
 		Variant: crds.Variant(env("BENCH_RSS_VARIANT", string(crds.MapList))), VMs: vms,
 		Running: running, Cycles: cycles, Rates: rates, StepTimeout: stepTimeout, PhaseTimeout: phaseTimeout,
-		Log:       slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		BridgeLog: bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
+		Log:        slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		GoMemLimit: os.Getenv("BENCH_RSS_GOMEMLIMIT"),
+		BridgeLog:  bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
 	}
 	var res *bench.RSSResult
 	for b.Loop() {

@@ -60,11 +60,15 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	if err != nil {
 		return err
 	}
-	p, err := bridgeproc.Start(bridgeproc.Options{
+	o := bridgeproc.Options{
 		Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
 		Listen: addr, TLSCert: certFile, TLSKey: keyFile,
 		MetricsListen: metricsAddr, Log: cmp.Or(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
-	})
+	}
+	if sc.GoMemLimit != "" {
+		o.Env = []string{"GOMEMLIMIT=" + sc.GoMemLimit}
+	}
+	p, err := bridgeproc.Start(o)
 	if err != nil {
 		return err
 	}
@@ -229,8 +233,8 @@ func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 // Print writes r as a table.
 func (r *RSSResult) Print(w io.Writer) {
 	sc := r.Scenario
-	fmt.Fprintf(w, "\n=== bridge binary as its own process (pid %d): %s CRDs, %d VMs (%d running, %d per namespace), %d clients, %d VMs written, started %s, setup %s ===\n",
-		r.Pid, sc.Variant, sc.VMs, sc.Running, sc.PerNamespace, sc.Clients, sc.Writes,
+	fmt.Fprintf(w, "\n=== bridge binary as its own process (pid %d, GOMEMLIMIT %s): %s CRDs, %d VMs (%d running, %d per namespace), %d clients, %d VMs written, started %s, setup %s ===\n",
+		r.Pid, cmp.Or(sc.GoMemLimit, "unset"), sc.Variant, sc.VMs, sc.Running, sc.PerNamespace, sc.Clients, sc.Writes,
 		r.Started.UTC().Format(time.RFC3339), r.Setup.Round(time.Second))
 	r.printSteps(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -56,6 +56,9 @@ type Options struct {
 	Log string
 	// Args are further serve flags, e.g. "--max-header-bytes=1048576".
 	Args []string
+	// Env are further environment variables (NAME=value), e.g. the
+	// GOMEMLIMIT a deployment sets.
+	Env []string
 }
 
 // Proc is `redfish-bridge serve` running as a child process.
@@ -85,7 +88,7 @@ func Start(o Options) (*Proc, error) {
 	}
 	args = append(append(args, "--metrics-listen="+o.MetricsListen, "--pod-name="+o.PodName), o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:gosec,noctx // our own binary; ended by Kill
-	cmd.Env = append(os.Environ(), "REDFISH_BRIDGE_LOG_FORMAT=text")
+	cmd.Env = append(append(os.Environ(), "REDFISH_BRIDGE_LOG_FORMAT=text"), o.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()

@@ -80,12 +80,13 @@ func TestWaitServingSendsBasicAuth(t *testing.T) {
 }
 
 // TestTLSServing: with TLSCert and TLSKey the bridge is started with them
-// instead of --insecure-http, and WaitServing reaches an https URL whose
-// certificate is self-signed.
+// instead of --insecure-http (and with Options.Env in its environment), and
+// WaitServing reaches an https URL whose certificate is self-signed.
 func TestTLSServing(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
-	p := start(t, `echo "args: $*"; exec sleep 600`, Options{Listen: "127.0.0.1:1", TLSCert: "/c.pem", TLSKey: "/k.pem"})
+	p := start(t, `echo "args: $* GOMEMLIMIT=$GOMEMLIMIT"; exec sleep 600`,
+		Options{Listen: "127.0.0.1:1", TLSCert: "/c.pem", TLSKey: "/k.pem", Env: []string{"GOMEMLIMIT=123MiB"}})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if err := p.WaitServing(ctx, srv.URL, "admin", "secret"); err != nil {
@@ -97,5 +98,8 @@ func TestTLSServing(t *testing.T) {
 	}
 	if !strings.Contains(tail, "--listen=127.0.0.1:1 --tls-cert=/c.pem --tls-key=/k.pem --metrics-listen=") || strings.Contains(tail, "--insecure-http") {
 		t.Errorf("bridge started with %q, want --tls-cert and --tls-key, no --insecure-http", tail)
+	}
+	if !strings.Contains(tail, "GOMEMLIMIT=123MiB") {
+		t.Errorf("bridge started with %q, want GOMEMLIMIT=123MiB in its environment", tail)
 	}
 }
