@@ -68,7 +68,7 @@ lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, e
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: generate
-generate: generate-crds ## Regenerate the KubeVirt CRD variants under crds/.
+generate: generate-crds generate-webhooks ## Regenerate the KubeVirt CRD variants under crds/ and virt-api's webhook configurations under testcluster/webhooks.
 
 .PHONY: verify
 verify: generate ## Regenerate, then fail if anything changed.

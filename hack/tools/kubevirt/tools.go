@@ -4,5 +4,6 @@
 package tools
 
 import (
+	_ "kubevirt.io/kubevirt/cmd/virt-api"
 	_ "kubevirt.io/kubevirt/cmd/virt-controller"
 )
