@@ -42,7 +42,13 @@ type env struct {
 // virt-controller, and a simulator (the node side) watching one namespace.
 func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
 	t.Helper()
-	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
+	return startOn(t, testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true}), opts)
+}
+
+// startOn runs a simulator (the node side) on cluster c, which runs
+// virt-controller, watching one namespace.
+func startOn(t *testing.T, c *testcluster.Cluster, opts sim.Options) *env {
+	t.Helper()
 	const ns = "sim-test"
 	if err := c.CreateNamespace(t.Context(), ns); err != nil {
 		t.Fatal(err)
@@ -54,7 +60,7 @@ func start(t *testing.T, v crds.Variant, opts sim.Options) *env {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: logLevel}))
 	}
-	s, err := sim.New(c.Admin, opts)
+	s, err := sim.New(c.VirtHandler, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	// "--vm-controller-threads=10" for a benchmark whose apiserver answers
 	// slowly.
 	VirtControllerArgs []string
+	// VirtAPI also runs KubeVirt's virt-api v1.9.0 (bin/virt-api) for its
+	// admission webhooks, registered with loopback URLs, instead of the
+	// admission policy [PolicyName] that imitates them; it implies
+	// VirtController. See virtapi.go.
+	VirtAPI bool
 }
 
 // Cluster is a running etcd + kube-apiserver. Copy the rest.Configs with
@@ -63,6 +68,12 @@ type Cluster struct {
 	Admin *rest.Config
 	// Bridge is the RBAC-restricted identity [BridgeUser].
 	Bridge *rest.Config
+	// VirtHandler is virt-handler's identity on [NodeName] (the admin
+	// impersonating [VirtHandlerUser] with the node-name extra a bound
+	// service account token carries), for package sim, which plays
+	// virt-handler: virt-api's VMI webhooks revert VMI status writes by
+	// anyone but KubeVirt's service accounts.
+	VirtHandler *rest.Config
 	// Kubeconfig and BridgeKubeconfig are files holding the same two
 	// identities, for kubectl, helm and subprocesses.
 	Kubeconfig       string
@@ -77,19 +88,28 @@ type Cluster struct {
 	ownDir         bool
 	binDir         string
 	log            *slog.Logger
-	virtController bool // Options.VirtController
-	etcd           *process
-	apiserver      *process
-	stopOnce       sync.Once
-	stopErr        error
+	virtController bool // Options.VirtController (or VirtAPI)
+	virtAPI        bool // Options.VirtAPI
+	// virtControllerKubeconfig is VirtControllerUser's kubeconfig.
+	virtControllerKubeconfig string
+	etcd                     *process
+	apiserver                *process
+	stopOnce                 sync.Once
+	stopErr                  error
 
 	virtControllerArgs []string // Options.VirtControllerArgs
 
-	mu                     sync.Mutex // guards the virt-controller fields below
+	mu                     sync.Mutex // guards the KubeVirt process fields below
 	stopping               bool
 	virtControllerProc     *process
 	virtControllerPort     int
 	virtControllerRestarts atomic.Int64
+	virtAPIProc            *process
+	virtAPIPort            int
+	virtAPIRestarts        atomic.Int64
+	// virtAPICA is the certificate virt-api serves (self-signed), the
+	// caBundle of its webhook configurations.
+	virtAPICA []byte
 }
 
 // Start runs etcd and kube-apiserver and installs CRDs, RBAC and the
@@ -124,8 +144,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func newCluster(opts Options) (*Cluster, error) {
-	c := &Cluster{Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log, virtController: opts.VirtController,
-		virtControllerArgs: opts.VirtControllerArgs}
+	c := &Cluster{
+		Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log,
+		virtController: opts.VirtController || opts.VirtAPI, virtAPI: opts.VirtAPI,
+		virtControllerArgs: opts.VirtControllerArgs,
+	}
 	if c.Variant == "" {
 		c.Variant = crds.Stock
 	}
@@ -139,8 +162,13 @@ func newCluster(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.VirtController {
+	if c.virtController {
 		if err := checkBinary(binDir, virtControllerBinary); err != nil {
+			return nil, err
+		}
+	}
+	if c.virtAPI {
+		if err := checkBinary(binDir, virtAPIBinary); err != nil {
 			return nil, err
 		}
 	}
@@ -181,6 +209,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	c.Admin = restConfig(host, creds.servingCertPEM, creds.adminToken)
 	c.Bridge = restConfig(host, creds.servingCertPEM, creds.bridgeToken)
+	c.VirtHandler = virtHandlerConfig(c.Admin)
 	if err := c.waitReady(ctx); err != nil {
 		return err
 	}
@@ -193,11 +222,21 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := writeKubeconfig(c.BridgeKubeconfig, host, creds.servingCertPEM, BridgeUser, creds.bridgeToken, c.BridgeNamespace); err != nil {
 		return err
 	}
+	c.virtControllerKubeconfig = filepath.Join(c.Dir, "virt-controller.kubeconfig")
+	if err := writeKubeconfig(c.virtControllerKubeconfig, host, creds.servingCertPEM, VirtControllerUser, creds.virtControllerToken, KubeVirtNamespace); err != nil {
+		return err
+	}
 	if err := c.install(ctx, phase); err != nil {
 		return err
 	}
 	if !c.virtController {
 		return nil
+	}
+	if c.virtAPI { // first, so that virt-controller's writes are admitted by it too
+		if err := c.startVirtAPI(ctx); err != nil {
+			return err
+		}
+		phase("virt-api webhooks enforced")
 	}
 	if err := c.startVirtController(ctx); err != nil {
 		return err
@@ -253,7 +292,7 @@ func (c *Cluster) CreateNamespace(ctx context.Context, name string) error {
 // safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
-		errs := []error{c.stopVirtController()}
+		errs := c.stopKubeVirt()
 		for _, p := range []*process{c.apiserver, c.etcd} {
 			if p != nil {
 				errs = append(errs, p.stop(10*time.Second))

@@ -23,6 +23,18 @@ const (
 	AdminUser = "admin"
 	// BridgeUser is the bridge's identity, limited by RBAC (see rbac.go).
 	BridgeUser = "redfish-bridge"
+	// VirtControllerUser is virt-controller's identity: the service
+	// account virt-operator gives it (virt-api's webhooks let only
+	// KubeVirt's own service accounts change a VMI's spec and reserved
+	// labels), in group system:masters instead of its ClusterRole.
+	VirtControllerUser = "system:serviceaccount:" + KubeVirtNamespace + ":kubevirt-controller"
+	// VirtHandlerUser is virt-handler's service account ([Cluster.VirtHandler]).
+	VirtHandlerUser = "system:serviceaccount:" + KubeVirtNamespace + ":kubevirt-handler"
+	// nodeNameExtra is the user extra a bound service account token of a
+	// pod carries: its node. virt-api's VMI update webhook (KubeVirt's
+	// NodeRestriction, on by default) lets virt-handler change only the
+	// VMIs on its node.
+	nodeNameExtra = "authentication.kubernetes.io/node-name"
 )
 
 // credentials are the files the apiserver is started with and the secrets
@@ -36,6 +48,8 @@ type credentials struct {
 	tokenFile      string
 	adminToken     string
 	bridgeToken    string
+	// virtControllerToken authenticates VirtControllerUser.
+	virtControllerToken string
 }
 
 // writeCredentials generates serving certificate, service account key and
@@ -61,9 +75,13 @@ func writeCredentials(dir string) (*credentials, error) {
 	if c.bridgeToken, err = randomToken(); err != nil {
 		return nil, err
 	}
+	if c.virtControllerToken, err = randomToken(); err != nil {
+		return nil, err
+	}
 	// token,user,uid,"group1,group2"
-	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n%s,%s,%s\n",
-		c.adminToken, AdminUser, "uid-admin", c.bridgeToken, BridgeUser, "uid-redfish-bridge")
+	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n%s,%s,%s\n%s,%s,%s,\"system:masters\"\n",
+		c.adminToken, AdminUser, "uid-admin", c.bridgeToken, BridgeUser, "uid-redfish-bridge",
+		c.virtControllerToken, VirtControllerUser, "uid-kubevirt-controller")
 	if err := os.WriteFile(c.tokenFile, []byte(tokens), 0o600); err != nil {
 		return nil, fmt.Errorf("write token file: %w", err)
 	}

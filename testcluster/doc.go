@@ -14,7 +14,7 @@
 //     serve kubevirt.io/v1;
 //   - installs a ValidatingAdmissionPolicy that rejects the VirtualMachines
 //     KubeVirt's admission webhook would reject (see policy.go), and waits
-//     until it is enforced.
+//     until it is enforced (not with [Options.VirtAPI], below).
 //
 // With [Options.VirtController] it also runs KubeVirt's own virt-controller
 // v1.9.0 (bin/virt-controller, built by `make tools` from the Go module
@@ -26,11 +26,28 @@
 // holds its leader lease; when it exits on its own (it does when it loses
 // the lease, e.g. across an apiserver restart) it is started again
 // ([Cluster.VirtControllerRestarts]). Its metrics certificate lives in its
-// own directory (it watches that directory). virt-api is not run: its
-// admission webhooks are imitated by the admission policy below, and the
-// start/stop/restart subresources by writing status.stateChangeRequests
-// as virt-api does. The node side (virt-handler, scheduler, kubelet) is
-// package sim.
+// own directory (it watches that directory). It runs as its service
+// account ([VirtControllerUser], in group system:masters). The node side
+// (virt-handler, scheduler, kubelet) is package sim, which should write as
+// virt-handler ([Cluster.VirtHandler]).
+//
+// With [Options.VirtAPI] KubeVirt's virt-api v1.9.0 (bin/virt-api) runs
+// too, out of cluster on a loopback port with a self-signed certificate,
+// and its validating and mutating webhook configurations (as virt-operator
+// installs them, testcluster/webhooks, `make generate-webhooks`) point at
+// it by URL with that certificate as caBundle; the admission policy
+// [PolicyName] is then not installed. kube-apiserver is started with a
+// request-header CA (virt-api does not start without one in
+// kube-system/extension-apiserver-authentication). virt-api's VMI mutator
+// reverts VMI status writes by anyone but KubeVirt's service accounts,
+// which is why virt-controller and the node side need those identities.
+// virt-api is supervised like virt-controller ([Cluster.VirtAPIRestarts]);
+// a restart registers its new port. Its aggregated subresource API is not
+// registered: the start/stop/restart subresources are replaced by writing
+// status.stateChangeRequests as virt-api does.
+//
+// Without virt-api, KubeVirt's admission webhooks are imitated by the
+// admission policy below.
 //
 // No controller-manager, scheduler or kubelet runs:
 //

@@ -20,6 +20,18 @@ func restConfig(host string, caPEM []byte, token string) *rest.Config {
 	}
 }
 
+// virtHandlerConfig is admin impersonating virt-handler on NodeName
+// (system:masters keeps its permissions simple: no ClusterRole to mirror).
+func virtHandlerConfig(admin *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: VirtHandlerUser,
+		Groups:   []string{"system:masters"},
+		Extra:    map[string][]string{nodeNameExtra: {NodeName}},
+	}
+	return cfg
+}
+
 // writeKubeconfig writes a one-context kubeconfig for user to path.
 func writeKubeconfig(path, host string, caPEM []byte, user, token, namespace string) error {
 	cfg := clientcmdapi.NewConfig()

@@ -21,8 +21,10 @@ var (
 	VirtualMachineInstances = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
 )
 
-// installKubeVirt installs the CRDs and the admission policy and waits until
-// the policy rejects a bad VirtualMachine.
+// installKubeVirt installs the CRDs and the admission policies and waits
+// until the policy rejects a bad VirtualMachine. With virt-api
+// ([Options.VirtAPI]) its webhooks take the place of policy [PolicyName]
+// (see startVirtAPI); the feature-gate policy stays.
 func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface, phase func(string)) error {
 	ext, err := apiextensionsclient.NewForConfig(c.Admin)
 	if err != nil {
@@ -32,17 +34,27 @@ func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface, 
 		return err
 	}
 	phase("CRDs served")
-	if err := installPolicy(ctx, cs); err != nil {
+	if err := installGatePolicy(ctx, cs); err != nil {
 		return err
 	}
-	if err := installGatePolicy(ctx, cs); err != nil {
+	if c.virtAPI {
+		return nil
+	}
+	if err := installPolicy(ctx, cs); err != nil {
 		return err
 	}
 	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	// A disk without a volume, created with dry run until the policy says no.
+	defer phase("admission policy enforced")
+	return c.waitRejected(ctx, dyn, "admission policy enforced", PolicyName)
+}
+
+// waitRejected creates a VirtualMachine with a disk without a volume with
+// dry run until the apiserver rejects it with an error that names by (the
+// admission policy or virt-api's webhook).
+func (c *Cluster) waitRejected(ctx context.Context, dyn dynamic.Interface, what, by string) error {
 	probe := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kubevirt.io/v1",
 		"kind":       "VirtualMachine",
@@ -54,13 +66,12 @@ func (c *Cluster) installKubeVirt(ctx context.Context, cs kubernetes.Interface, 
 		}}},
 	}}
 	vms := dyn.Resource(VirtualMachines).Namespace(c.BridgeNamespace)
-	defer phase("admission policy enforced")
-	return poll(ctx, "admission policy enforced", func(ctx context.Context) (bool, error) {
+	return poll(ctx, what, func(ctx context.Context) (bool, error) {
 		_, err := vms.Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {
 			return false, errors.New("probe VirtualMachine admitted")
 		}
-		if strings.Contains(err.Error(), PolicyName) {
+		if strings.Contains(err.Error(), by) {
 			return true, nil
 		}
 		return false, err

@@ -106,7 +106,7 @@ func httpOK(ctx context.Context, url string) error {
 // returns the https host.
 func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string, creds *credentials) (string, error) {
 	p, ports, err := c.startWithPorts(ctx, apiserverBinary, 1, func(ports []int) []string {
-		return []string{
+		args := []string{
 			"--advertise-address=127.0.0.1",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(ports[0]),
@@ -129,6 +129,10 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string, creds *cre
 			// The kubernetes Service endpoints may not point at loopback.
 			"--endpoint-reconciler-type=none",
 		}
+		if c.virtAPI {
+			args = append(args, requestHeaderFlags(creds)...)
+		}
+		return args
 	}, func(ctx context.Context, p *process, ports []int) error {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 		return waitProcess(ctx, p, "kube-apiserver to listen", func(ctx context.Context) error {

@@ -26,6 +26,7 @@ var shared struct {
 type sharedKey struct {
 	variant        crds.Variant
 	virtController bool
+	virtAPI        bool
 }
 
 type sharedCluster struct {
@@ -72,6 +73,13 @@ func SharedKubeVirt(t testing.TB, v crds.Variant) *Cluster {
 	return sharedFor(t, sharedKey{variant: v, virtController: true})
 }
 
+// SharedVirtAPI is [SharedKubeVirt] with virt-api's admission webhooks
+// ([Options.VirtAPI]) instead of the admission policy that imitates them.
+func SharedVirtAPI(t testing.TB, v crds.Variant) *Cluster {
+	t.Helper()
+	return sharedFor(t, sharedKey{variant: v, virtController: true, virtAPI: true})
+}
+
 func sharedFor(t testing.TB, k sharedKey) *Cluster {
 	t.Helper()
 	shared.mu.Lock()
@@ -90,7 +98,7 @@ func sharedFor(t testing.TB, k sharedKey) *Cluster {
 	shared.mu.Unlock()
 	sc.once.Do(func() {
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		sc.c, sc.err = Start(context.Background(), Options{Variant: k.variant, Log: log, VirtController: k.virtController}) //nolint:forbidigo // outlives the test that starts it
+		sc.c, sc.err = Start(context.Background(), Options{Variant: k.variant, Log: log, VirtController: k.virtController, VirtAPI: k.virtAPI}) //nolint:forbidigo // outlives the test that starts it
 	})
 	if sc.err != nil {
 		t.Fatal(sc.err)

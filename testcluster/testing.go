@@ -17,8 +17,8 @@ func ForTest(t testing.TB, v crds.Variant) *Cluster {
 }
 
 // ForTestWith is [ForTest] with options (Log defaults to the test's
-// output at level Warn). With VirtController, the end of virt-controller's
-// log is logged too when the test failed.
+// output at level Warn). With VirtController (VirtAPI), the end of
+// virt-controller's (virt-api's) log is logged too when the test failed.
 func ForTestWith(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	if opts.Log == nil {
@@ -28,7 +28,7 @@ func ForTestWith(t testing.TB, opts Options) *Cluster {
 	if err != nil { // ErrMissingBinary says to run make tools
 		t.Fatal(err)
 	}
-	t.Logf("test cluster (%s CRDs, virt-controller %t) ready in %s at %s", c.Variant, opts.VirtController, c.ReadyAfter.Round(1e6), c.Admin.Host)
+	t.Logf("test cluster (%s CRDs, virt-controller %t, virt-api %t) ready in %s at %s", c.Variant, c.virtController, c.virtAPI, c.ReadyAfter.Round(1e6), c.Admin.Host)
 	t.Cleanup(func() {
 		if t.Failed() {
 			c.logTails(t)
@@ -40,15 +40,18 @@ func ForTestWith(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// logTails logs the end of the apiserver's and virt-controller's logs.
+// logTails logs the end of the apiserver's, virt-controller's and
+// virt-api's logs.
 func (c *Cluster) logTails(t testing.TB) {
 	if c.apiserver != nil {
 		t.Logf("kube-apiserver log tail:\n%s", c.apiserver.logTail(40))
 	}
 	c.mu.Lock()
-	vc := c.virtControllerProc
+	procs := []*process{c.virtControllerProc, c.virtAPIProc}
 	c.mu.Unlock()
-	if vc != nil {
-		t.Logf("virt-controller log tail:\n%s", vc.logTail(40))
+	for _, p := range procs {
+		if p != nil {
+			t.Logf("%s log tail:\n%s", p.name, p.logTail(40))
+		}
 	}
 }

@@ -10,20 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
-// virt-controller as the test cluster runs it: out of cluster, against the
-// admin kubeconfig, on a loopback port, in KubeVirtNamespace.
+// virt-controller as the test cluster runs it: out of cluster, as
+// VirtControllerUser, on a loopback port, in KubeVirtNamespace.
 const (
 	virtControllerBinary = "virt-controller"
 	// LauncherImage and ExporterImage name the images virt-controller puts
 	// into the pods it creates; nothing pulls them (sim plays the kubelet).
 	LauncherImage = "quay.io/kubevirt/virt-launcher:v1.9.0"
 	ExporterImage = "quay.io/kubevirt/virt-exportserver:v1.9.0"
-	// virtControllerRestartDelay spaces restarts of a virt-controller that
-	// exited on its own.
-	virtControllerRestartDelay = time.Second
+	// kubeVirtRestartDelay spaces restarts of a virt-controller or virt-api
+	// that exited on its own.
+	kubeVirtRestartDelay = time.Second
 )
 
 // startVirtController writes virt-controller's metrics certificate into its
@@ -47,7 +48,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 	}
 	p, ports, err := c.startWithPorts(ctx, virtControllerBinary, 1, func(ports []int) []string {
 		return append([]string{
-			"--kubeconfig=" + c.Kubeconfig,
+			"--kubeconfig=" + c.virtControllerKubeconfig,
 			"--launcher-image=" + LauncherImage,
 			"--exporter-image=" + ExporterImage,
 			"--listen=127.0.0.1",
@@ -72,15 +73,16 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 	if stopping { // Stop ran while this (re)start was under way
 		return errors.Join(errors.New("virt-controller: cluster stopped"), p.stop(stopGrace))
 	}
-	go c.superviseVirtController(context.WithoutCancel(ctx), p, func(ctx context.Context) error { return c.startVirtController(ctx) })
+	go c.supervise(context.WithoutCancel(ctx), p, c.startVirtController, &c.virtControllerRestarts)
 	return nil
 }
 
-// superviseVirtController restarts virt-controller when it exits while the
-// cluster runs (it exits, for one, when it loses its leader lease during an
-// apiserver outage, as it does in a real cluster where the Deployment
-// restarts it).
-func (c *Cluster) superviseVirtController(base context.Context, p *process, start func(context.Context) error) {
+// supervise restarts a KubeVirt process (virt-controller, virt-api) with
+// start when it exits while the cluster runs, as its Deployment would in a
+// real cluster: virt-controller exits, for one, when it loses its leader
+// lease during an apiserver outage; virt-api when a CRD it depends on
+// (CDI's DataSource) appears or goes. restarts counts the restarts.
+func (c *Cluster) supervise(base context.Context, p *process, start func(context.Context) error, restarts *atomic.Int64) {
 	<-p.done
 	for {
 		c.mu.Lock()
@@ -89,16 +91,16 @@ func (c *Cluster) superviseVirtController(base context.Context, p *process, star
 		if stopping {
 			return
 		}
-		c.log.Warn("virt-controller exited; restarting it", "error", p.err, "logTail", p.logTail(5))
-		time.Sleep(virtControllerRestartDelay)
+		c.log.Warn(p.name+" exited; restarting it", "error", p.err, "logTail", p.logTail(5))
+		time.Sleep(kubeVirtRestartDelay)
 		ctx, cancel := context.WithTimeout(base, defaultStartTimeout)
 		err := start(ctx)
 		cancel()
 		if err == nil {
-			c.virtControllerRestarts.Add(1)
+			restarts.Add(1)
 			return // the new process has its own supervisor
 		}
-		c.log.Warn("restart virt-controller", "error", err)
+		c.log.Warn("restart "+p.name, "error", err)
 	}
 }
 
@@ -118,19 +120,22 @@ func (c *Cluster) VirtControllerPID() int {
 	return 0
 }
 
-// stopVirtController stops virt-controller for good (Cluster.Stop).
-func (c *Cluster) stopVirtController() error {
+// stopKubeVirt stops virt-controller and virt-api for good (Cluster.Stop).
+func (c *Cluster) stopKubeVirt() []error {
 	c.mu.Lock()
 	c.stopping = true
-	p := c.virtControllerProc
+	procs := []*process{c.virtControllerProc, c.virtAPIProc}
 	c.mu.Unlock()
-	if p == nil {
-		return nil
+	var errs []error
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		if err := p.stop(stopGrace); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
+		}
 	}
-	if err := p.stop(stopGrace); err != nil {
-		return fmt.Errorf("stop virt-controller: %w", err)
-	}
-	return nil
+	return errs
 }
 
 func httpOKWith(ctx context.Context, client *http.Client, url string) error {

@@ -1,0 +1,221 @@
+package testcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// virt-api as the test cluster runs it ([Options.VirtAPI]): out of cluster,
+// with the admin kubeconfig, on a loopback port, serving KubeVirt's
+// admission webhooks only (no aggregated subresource API: the bridge writes
+// status.stateChangeRequests itself).
+const (
+	virtAPIBinary = "virt-api"
+	// VirtAPIWebhookVM names virt-api's VirtualMachine validating webhook;
+	// its denials read `admission webhook "virtualmachine-validator.kubevirt.io"
+	// denied the request: <message>`.
+	VirtAPIWebhookVM = "virtualmachine-validator.kubevirt.io"
+	// VirtAPIMutatorConfig names virt-api's mutating webhook
+	// configuration (VirtualMachines, VMIs, migrations, clones).
+	VirtAPIMutatorConfig = "virt-api-mutator"
+)
+
+// MsgVirtAPIDiskWithoutVolume is virt-api's denial of a VirtualMachine
+// whose template has a disk (entry i of the disks list) without a volume
+// of its name (KubeVirt v1.9 vms-admitter), after
+// `admission webhook "virtualmachine-validator.kubevirt.io" denied the request: `.
+func MsgVirtAPIDiskWithoutVolume(i int, name string) string {
+	return fmt.Sprintf("spec.template.spec.domain.devices.disks[%d].Name '%s' not found.", i, name)
+}
+
+// webhookFiles are virt-api's webhook configurations as virt-operator
+// v1.9.0 installs them (`make generate-webhooks`, from KubeVirt's own
+// generator): clientConfig names the virt-api Service, which
+// registerWebhooks replaces by a loopback URL.
+//
+//go:embed webhooks/virt-api-validator.yaml webhooks/virt-api-mutator.yaml
+var webhookFiles embed.FS
+
+// requestHeaderFlags make kube-apiserver publish a request-header CA in
+// kube-system/extension-apiserver-authentication: virt-api does not start
+// without one (it authenticates aggregated requests with it; nothing here
+// sends any). The CA is the apiserver's own self-signed certificate.
+func requestHeaderFlags(creds *credentials) []string {
+	return []string{
+		"--requestheader-client-ca-file=" + creds.certFile,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+	}
+}
+
+// startVirtAPI starts virt-api with a self-signed certificate in its own
+// directory (it watches its certificate files), waits until it answers,
+// registers its webhooks at its port and waits until they reject a bad
+// VirtualMachine. A restart (see supervise) registers the new port.
+func (c *Cluster) startVirtAPI(ctx context.Context) error {
+	certDir := filepath.Join(c.Dir, "virt-api-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return fmt.Errorf("create virt-api cert dir: %w", err)
+	}
+	certFile, keyFile := filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")
+	certPEM, err := writeServingCert(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("virt-api certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}
+	p, ports, err := c.startWithPorts(ctx, virtAPIBinary, 1, func(ports []int) []string {
+		return []string{
+			"--kubeconfig=" + c.Kubeconfig,
+			"--listen=127.0.0.1",
+			"--port=" + strconv.Itoa(ports[0]),
+			"--tls-cert-file=" + certFile,
+			"--tls-key-file=" + keyFile,
+			// virt-api calls virt-handler (console, VNC) with this client
+			// certificate; there is no virt-handler, so any will do.
+			"--handler-cert-file=" + certFile,
+			"--handler-key-file=" + keyFile,
+		}
+	}, func(ctx context.Context, p *process, ports []int) error {
+		healthz := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/healthz"
+		return waitProcess(ctx, p, "virt-api to answer", func(ctx context.Context) error {
+			return httpOKWith(ctx, client, healthz)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	stopping := c.stopping
+	c.virtAPIProc = p
+	c.virtAPIPort = ports[0]
+	c.virtAPICA = certPEM
+	c.mu.Unlock()
+	if stopping { // Stop ran while this (re)start was under way
+		return errors.Join(errors.New("virt-api: cluster stopped"), p.stop(stopGrace))
+	}
+	go c.supervise(context.WithoutCancel(ctx), p, c.startVirtAPI, &c.virtAPIRestarts)
+	if err := c.registerWebhooks(ctx, ports[0], certPEM); err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(c.Admin)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	return c.waitRejected(ctx, dyn, "virt-api's webhooks enforced", VirtAPIWebhookVM)
+}
+
+// registerWebhooks creates (or, after a restart, updates) virt-api's
+// webhook configurations with clientConfig url https://127.0.0.1:port/<path>
+// and caBundle its certificate.
+func (c *Cluster) registerWebhooks(ctx context.Context, port int, caPEM []byte) error {
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := loadWebhooks("webhooks/virt-api-validator.yaml", validating); err != nil {
+		return err
+	}
+	for i := range validating.Webhooks {
+		if err := loopback(&validating.Webhooks[i].ClientConfig, base, caPEM); err != nil {
+			return err
+		}
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := loadWebhooks("webhooks/virt-api-mutator.yaml", mutating); err != nil {
+		return err
+	}
+	for i := range mutating.Webhooks {
+		if err := loopback(&mutating.Webhooks[i].ClientConfig, base, caPEM); err != nil {
+			return err
+		}
+	}
+	api := cs.AdmissionregistrationV1()
+	err = createOrReplace(ctx, validating.Name, func() error {
+		_, err := api.ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		old, err := api.ValidatingWebhookConfigurations().Get(ctx, validating.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		validating.ResourceVersion = old.ResourceVersion
+		_, err = api.ValidatingWebhookConfigurations().Update(ctx, validating, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return createOrReplace(ctx, mutating.Name, func() error {
+		_, err := api.MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		old, err := api.MutatingWebhookConfigurations().Get(ctx, mutating.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutating.ResourceVersion = old.ResourceVersion
+		_, err = api.MutatingWebhookConfigurations().Update(ctx, mutating, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// createOrReplace runs create and, if the object exists, replace.
+func createOrReplace(ctx context.Context, name string, create, replace func() error) error {
+	err := create()
+	if apierrors.IsAlreadyExists(err) {
+		err = replace()
+	}
+	if err != nil {
+		return fmt.Errorf("register webhook configuration %s: %w", name, err)
+	}
+	return ctx.Err()
+}
+
+func loadWebhooks(name string, into any) error {
+	data, err := webhookFiles.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("decode %s: %w", name, err)
+	}
+	return nil
+}
+
+// loopback points a webhook at base + the path of its Service reference.
+func loopback(cc *admissionregistrationv1.WebhookClientConfig, base string, caPEM []byte) error {
+	if cc.Service == nil || cc.Service.Path == nil {
+		return errors.New("virt-api webhook without a service path")
+	}
+	url := base + *cc.Service.Path
+	cc.URL, cc.Service, cc.CABundle = &url, nil, caPEM
+	return nil
+}
+
+// VirtAPIRestarts is how often virt-api exited on its own and was started
+// again.
+func (c *Cluster) VirtAPIRestarts() int64 { return c.virtAPIRestarts.Load() }
