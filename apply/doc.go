@@ -73,15 +73,40 @@
 //     generation moves;
 //   - it adds the finalizer kubevirt.io/virtualMachineControllerFinalize;
 //   - it persists T.domain.firmware.uuid (JSON patch) when the template
-//     has none: uuid v5 of the VM's NAME only (two VMs of one name in two
-//     namespaces get the same UUID); before that write the bridge shows
-//     the same UUID (kubevirt.LegacyFirmwareUUID), so a VM's Redfish UUID
-//     is its guest's SMBIOS UUID from creation on and never changes;
+//     has none (a VM virt-api's mutator did not default, below): uuid v5
+//     of the VM's NAME only (two VMs of one name in two namespaces get the
+//     same UUID); before that write the bridge shows the same UUID
+//     (kubevirt.LegacyFirmwareUUID), so a VM's Redfish UUID is its guest's
+//     SMBIOS UUID from creation on and never changes;
 //   - on a Start request against a Halted VM without a VMI it PUTs
 //     spec.runStrategy Always (spec.running true for the deprecated field),
 //     taking spec.runStrategy from redfish-power (which forces it back on
 //     its next power write; power-off withdraws a pending Start for this
 //     reason).
+//
+// virt-api v1.9.0's admission webhooks (measured with testcluster's
+// Options.VirtAPI: TestVirtAPI here, sim's TestNodeSideVirtAPI):
+//
+//   - its VM mutator replaces the whole spec and metadata of every VM
+//     create and update it admits, the bridge's applies included, with
+//     defaults filled in: T.architecture (amd64) and T.domain.machine.type
+//     (q35) when missing, and on create only T.domain.firmware.uuid
+//     (random) and T.domain.firmware.serial. The apiserver records no
+//     field manager for a mutating webhook's changes: these fields belong
+//     to nobody, not the VM's creator and not redfish-boot when its apply
+//     triggered the defaults on an older VM, so no apply of the bridge
+//     removes or conflicts on them and [Owned] never lists them. With
+//     virt-api a VM's firmware UUID is the random one from its creation;
+//     virt-controller's uuid v5 applies only to VMs its mutator never saw;
+//   - its VM validator rejects a template disk that is not a CD-ROM
+//     without a volume of its name ("spec.template.spec.domain.devices.
+//     disks[i].Name 'x' not found."), so the map-mode orphan
+//     {name: media-<slot>, bootOrder} is an admission error; it admits a
+//     CD-ROM without a volume (an empty drive: DeclarativeHotplugVolumes,
+//     Beta, on by default) and rebootPolicy (RebootPolicy, Beta);
+//   - its VMI mutator reverts VMI status changes by anyone but KubeVirt's
+//     service accounts (the write still answers 200); the bridge never
+//     writes a VMI.
 //
 // status.observedGeneration is the generation the running VMI was started
 // from, so after these writes it stays below metadata.generation until the
