@@ -97,7 +97,8 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	@touch $@
 
 # KubeVirt's virt-api, for its admission webhooks (testcluster
-# Options.VirtAPI). Same module as virt-controller: after it, ~1.5 min more.
+# Options.VirtAPI). Same module as virt-controller: after it, 3.5 min more
+# on the loaded 2-core machine (37 s of CPU; see README).
 $(BIN)/.virt-api-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
 	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_API).tmp kubevirt.io/kubevirt/cmd/virt-api
