@@ -47,10 +47,7 @@ func TestVirtAPI(t *testing.T) {
 // end are all admitted by virt-api's webhooks.
 func testVirtAPIFlows(t *testing.T, e *env) {
 	ctx := t.Context()
-	key := e.createVM(t, "flows")
-	w := New(e.bridge, nil, e.mode, Options{})
-	noErr(t)(w.Media(ctx, key, setSlot(readySlot())))
-	e.setBoot(t, w, key, cdOnceOverride)
+	key, w := e.cdOnceVM(t, "flows")
 	if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != kubevirt.RebootPolicyTerminate {
 		t.Errorf("rebootPolicy %q while Once is armed, want %s", got, kubevirt.RebootPolicyTerminate)
 	}
@@ -77,6 +74,17 @@ func testVirtAPIFlows(t *testing.T, e *env) {
 	}
 }
 
+// cdOnceVM creates a VM, inserts media in cd0 and sets a Cd Once override
+// through a new Writer, which it returns.
+func (e *env) cdOnceVM(t *testing.T, name string) (system.Key, *Client) {
+	t.Helper()
+	key := e.createVM(t, name)
+	w := New(e.bridge, nil, e.mode, Options{})
+	noErr(t)(w.Media(t.Context(), key, setSlot(readySlot())))
+	e.setBoot(t, w, key, cdOnceOverride)
+	return key, w
+}
+
 // testVirtAPIStaleBoot is the race the precondition guards against: a boot
 // layout computed from a read taken before an eject. Through a client that
 // strips the precondition (the negative control) the write lands on the
@@ -87,10 +95,7 @@ func testVirtAPIFlows(t *testing.T, e *env) {
 // write gets 409, re-reads and lays out the disks that are there.
 func testVirtAPIStaleBoot(t *testing.T, e *env) {
 	ctx := t.Context()
-	key := e.createVM(t, "stale")
-	w := New(e.bridge, nil, e.mode, Options{})
-	noErr(t)(w.Media(ctx, key, setSlot(readySlot())))
-	e.setBoot(t, w, key, cdOnceOverride)
+	key, w := e.cdOnceVM(t, "stale")
 	stale := e.get(t, key)
 	noErr(t)(w.Media(ctx, key, ejectSlot("cd0")))
 	hdd := setBoot(system.BootOverride{Target: system.BootHdd, Enabled: system.BootContinuous})

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/sim"
@@ -27,6 +29,7 @@ func TestNodeSideVirtAPI(t *testing.T) {
 			t.Run("GuestShutdownAlways", e.testGuestShutdownAlways)
 			t.Run("Halt", e.testHalt)
 			t.Run("PVCVolume", e.testPVCVolume)
+			t.Run("VolumeWithoutDisk", e.testVolumeWithoutDiskVirtAPI)
 		})
 	}
 }
@@ -52,5 +55,31 @@ func (e *env) testRunVirtAPI(t *testing.T) {
 		if mf.Manager == "virt-controller" && strings.Contains(mf.FieldsV1.String(), `"f:firmware"`) {
 			t.Errorf("virt-controller wrote the firmware of a VM virt-api had defaulted: %s", mf.FieldsV1.String())
 		}
+	}
+}
+
+// testVolumeWithoutDiskVirtAPI: the other corruption the race suite
+// checks, a template volume without a disk, passes virt-api: the VM is
+// admitted, and the VMI virt-controller creates from it gets a disk for
+// the volume from KubeVirt's defaults (attached as a plain disk) and runs.
+// virt-api turns only a disk without a volume into an admission error.
+func (e *env) testVolumeWithoutDiskVirtAPI(t *testing.T) {
+	vm := newVM(e.ns, "orphan-volume", "Always")
+	spec := vm.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	spec["volumes"] = append(spec["volumes"].([]any), map[string]any{"name": "orphan", "containerDisk": map[string]any{"image": "quay.io/containerdisks/fedora:latest"}})
+	e.createVM(t, vm)
+	vmi := e.vmiIs(t, "orphan-volume", "Running", "")
+	disks, _, _ := unstructured.NestedSlice(vmi.Object, "spec", "domain", "devices", "disks")
+	var attached map[string]any
+	for _, d := range disks {
+		if m, _ := d.(map[string]any); m["name"] == "orphan" {
+			attached = m
+		}
+	}
+	if attached == nil {
+		t.Fatalf("VMI disks %v: the volume without a disk was not attached", disks)
+	}
+	if _, cdrom := attached["cdrom"]; cdrom {
+		t.Errorf("orphan volume attached as %v, want a plain disk", attached)
 	}
 }

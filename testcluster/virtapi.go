@@ -14,10 +14,10 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
 
@@ -126,73 +126,53 @@ func (c *Cluster) startVirtAPI(ctx context.Context) error {
 	return c.waitRejected(ctx, dyn, "virt-api's webhooks enforced", VirtAPIWebhookVM)
 }
 
-// registerWebhooks creates (or, after a restart, updates) virt-api's
-// webhook configurations with clientConfig url https://127.0.0.1:port/<path>
-// and caBundle its certificate.
+// registerWebhooks applies (creates, or after a restart updates)
+// virt-api's webhook configurations with clientConfig url
+// https://127.0.0.1:port/<path> and caBundle its certificate.
 func (c *Cluster) registerWebhooks(ctx context.Context, port int, caPEM []byte) error {
-	cs, err := kubernetes.NewForConfig(c.Admin)
+	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
-		return fmt.Errorf("admin client: %w", err)
+		return fmt.Errorf("dynamic client: %w", err)
 	}
 	base := "https://127.0.0.1:" + strconv.Itoa(port)
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	var configs []*admissionregistrationv1.WebhookClientConfig
 	if err := loadWebhooks("webhooks/virt-api-validator.yaml", validating); err != nil {
 		return err
 	}
 	for i := range validating.Webhooks {
-		if err := loopback(&validating.Webhooks[i].ClientConfig, base, caPEM); err != nil {
-			return err
-		}
+		configs = append(configs, &validating.Webhooks[i].ClientConfig)
 	}
-	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := loadWebhooks("webhooks/virt-api-mutator.yaml", mutating); err != nil {
 		return err
 	}
 	for i := range mutating.Webhooks {
-		if err := loopback(&mutating.Webhooks[i].ClientConfig, base, caPEM); err != nil {
-			return err
-		}
+		configs = append(configs, &mutating.Webhooks[i].ClientConfig)
 	}
-	api := cs.AdmissionregistrationV1()
-	err = createOrReplace(ctx, validating.Name, func() error {
-		_, err := api.ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{})
-		return err
-	}, func() error {
-		old, err := api.ValidatingWebhookConfigurations().Get(ctx, validating.Name, metav1.GetOptions{})
+	for _, cc := range configs {
+		if cc.Service == nil || cc.Service.Path == nil {
+			return errors.New("virt-api webhook without a service path")
+		}
+		url := base + *cc.Service.Path
+		cc.URL, cc.Service, cc.CABundle = &url, nil, caPEM
+	}
+	for resource, obj := range map[string]any{
+		"validatingwebhookconfigurations": validating,
+		"mutatingwebhookconfigurations":   mutating,
+	} {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
-			return err
+			return fmt.Errorf("convert %s: %w", resource, err)
 		}
-		validating.ResourceVersion = old.ResourceVersion
-		_, err = api.ValidatingWebhookConfigurations().Update(ctx, validating, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return createOrReplace(ctx, mutating.Name, func() error {
-		_, err := api.MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{})
-		return err
-	}, func() error {
-		old, err := api.MutatingWebhookConfigurations().Get(ctx, mutating.Name, metav1.GetOptions{})
+		body := &unstructured.Unstructured{Object: u}
+		gvr := admissionregistrationv1.SchemeGroupVersion.WithResource(resource)
+		_, err = dyn.Resource(gvr).Apply(ctx, body.GetName(), body, metav1.ApplyOptions{FieldManager: "testcluster", Force: true})
 		if err != nil {
-			return err
+			return fmt.Errorf("register webhook configuration %s: %w", body.GetName(), err)
 		}
-		mutating.ResourceVersion = old.ResourceVersion
-		_, err = api.MutatingWebhookConfigurations().Update(ctx, mutating, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// createOrReplace runs create and, if the object exists, replace.
-func createOrReplace(ctx context.Context, name string, create, replace func() error) error {
-	err := create()
-	if apierrors.IsAlreadyExists(err) {
-		err = replace()
 	}
-	if err != nil {
-		return fmt.Errorf("register webhook configuration %s: %w", name, err)
-	}
-	return ctx.Err()
+	return nil
 }
 
 func loadWebhooks(name string, into any) error {
@@ -203,16 +183,6 @@ func loadWebhooks(name string, into any) error {
 	if err := yaml.UnmarshalStrict(data, into); err != nil {
 		return fmt.Errorf("decode %s: %w", name, err)
 	}
-	return nil
-}
-
-// loopback points a webhook at base + the path of its Service reference.
-func loopback(cc *admissionregistrationv1.WebhookClientConfig, base string, caPEM []byte) error {
-	if cc.Service == nil || cc.Service.Path == nil {
-		return errors.New("virt-api webhook without a service path")
-	}
-	url := base + *cc.Service.Path
-	cc.URL, cc.Service, cc.CABundle = &url, nil, caPEM
 	return nil
 }
 
