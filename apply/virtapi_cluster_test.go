@@ -134,14 +134,30 @@ func testVirtAPIStaleBoot(t *testing.T, e *env) {
 // testVirtAPIMutatorOwnership: virt-api's VM mutator fills defaults on
 // every create and update it sees, the bridge's applies included, and the
 // apiserver attributes them to nobody. A VM created before the mutator
-// defaulted it (here: while the mutating webhook configuration was away)
-// gets architecture and machine.type at the bridge's next apply; they are
-// not redfish-boot's, so no later apply of the bridge removes them.
+// defaulted it (here: while the mutating webhook configuration was away,
+// until virt-controller had written it too) gets architecture and
+// machine.type at the bridge's next apply; they are not redfish-boot's, so
+// no later apply of the bridge removes them.
 func testVirtAPIMutatorOwnership(t *testing.T, c *testcluster.Cluster, e *env) {
 	machine := kubevirt.TemplateSpec.Child("domain", "machine", "type")
 	arch := kubevirt.TemplateSpec.Child("architecture")
-	withoutVMMutator(t, c, func() { e.createVM(t, "legacy") })
-	key := system.Key{Namespace: e.ns, Name: "legacy"}
+	var key system.Key
+	withoutVMMutator(t, c, func() {
+		key = e.createVM(t, "legacy")
+		// virt-controller's own first writes of the VM's metadata and spec
+		// (api-version annotations, finalizer, firmware UUID) would
+		// otherwise be the first to meet the mutator again.
+		testutil.Eventually(t, "virt-controller's first sync of the VM", time.Minute, 50*time.Millisecond, func(ctx context.Context) error {
+			vm, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Get(ctx, key.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(vm.GetFinalizers()) == 0 || len(vm.GetAnnotations()) == 0 || str(vm, kubevirt.FirmwareUUID) == "" {
+				return fmt.Errorf("finalizers %v, annotations %v, firmware uuid %q", vm.GetFinalizers(), vm.GetAnnotations(), str(vm, kubevirt.FirmwareUUID))
+			}
+			return nil
+		})
+	})
 	if got := str(e.get(t, key), machine); got != "" {
 		t.Fatalf("machine.type %q on a VM created without the mutator", got)
 	}
