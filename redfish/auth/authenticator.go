@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,6 +64,8 @@ type Authenticator struct {
 
 	mu    sync.Mutex
 	basic map[[32]byte]time.Time // verified (user, password, hash) -> until
+	// macs are HMAC-SHA256s keyed with the signer's key ([cacheKey]).
+	macs sync.Pool
 }
 
 // basicCacheTTL bounds how long a verified Basic password is trusted
@@ -193,15 +197,38 @@ func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 	return nil
 }
 
+// cacheKey is the HMAC of the length-prefixed name, password and hash
+// ("<len>:" before each). A verified Basic password is looked up on every
+// request, so the HMACs and their input buffers are pooled.
 func (a *Authenticator) cacheKey(name, password string, hash []byte) [32]byte {
-	h := hmac.New(sha256.New, a.signer.key)
-	for _, s := range [][]byte{[]byte(name), []byte(password), hash} {
-		fmt.Fprintf(h, "%d:", len(s))
-		h.Write(s)
+	m, _ := a.macs.Get().(*mac)
+	if m == nil {
+		m = &mac{h: hmac.New(sha256.New, a.signer.key)}
 	}
+	b := m.in[:0]
+	for _, s := range []string{name, password} {
+		b = append(strconv.AppendInt(b, int64(len(s)), 10), ':')
+		b = append(b, s...)
+	}
+	b = append(strconv.AppendInt(b, int64(len(hash)), 10), ':')
+	b = append(b, hash...)
+	m.h.Reset()
+	_, _ = m.h.Write(b) // a hash never fails to write
 	var k [32]byte
-	copy(k[:], h.Sum(nil))
+	m.h.Sum(k[:0])
+	m.in = b
+	a.macs.Put(m)
 	return k
+}
+
+// mac is a pooled HMAC with its input buffer.
+type mac struct {
+	h interface {
+		io.Writer
+		Reset()
+		Sum(b []byte) []byte
+	}
+	in []byte
 }
 
 func (a *Authenticator) cachedOK(name, password string, hash []byte, now time.Time) bool {
