@@ -43,6 +43,27 @@ func Decode(ctx context.Context, key system.Key, obj, vmi *unstructured.Unstruct
 	return vm
 }
 
+// Revision names the versions vm was decoded from: the VM's
+// resourceVersion and its VMI's ("" without one). Two reads of one VM
+// with the same Revision decode to the same VM: everything the bridge
+// shows of a system but its disks' PVCs comes from these two objects.
+// "" when an object carries no resourceVersion (not from the apiserver).
+func (vm *VM) Revision() string { return revisionOf(vm.Object, vm.VMI) }
+
+func revisionOf(obj, vmi *unstructured.Unstructured) string {
+	rv := obj.GetResourceVersion()
+	if rv == "" {
+		return ""
+	}
+	if vmi == nil {
+		return rv + "/"
+	}
+	if vmi.GetResourceVersion() == "" {
+		return ""
+	}
+	return rv + "/" + vmi.GetResourceVersion()
+}
+
 func decodeAnnotation(ctx context.Context, key system.Key, name, value string, into any) bool {
 	if err := json.Unmarshal([]byte(value), into); err != nil {
 		logctx.From(ctx).Warn("ignoring malformed bridge annotation", "vm", key, "annotation", name, "err", err)

@@ -139,24 +139,23 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	var obj *unstructured.Unstructured
 	var err error
 	if !live {
-		// A VM created a moment ago may not be in the cache yet, so a miss
-		// is confirmed live, but at most missQPS a second: beyond that the
-		// synced informer's NotFound stands, so misses cannot load the
-		// apiserver (nor, beyond the budget, be timed).
-		obj, err = c.cache.VM(key)
-		live = apierrors.IsNotFound(err) && c.misses.TryAccept()
-		if err == nil {
-			if resolved := c.recent.resolve(key, obj); resolved != obj {
-				obj = resolved // the Writer's own apply answer: managedFields and all
-			} else if tc, ok := c.cache.(TrimmedCache); ok {
-				managed, known := tc.VMManagedFields(key, obj.GetResourceVersion())
-				if known {
-					vm := Decode(ctx, key, obj, c.vmi(ctx, key))
-					vm.managed, vm.managedAside = managed, true
-					return vm, nil
-				}
-				live = true // the cache is about to show a newer version
-			}
+		var r cachedRead
+		r, err = c.cached(key)
+		switch {
+		case err != nil:
+			// A VM created a moment ago may not be in the cache yet, so a
+			// miss is confirmed live, but at most missQPS a second: beyond
+			// that the synced informer's NotFound stands, so misses cannot
+			// load the apiserver (nor, beyond the budget, be timed).
+			live = apierrors.IsNotFound(err) && c.misses.TryAccept()
+		case r.obj == nil:
+			live = true // the cache is about to show a newer version
+		case r.managedAside:
+			vm := Decode(ctx, key, r.obj, c.vmi(ctx, key))
+			vm.managed, vm.managedAside = r.managed, true
+			return vm, nil
+		default:
+			obj = r.obj
 		}
 	}
 	if live {
@@ -166,6 +165,57 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
 	}
 	return Decode(ctx, key, obj, c.vmi(ctx, key)), nil
+}
+
+// cachedRead is what the cache offers [Client.Read] for one VM.
+type cachedRead struct {
+	// obj is the object to decode; nil when Read must read live.
+	obj *unstructured.Unstructured
+	// managed are obj's managedFields kept aside by a [TrimmedCache].
+	managed      []metav1.ManagedFieldsEntry
+	managedAside bool
+}
+
+// cached is the cache side of Read: the cached VM, or the Client's own
+// later write of it while the cache is behind (an error when the cache
+// has none). A trimmed cache whose kept managedFields are not those of
+// the cached version is about to show a newer one: no object, read live.
+func (c *Client) cached(key system.Key) (cachedRead, error) {
+	obj, err := c.cache.VM(key)
+	if err != nil {
+		return cachedRead{}, err // the caller classifies it (NotFound)
+	}
+	if resolved := c.recent.resolve(key, obj); resolved != obj {
+		return cachedRead{obj: resolved}, nil // the Writer's own apply answer: managedFields and all
+	}
+	tc, ok := c.cache.(TrimmedCache)
+	if !ok {
+		return cachedRead{obj: obj}, nil
+	}
+	managed, known := tc.VMManagedFields(key, obj.GetResourceVersion())
+	if !known {
+		return cachedRead{}, nil
+	}
+	return cachedRead{obj: obj, managed: managed, managedAside: true}, nil
+}
+
+// Revision is the [VM.Revision] Read would return now, found without
+// decoding, or "" when Read would not answer from the cache (no cache, a
+// miss, or the cache about to show a newer version). A reader may keep
+// what it derived from a read until the revision moves.
+func (c *Client) Revision(key system.Key) string {
+	if c.cache == nil {
+		return ""
+	}
+	r, err := c.cached(key)
+	if err != nil || r.obj == nil {
+		return ""
+	}
+	vmi, err := c.cache.VMI(key)
+	if err != nil {
+		vmi = nil // Read reads a VMI it cannot get as none
+	}
+	return revisionOf(r.obj, vmi)
 }
 
 // vmi returns the VMI (cache, or live without a cache), nil when absent.

@@ -106,6 +106,21 @@ func (b *Backend) vmsInScope(scope auth.Scope) ([]*unstructured.Unstructured, er
 // Membership implements redfish.Systems: [inventory.Inventory.Membership].
 func (b *Backend) Membership() uint64 { return b.inv.Membership() }
 
+// Revision implements redfish.Systems: the revision of the VM read Get
+// would make now ([apply.Client.Revision]), "" when the Writer cannot say.
+func (b *Backend) Revision(key system.Key) string {
+	if r, ok := b.w.(revisions); ok {
+		return r.Revision(key)
+	}
+	return ""
+}
+
+// revisions is the Writer that tells the revision of its next read
+// without reading (apply.Client).
+type revisions interface {
+	Revision(key system.Key) string
+}
+
 // Get implements redfish.Systems.
 func (b *Backend) Get(ctx context.Context, key system.Key) (redfish.SystemView, error) {
 	vm, err := b.w.Read(ctx, key)

@@ -1,30 +1,18 @@
 package backend_test
 
 import (
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
-	"github.com/redfish-bridge/redfish-bridge/media"
-	"github.com/redfish-bridge/redfish-bridge/power"
-	"github.com/redfish-bridge/redfish-bridge/redfish"
-	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // countingCache counts the VM reads the Writer makes of the cache.
@@ -58,59 +46,15 @@ func TestOnePassBootPatch(t *testing.T) {
 }
 
 func testOnePassBootPatch(t *testing.T, v crds.Variant) {
-	ctx := t.Context()
-	c := testcluster.ForTest(t, v)
-	const ns = "vms"
-	if err := c.CreateNamespace(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	admin := dynamic.NewForConfigOrDie(c.Admin)
-	if err := demo.CreateSampleVMs(ctx, admin, ns, 1); err != nil {
-		t.Fatal(err)
-	}
-	bridge := dynamic.NewForConfigOrDie(c.Bridge)
-	kube := kubernetes.NewForConfigOrDie(c.Bridge)
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mode, err := apply.DetectMode(ctx, bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.Start(ctx, bridge, kube, []string{ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := &countingCache{Cache: inv}
-	w := apply.New(bridge, cache, mode, apply.Options{})
-	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge), nil)
-	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(auth.Config{
-		Users:       auth.StaticUsers{"ironic": {Name: "ironic", PasswordHash: hash, Scope: auth.Scope{Namespaces: []string{ns}}}},
-		Revocations: &testutil.MemoryRevocations{}, Key: []byte("0123456789abcdef0123456789abcdef"),
+	var cache *countingCache
+	s := newStack(t, v, func(inv *inventory.Inventory) apply.Cache {
+		cache = &countingCache{Cache: inv}
+		return cache
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := redfish.New(redfish.Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "test", Logger: log}, be.Backends(authn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	uri := "/redfish/v1/Systems/" + system.Key{Namespace: ns, Name: "vm-0"}.ID()
+	w, uri := s.w, s.uri
 	do := func(method, body, ifMatch string) *httptest.ResponseRecorder {
 		t.Helper()
-		req := httptest.NewRequestWithContext(ctx, method, uri, strings.NewReader(body))
-		req.SetBasicAuth("ironic", "secret")
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if ifMatch != "" {
-			req.Header.Set("If-Match", ifMatch)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
+		return s.do(t, method, uri, body, ifMatch)
 	}
 	get := do(http.MethodGet, "", "")
 	if get.Code != http.StatusOK || get.Header().Get("ETag") == "" {

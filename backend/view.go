@@ -24,6 +24,7 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 	cpu := kubevirt.SpecCPUOf(spec)
 	v := redfish.SystemView{
 		Key:        vm.Key,
+		Revision:   vm.Revision(),
 		UUID:       kubevirt.FirmwareUUIDOf(vm.Object, vm.VMI),
 		Labels:     vm.Object.GetLabels(),
 		PowerState: power.State(vm),

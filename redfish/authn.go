@@ -40,16 +40,31 @@ func (s *Server) authenticated(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return fmt.Errorf("authenticate: %w", err)
 		}
-		c.Set(principalKey, p)
-		c.Set(principalKey+".user", p.User)
+		c.Set(principalKey, &p)
 		return next(c)
 	}
 }
 
 // principal is the authenticated caller.
 func principal(c echo.Context) auth.Principal {
-	p, _ := c.Get(principalKey).(auth.Principal)
-	return p
+	if p, ok := c.Get(principalKey).(*auth.Principal); ok {
+		return *p
+	}
+	return auth.Principal{}
+}
+
+// loginUserKey names the user of a login (not authenticated as a
+// principal) for the access log.
+const loginUserKey = "redfish.login.user"
+
+// userOf is the request's user for the access log: the principal's, or
+// the one logging in; "" when neither.
+func userOf(c echo.Context) string {
+	if p, ok := c.Get(principalKey).(*auth.Principal); ok {
+		return p.User
+	}
+	user, _ := c.Get(loginUserKey).(string)
+	return user
 }
 
 // peerIP is the TCP peer's address: never a header the client controls.
@@ -64,23 +79,43 @@ func peerIP(r *http.Request) string {
 // system resolves the :id path parameter to a system in the caller's scope.
 // Anything else (malformed id, unknown VM, VM out of scope) is 404.
 func (s *Server) system(c echo.Context) (SystemView, error) {
+	key, scope, err := systemKey(c)
+	if err != nil {
+		return SystemView{}, err
+	}
+	return s.systemInScope(c, key, scope)
+}
+
+// systemKey parses the :id path parameter into a key in a namespace of the
+// caller's scope (404 otherwise) and returns that scope.
+func systemKey(c echo.Context) (system.Key, auth.Scope, error) {
 	id := c.Param("id")
 	key, err := system.ParseID(id)
 	if err != nil {
-		return SystemView{}, fmt.Errorf("system %q: %w: %w", id, ErrNotFound, err)
+		return system.Key{}, auth.Scope{}, fmt.Errorf("system %q: %w: %w", id, ErrNotFound, err)
 	}
 	scope := principal(c).Scope
 	if !scope.AllowsNamespace(key.Namespace) {
-		return SystemView{}, fmt.Errorf("system %s: out of scope: %w", key, ErrNotFound)
+		return system.Key{}, auth.Scope{}, errOutOfScope(key)
 	}
+	return key, scope, nil
+}
+
+// systemInScope reads system key and checks it against scope (its labels).
+func (s *Server) systemInScope(c echo.Context, key system.Key, scope auth.Scope) (SystemView, error) {
 	v, err := s.b.Systems.Get(c.Request().Context(), key)
 	if err != nil {
 		return SystemView{}, fmt.Errorf("get system %s: %w", key, err)
 	}
 	if !scope.Allows(v.Key, v.Labels) {
-		return SystemView{}, fmt.Errorf("system %s: out of scope: %w", key, ErrNotFound)
+		return SystemView{}, errOutOfScope(key)
 	}
 	return v, nil
+}
+
+// errOutOfScope is a system the caller may not see: 404, like a missing one.
+func errOutOfScope(key system.Key) error {
+	return fmt.Errorf("system %s: out of scope: %w", key, ErrNotFound)
 }
 
 // systems lists the systems in the caller's scope.

@@ -10,6 +10,11 @@ import (
 // SystemView is what the service shows of one system (one VirtualMachine).
 type SystemView struct {
 	Key system.Key
+	// Revision names the versions of the objects the view was built from
+	// ("" when unknown): views of one system with the same Revision are
+	// equal but for Disks' capacities, which come from PVCs it does not
+	// cover. See [Systems.Revision].
+	Revision string
 	// UUID is the VM's firmware UUID, stable for the life of the VM.
 	UUID string
 	// Labels are the VM's labels, matched against [auth.Scope.Selector].
@@ -76,6 +81,11 @@ type Systems interface {
 	Membership() uint64
 	// Get returns one system or an error wrapping [ErrNotFound].
 	Get(ctx context.Context, key system.Key) (SystemView, error)
+	// Revision is the Revision of the view Get would return now, found
+	// without building it (cheap: the service asks on every GET of a
+	// system to serve the body it rendered for that revision), or "" when
+	// it cannot say (then the service calls Get).
+	Revision(key system.Key) string
 }
 
 // Power drives power.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,8 @@ type fake struct {
 	// membership is [Systems.Membership]; memberLists counts Members calls.
 	membership  uint64
 	memberLists int
+	// gets counts Get calls.
+	gets int
 }
 
 func newFake() *fake {
@@ -70,9 +73,30 @@ func (f *fake) add(ns, name string, lbls map[string]string, mac string) {
 	f.membership++
 }
 
-// bump stands for a write moving the VM's resourceVersion; an ETag is the
-// digest of what a resource shows, so it must not follow it.
-func (f *fake) bump(*SystemView) { f.rv++ }
+// remove deletes a system (Membership changes).
+func (f *fake) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.systems, id)
+	f.membership++
+}
+
+// bump stands for a write moving the VM's resourceVersion (the view's
+// Revision); an ETag is the digest of what a resource shows, so it must
+// not follow it. Every change to a view must bump it (f.mu held).
+func (f *fake) bump(v *SystemView) {
+	f.rv++
+	v.Revision = strconv.Itoa(f.rv)
+}
+
+func (f *fake) Revision(key system.Key) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.systems[key.ID()]; ok && f.err == nil {
+		return v.Revision
+	}
+	return ""
+}
 
 func (f *fake) List(_ context.Context, _ auth.Scope) ([]SystemView, error) {
 	f.mu.Lock()
@@ -110,6 +134,7 @@ func (f *fake) Members(_ context.Context, _ auth.Scope) ([]Member, error) {
 func (f *fake) Get(_ context.Context, key system.Key) (SystemView, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets++
 	if f.err != nil {
 		return SystemView{}, f.err
 	}
@@ -275,6 +300,7 @@ var testUsers = []struct {
 // env is a service over a fake backend.
 type env struct {
 	fake  *fake
+	srv   *Server
 	e     *echo.Echo
 	auth  *auth.Authenticator
 	revs  *memorySessions
@@ -334,10 +360,10 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	f := newFake()
-	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
+	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
 		Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{fake: f, e: e, auth: a, revs: revs, clock: clk}
+	return &env{fake: f, srv: srv, e: e, auth: a, revs: revs, clock: clk}
 }

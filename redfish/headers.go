@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 )
@@ -54,6 +55,24 @@ func schemaURI(odataType string) string {
 	return dmtfSchemas + t[:i] + ".json"
 }
 
+// describedBy is the Link header naming the schema of odataType, ""
+// without one. The values are kept: @odata.type is one of the service's
+// constants.
+func describedBy(odataType string) string {
+	if l, ok := describedByLinks.Load(odataType); ok {
+		return l.(string) // only strings are stored
+	}
+	l := ""
+	if uri := schemaURI(odataType); uri != "" {
+		l = "<" + uri + ">; rel=describedby"
+	}
+	describedByLinks.Store(odataType, l)
+	return l
+}
+
+// describedByLinks maps @odata.type to its [describedBy] Link.
+var describedByLinks sync.Map
+
 // dmtfSchemas is where the DMTF publishes the Redfish JSON schemas.
 const dmtfSchemas = "http://redfish.dmtf.org/schemas/v1/"
 
@@ -63,8 +82,8 @@ const dmtfSchemas = "http://redfish.dmtf.org/schemas/v1/"
 // that ETag in If-None-Match answers 304 Not Modified.
 func sendEncoded(c echo.Context, status int, odataType string, b []byte, version string) error {
 	h := c.Response().Header()
-	if uri := schemaURI(odataType); uri != "" {
-		h.Set("Link", "<"+uri+">; rel=describedby")
+	if link := describedBy(odataType); link != "" {
+		h.Set("Link", link)
 	}
 	if version != "" {
 		h.Set("ETag", etag(version))

@@ -49,7 +49,7 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			// net/http closes the connection after this answer.
 			h.Set("Connection", "close")
 		}
-		log := s.cfg.Logger.With("request", id, "method", req.Method, "path", req.URL.Path)
+		log := logctx.With(s.cfg.Logger, slog.String("request", id), slog.String("method", req.Method), slog.String("path", req.URL.Path))
 		ctx, cancel := context.WithTimeout(logctx.Into(req.Context(), log), s.cfg.RequestTimeout)
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))
@@ -64,11 +64,13 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		user, _ := c.Get(principalKey + ".user").(string)
+		user := userOf(c)
 		took := time.Since(start)
 		status := c.Response().Status
-		log.Log(ctx, accessLevel(req.Method, status), "request", "status", status, "user", user,
-			"remote", req.RemoteAddr, "duration", took.Round(time.Microsecond))
+		if lvl := accessLevel(req.Method, status); log.Enabled(ctx, lvl) {
+			log.LogAttrs(ctx, lvl, "request", slog.Int("status", status), slog.String("user", user),
+				slog.String("remote", req.RemoteAddr), slog.Duration("duration", took.Round(time.Microsecond)))
+		}
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(req.Method, routeOf(c), c.Response().Status, took)
 		}
@@ -125,6 +127,9 @@ func newRequestID() string {
 func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
+		if req.Body == http.NoBody {
+			return next(c) // net/http's body of a request without one
+		}
 		if req.ContentLength > maxBodyBytes {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
 		}

@@ -39,6 +39,8 @@ type Server struct {
 	cfg     Config
 	b       Backends
 	members memberBodies
+	// systemBodies are the kept ComputerSystem bodies (systembodies.go).
+	systemBodies systemBodies
 	// allow is the Allow header of each route template.
 	allow map[string]string
 }
@@ -47,11 +49,17 @@ type Server struct {
 // The caller wires TLS and timeouts (the server answers well within sushy's
 // 60 s read timeout).
 func New(cfg Config, b Backends) (*echo.Echo, error) {
+	_, e, err := newServer(cfg, b)
+	return e, err
+}
+
+// newServer is [New] with the Server behind the handler.
+func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	if b.Systems == nil || b.Power == nil || b.Boot == nil || b.Media == nil || b.Trust == nil || b.Auth == nil {
-		return nil, errors.New("redfish: every backend is required")
+		return nil, nil, errors.New("redfish: every backend is required")
 	}
 	if cfg.ServiceUUID == "" {
-		return nil, errors.New("redfish: ServiceUUID is required")
+		return nil, nil, errors.New("redfish: ServiceUUID is required")
 	}
 	if cfg.Vendor == "" {
 		cfg.Vendor = "redfish-bridge"
@@ -59,7 +67,7 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 	lower := strings.ToLower(cfg.Vendor)
 	for _, bad := range []string{"dell", "supermicro", "ami", "asrockrack", "redfish_compatible"} {
 		if strings.Contains(lower, bad) {
-			return nil, errors.New("redfish: Vendor must not contain " + bad + ": Ironic changes behaviour on it")
+			return nil, nil, errors.New("redfish: Vendor must not contain " + bad + ": Ironic changes behaviour on it")
 		}
 	}
 	if cfg.Version == "" {
@@ -78,7 +86,7 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 	e.Use(s.protocol, checkQuery, limitBody)
 	s.routes(e)
 	s.allow = allowedMethods(e.Routes())
-	return e, nil
+	return s, e, nil
 }
 
 // handle registers h for method on path, with and without a trailing slash

@@ -117,7 +117,7 @@ func (s *Server) login(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("log in %q: %w", user, err)
 	}
-	c.Set(principalKey+".user", who.User)
+	c.Set(loginUserKey, who.User)
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)
 	h.Set(echo.HeaderLocation, sessionsURI+"/"+who.Session)

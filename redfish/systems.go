@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -23,13 +24,45 @@ func (s *Server) listSystems(c echo.Context) error {
 	return s.sendMembers(c, systemsURI, "#ComputerSystemCollection.ComputerSystemCollection", "Computer System Collection")
 }
 
+// getSystem answers the body kept for the system's revision
+// (systembodies.go) when there is one, else renders it and keeps it. A
+// query (?pretty, a refused $top) is rendered afresh, never kept.
 func (s *Server) getSystem(c echo.Context) error {
-	v, err := s.system(c)
+	if c.QueryString() != "" {
+		v, err := s.system(c)
+		if err != nil {
+			return err
+		}
+		return send(c, http.StatusOK, s.renderSystem(v))
+	}
+	key, scope, err := systemKey(c)
 	if err != nil {
 		return err
 	}
-	return send(c, http.StatusOK, s.renderSystem(v))
+	if e, ok := s.systemBodies.get(key, s.b.Systems.Revision(key)); ok {
+		if !scope.Allows(key, e.labels) {
+			return errOutOfScope(key)
+		}
+		return sendEncoded(c, http.StatusOK, systemType, e.body, e.version)
+	}
+	v, err := s.systemInScope(c, key, scope)
+	if errors.Is(err, ErrNotFound) {
+		s.systemBodies.drop(key)
+	}
+	if err != nil {
+		return err
+	}
+	body, version, err := encodeResource(s.renderSystem(v), false)
+	if err != nil {
+		return fmt.Errorf("encode system %s: %w", key, err)
+	}
+	s.systemBodies.sweep(s.b.Systems.Membership(), func(k system.Key) bool { return s.b.Systems.Revision(k) != "" })
+	s.systemBodies.put(key, systemBody{revision: v.Revision, labels: v.Labels, body: body, version: version})
+	return sendEncoded(c, http.StatusOK, systemType, body, version)
 }
+
+// systemType is the ComputerSystem's @odata.type.
+const systemType = "#ComputerSystem.v1_27_0.ComputerSystem"
 
 // bootView is the Boot object as shown: the recorded override, and the mode
 // the VM boots (a mode just set reads back at once: the write changed the
@@ -60,12 +93,14 @@ func bootView(v SystemView) obj {
 	return b
 }
 
+// renderSystem is the ComputerSystem of v. It may show only what
+// v.Revision covers (not Disks): GETs serve it kept per revision.
 func (s *Server) renderSystem(v SystemView) obj {
 	uri := systemURI(v)
 	cores := v.Sockets * v.Cores
 	return obj{
 		"@odata.id":    uri,
-		"@odata.type":  "#ComputerSystem.v1_27_0.ComputerSystem",
+		"@odata.type":  systemType,
 		"Id":           v.Key.ID(),
 		"Name":         v.Key.Name,
 		"Description":  "KubeVirt VirtualMachine " + v.Key.String(),

@@ -1,0 +1,106 @@
+package backend_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/inventory"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/testcluster"
+)
+
+// stackNS is the namespace of a stack's VMs.
+const stackNS = "vms"
+
+// stack is the Redfish service over the backend on a real apiserver, as
+// the bridge builds it, with one sample VM (vm-0) in stackNS.
+type stack struct {
+	h     http.Handler
+	w     *apply.Client
+	inv   *inventory.Inventory
+	admin dynamic.Interface
+	key   system.Key
+	uri   string
+}
+
+// newStack starts a cluster of variant v and the stack on it; the Writer
+// reads through wrap(inventory) (wrap may be nil).
+func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache) *stack {
+	t.Helper()
+	ctx := t.Context()
+	c := testcluster.ForTest(t, v)
+	if err := c.CreateNamespace(ctx, stackNS); err != nil {
+		t.Fatal(err)
+	}
+	admin := dynamic.NewForConfigOrDie(c.Admin)
+	if err := demo.CreateSampleVMs(ctx, admin, stackNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	bridge := dynamic.NewForConfigOrDie(c.Bridge)
+	kube := kubernetes.NewForConfigOrDie(c.Bridge)
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	mode, err := apply.DetectMode(ctx, bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Start(ctx, bridge, kube, []string{stackNS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache apply.Cache = inv
+	if wrap != nil {
+		cache = wrap(inv)
+	}
+	w := apply.New(bridge, cache, mode, apply.Options{})
+	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge), nil)
+	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authn, err := auth.New(auth.Config{
+		Users:       auth.StaticUsers{"ironic": {Name: "ironic", PasswordHash: hash, Scope: auth.Scope{Namespaces: []string{stackNS}}}},
+		Revocations: &testutil.MemoryRevocations{}, Key: []byte("0123456789abcdef0123456789abcdef"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := redfish.New(redfish.Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "test", Logger: log}, be.Backends(authn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := system.Key{Namespace: stackNS, Name: "vm-0"}
+	return &stack{h: h, w: w, inv: inv, admin: admin, key: key, uri: "/redfish/v1/Systems/" + key.ID()}
+}
+
+// do sends one request as the stack's user (body as JSON when not empty,
+// If-Match when not empty).
+func (s *stack) do(t *testing.T, method, uri, body, ifMatch string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), method, uri, strings.NewReader(body))
+	req.SetBasicAuth("ironic", "secret")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if ifMatch != "" {
+		req.Header.Set("If-Match", ifMatch)
+	}
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, req)
+	return rec
+}

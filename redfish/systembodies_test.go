@@ -1,0 +1,144 @@
+package redfish
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// TestSystemBodyKept: a GET of an unchanged system writes the body kept
+// from the last one without asking the backend for the view; a change
+// (its revision moves) makes the next GET render it again, with a new
+// ETag, the same as a fresh render (a query is never served kept).
+func TestSystemBodyKept(t *testing.T) {
+	e := newEnv(t)
+	const uri = "/redfish/v1/Systems/team-a.vm1"
+	get := func(path string) (etag, body string) {
+		t.Helper()
+		rec := e.do(t, req{path: path, user: "alice"})
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		return rec.Header().Get("ETag"), rec.Body.String()
+	}
+	gets := func() int {
+		e.fake.mu.Lock()
+		defer e.fake.mu.Unlock()
+		return e.fake.gets
+	}
+	tag0, body0 := get(uri)
+	n := gets()
+	for range 3 {
+		if tag, body := get(uri); tag != tag0 || body != body0 {
+			t.Fatalf("unchanged system: GET answered %s, then %s", tag0, tag)
+		}
+	}
+	if got := gets() - n; got != 0 {
+		t.Errorf("3 GETs of an unchanged system built its view %d times, want 0 (kept body)", got)
+	}
+	if tag, body := get(uri + "?fresh"); tag != tag0 || body != body0 {
+		t.Errorf("kept body differs from a fresh render: %s vs %s", tag0, tag)
+	}
+	if gets() == n {
+		t.Error("a GET with a query was served kept")
+	}
+
+	e.fake.mu.Lock()
+	v := e.fake.systems["team-a.vm1"]
+	v.PowerState = system.PowerOn
+	e.fake.bump(v)
+	e.fake.mu.Unlock()
+	tag1, body1 := get(uri)
+	if tag1 == tag0 || body1 == body0 {
+		t.Fatalf("GET after a power change answered the body kept before it (ETag %s)", tag1)
+	}
+	if m := decode(t, e.do(t, req{path: uri, user: "alice"})); m["PowerState"] != string(system.PowerOn) {
+		t.Errorf("PowerState %v after the change", m["PowerState"])
+	}
+	if tag, body := get(uri + "?fresh"); tag != tag1 || body != body1 {
+		t.Errorf("after the change, kept %s differs from a fresh render %s", tag1, tag)
+	}
+
+	notModified := e.do(t, req{path: uri, user: "alice", header: map[string]string{"If-None-Match": tag1}})
+	if notModified.Code != http.StatusNotModified {
+		t.Errorf("GET with If-None-Match of the kept ETag: %d, want 304", notModified.Code)
+	}
+	head := e.do(t, req{method: http.MethodHead, path: uri, user: "alice"})
+	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("ETag") != tag1 {
+		t.Errorf("HEAD: %d, %d bytes, ETag %q (want 200, none, %s)", head.Code, head.Body.Len(), head.Header().Get("ETag"), tag1)
+	}
+}
+
+// TestSystemBodyKeptScope: a body kept for one caller is never served to
+// a caller whose scope excludes the system, also when the labels that
+// scope selects on change.
+func TestSystemBodyKeptScope(t *testing.T) {
+	e := newEnv(t)
+	const gold, plain = "/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Systems/team-a.vm2"
+	for _, uri := range []string{gold, plain} {
+		if rec := e.do(t, req{path: uri, user: "alice"}); rec.Code != http.StatusOK {
+			t.Fatalf("alice GET %s: %d", uri, rec.Code)
+		}
+	}
+	// carol sees team-a's tier=gold systems only; bob team-b's.
+	for _, tc := range []struct {
+		user, uri string
+		want      int
+	}{{"carol", gold, http.StatusOK}, {"carol", plain, http.StatusNotFound}, {"bob", gold, http.StatusNotFound}} {
+		if rec := e.do(t, req{path: tc.uri, user: tc.user}); rec.Code != tc.want {
+			t.Errorf("%s GET %s (kept for alice): %d, want %d", tc.user, tc.uri, rec.Code, tc.want)
+		}
+	}
+	e.fake.mu.Lock()
+	v := e.fake.systems["team-a.vm1"]
+	v.Labels = map[string]string{"tier": "bronze"}
+	e.fake.bump(v)
+	e.fake.mu.Unlock()
+	if rec := e.do(t, req{path: gold, user: "carol"}); rec.Code != http.StatusNotFound {
+		t.Errorf("carol GET %s after it left tier=gold: %d, want 404", gold, rec.Code)
+	}
+}
+
+// TestSystemBodiesGoWithTheVM: a kept body goes when its system does: on a
+// GET that finds it gone, and, for one nobody asks for again, by the sweep
+// after the membership changed. The number kept is bounded.
+func TestSystemBodiesGoWithTheVM(t *testing.T) {
+	e := newEnv(t)
+	kept := e.srv.systemBodies.len
+	for _, id := range []string{"team-a.vm1", "team-a.vm2"} {
+		if rec := e.do(t, req{path: "/redfish/v1/Systems/" + id, user: "alice"}); rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", id, rec.Code)
+		}
+	}
+	if kept() != 2 {
+		t.Fatalf("%d bodies kept, want 2", kept())
+	}
+	e.fake.remove("team-a.vm1")
+	if rec := e.do(t, req{path: "/redfish/v1/Systems/team-a.vm1", user: "alice"}); rec.Code != http.StatusNotFound {
+		t.Errorf("GET of a deleted system: %d, want 404", rec.Code)
+	}
+	if kept() != 1 {
+		t.Errorf("%d bodies kept after a GET found team-a.vm1 gone, want 1", kept())
+	}
+	e.fake.remove("team-a.vm2") // never asked for again
+	if rec := e.do(t, req{path: "/redfish/v1/Systems/team-b.vm3", user: "bob"}); rec.Code != http.StatusOK {
+		t.Fatalf("GET team-b.vm3: %d", rec.Code)
+	}
+	if kept() != 1 {
+		t.Errorf("%d bodies kept after team-a.vm2 went and the next render swept, want 1 (team-b.vm3)", kept())
+	}
+
+	var m systemBodies
+	for i := range maxSystemBodies + 10 {
+		m.put(system.Key{Namespace: "ns", Name: strconv.Itoa(i)}, systemBody{revision: "1"})
+	}
+	if m.len() != maxSystemBodies {
+		t.Errorf("%d bodies kept, want the bound %d", m.len(), maxSystemBodies)
+	}
+	m.put(system.Key{Namespace: "ns", Name: "unknown"}, systemBody{})
+	if _, ok := m.get(system.Key{Namespace: "ns", Name: "unknown"}, ""); ok {
+		t.Error("a body of unknown revision was kept")
+	}
+}
