@@ -10,9 +10,10 @@ import (
 )
 
 // allowedMethods maps each route template (without a trailing slash) to
-// its Allow header, in echo's form ("OPTIONS, " and the methods sorted),
-// so the header on GET and HEAD and the one on 405 agree.
-func allowedMethods(routes []*echo.Route) map[string]string {
+// its Allow header value, in echo's form ("OPTIONS, " and the methods
+// sorted), so the header on GET and HEAD and the one on 405 agree. The
+// values are shared by all answers: never modify one.
+func allowedMethods(routes []*echo.Route) map[string][]string {
 	methods := map[string][]string{}
 	for _, r := range routes {
 		p := r.Path
@@ -23,10 +24,10 @@ func allowedMethods(routes []*echo.Route) map[string]string {
 			methods[p] = append(methods[p], r.Method)
 		}
 	}
-	out := make(map[string]string, len(methods))
+	out := make(map[string][]string, len(methods))
 	for p, ms := range methods {
 		slices.Sort(ms)
-		out[p] = strings.Join(append([]string{http.MethodOptions}, ms...), ", ")
+		out[p] = []string{strings.Join(append([]string{http.MethodOptions}, ms...), ", ")}
 	}
 	return out
 }
@@ -38,7 +39,7 @@ func (s *Server) setAllow(c echo.Context) {
 		p = strings.TrimSuffix(p, "/")
 	}
 	if allow, ok := s.allow[p]; ok {
-		c.Response().Header().Set(echo.HeaderAllow, allow)
+		c.Response().Header()[echo.HeaderAllow] = allow
 	}
 }
 
@@ -55,22 +56,22 @@ func schemaURI(odataType string) string {
 	return dmtfSchemas + t[:i] + ".json"
 }
 
-// describedBy is the Link header naming the schema of odataType, ""
-// without one. The values are kept: @odata.type is one of the service's
-// constants.
-func describedBy(odataType string) string {
+// describedBy is the Link header value naming the schema of odataType,
+// nil without one. The values are kept (@odata.type is one of the
+// service's constants) and shared by all answers: never modify one.
+func describedBy(odataType string) []string {
 	if l, ok := describedByLinks.Load(odataType); ok {
-		return l.(string) // only strings are stored
+		return l.([]string) // only []string are stored
 	}
-	l := ""
+	var l []string
 	if uri := schemaURI(odataType); uri != "" {
-		l = "<" + uri + ">; rel=describedby"
+		l = []string{"<" + uri + ">; rel=describedby"}
 	}
 	describedByLinks.Store(odataType, l)
 	return l
 }
 
-// describedByLinks maps @odata.type to its [describedBy] Link.
+// describedByLinks maps @odata.type to its [describedBy] value.
 var describedByLinks sync.Map
 
 // dmtfSchemas is where the DMTF publishes the Redfish JSON schemas.
@@ -82,8 +83,8 @@ const dmtfSchemas = "http://redfish.dmtf.org/schemas/v1/"
 // that ETag in If-None-Match answers 304 Not Modified.
 func sendEncoded(c echo.Context, status int, odataType string, b []byte, version string) error {
 	h := c.Response().Header()
-	if link := describedBy(odataType); link != "" {
-		h.Set("Link", link)
+	if link := describedBy(odataType); link != nil {
+		h["Link"] = link
 	}
 	if version != "" {
 		h.Set("ETag", etag(version))

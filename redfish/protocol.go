@@ -31,6 +31,15 @@ const maxBodyBytes = 64 << 10
 // HeaderRequestID carries the request id, taken from the client if sane.
 const HeaderRequestID = "X-Request-Id"
 
+// everyAnswer are the constant headers of every answer, by canonical name.
+// The value slices are shared by all answers: never modify one (net/http
+// and echo only read them; Set replaces a slice, Add copies it).
+var everyAnswer = map[string][]string{
+	"Odata-Version":          {odataVersion},
+	"Cache-Control":          {"no-store"},
+	"X-Content-Type-Options": {"nosniff"},
+}
+
 // protocol sets what every answer carries (OData-Version, request id,
 // Connection: close when asked) and logs one line per request at
 // [accessLevel].
@@ -42,9 +51,9 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			id = newRequestID()
 		}
 		h.Set(HeaderRequestID, id)
-		h.Set("OData-Version", odataVersion)
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
+		for k, v := range everyAnswer {
+			h[k] = v
+		}
 		if req.Close || strings.EqualFold(req.Header.Get("Connection"), "close") {
 			// net/http closes the connection after this answer.
 			h.Set("Connection", "close")
@@ -284,12 +293,16 @@ func encodeResource(body obj, pretty bool) ([]byte, string, error) {
 
 // sendJSON writes encoded JSON (headers only for HEAD).
 func sendJSON(c echo.Context, status int, b []byte) error {
+	c.Response().Header()[echo.HeaderContentType] = jsonContentType
 	if c.Request().Method == http.MethodHead {
-		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		return c.NoContent(status)
 	}
 	return c.Blob(status, echo.MIMEApplicationJSON, b)
 }
+
+// jsonContentType is the Content-Type of JSON answers (shared, like
+// [everyAnswer]'s values; echo's Blob keeps a Content-Type already set).
+var jsonContentType = []string{echo.MIMEApplicationJSON}
 
 // link is a navigation link.
 func link(uri string) obj { return obj{"@odata.id": uri} }

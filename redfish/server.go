@@ -41,8 +41,8 @@ type Server struct {
 	members memberBodies
 	// systemBodies are the kept ComputerSystem bodies (systembodies.go).
 	systemBodies systemBodies
-	// allow is the Allow header of each route template.
-	allow map[string]string
+	// allow is the Allow header value of each route template.
+	allow map[string][]string
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).
