@@ -16,4 +16,10 @@
 // [ErrPreconditionFailed], [ErrNotSupported], [*BadValueError]). The one
 // place that turns errors into HTTP statuses and Redfish error bodies with
 // Base registry MessageIds is [Server.handleError].
+//
+// Reads Ironic polls are served from kept bytes: a ComputerSystem's
+// encoded body while its [Systems.Revision] stays the same
+// (systembodies.go), the Systems, Managers and Chassis collections while
+// [Systems.Membership] does (members.go). The caller's scope is checked on
+// every request; a query string renders afresh.
 package redfish
