@@ -201,36 +201,17 @@ func load(ctx context.Context, sc Scenario, env *demo.Env, c *Client, counter *K
 	sampler := startSampler(ctx, env)
 	start := time.Now()
 
-	work := make(chan system.Key)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range sc.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				err := Cycle(ctx, c, k.ID(), cycle)
-				mu.Lock()
-				res.Cycles++
-				if err != nil {
-					res.CycleErrs = append(res.CycleErrs, err.Error())
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	fed := 0
-feed:
-	for _, k := range keys {
-		select {
-		case work <- k:
-			fed++
-		case <-ctx.Done():
-			break feed
+	fed, _ := startEach(ctx, keys, sc.Clients, func(ctx context.Context, k system.Key) error {
+		err := Cycle(ctx, c, k.ID(), cycle)
+		mu.Lock()
+		defer mu.Unlock()
+		res.Cycles++
+		if err != nil {
+			res.CycleErrs = append(res.CycleErrs, err.Error())
 		}
-	}
-	close(work)
-	wg.Wait()
+		return nil // recorded in res
+	})
 	if fed < len(keys) {
 		sc.Log.WarnContext(ctx, "load phase timed out", "cyclesStarted", fed, "of", len(keys), "timeout", sc.Timeout)
 	}

@@ -103,17 +103,26 @@ func firstErrors(err error, n int) error {
 }
 
 // forEach runs f on every key with workers goroutines and joins the errors.
-// When ctx ends it hands out no more keys (those not started are not
-// counted as errors: the caller sees ctx's error).
+// When ctx ends it hands out no more keys; the error says how many were
+// not started, with ctx's error.
 func forEach(ctx context.Context, keys []system.Key, workers int, f func(context.Context, system.Key) error) error {
+	started, errs := startEach(ctx, keys, workers, f)
+	if started < len(keys) {
+		errs = append(errs, fmt.Errorf("%d of %d not started: %w", len(keys)-started, len(keys), ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// startEach hands keys in order to workers goroutines running f until
+// every key was handed out or ctx ended, waits for them, and returns how
+// many keys were started and f's errors.
+func startEach(ctx context.Context, keys []system.Key, workers int, f func(context.Context, system.Key) error) (int, []error) {
 	work := make(chan system.Key)
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range work {
 				if err := f(ctx, k); err != nil {
 					mu.Lock()
@@ -121,22 +130,19 @@ func forEach(ctx context.Context, keys []system.Key, workers int, f func(context
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
-	fed := 0
+	started := 0
 feed:
 	for _, k := range keys {
 		select {
 		case work <- k:
-			fed++
+			started++
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(work)
 	wg.Wait()
-	if fed < len(keys) {
-		errs = append(errs, fmt.Errorf("%d of %d not started: %w", len(keys)-fed, len(keys), ctx.Err()))
-	}
-	return errors.Join(errs...)
+	return started, errs
 }
