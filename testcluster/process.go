@@ -55,6 +55,14 @@ func startProcess(name, bin string, args []string, dir string) (*process, error)
 	return p, nil
 }
 
+// pid is the process id of a running p (0 for nil or exited).
+func (p *process) pid() int {
+	if p == nil || p.exited() {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // exited reports whether the process has exited.
 func (p *process) exited() bool {
 	select {

@@ -189,3 +189,11 @@ func loadWebhooks(name string, into any) error {
 // VirtAPIRestarts is how often virt-api exited on its own and was started
 // again.
 func (c *Cluster) VirtAPIRestarts() int64 { return c.virtAPIRestarts.Load() }
+
+// VirtAPIPID is the process id of the virt-api running now (0 without
+// [Options.VirtAPI] or while it restarts).
+func (c *Cluster) VirtAPIPID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.virtAPIProc.pid()
+}

@@ -1,8 +1,12 @@
 package testcluster_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
@@ -29,6 +34,7 @@ func TestVirtAPI(t *testing.T) {
 			t.Run("disk without volume", func(t *testing.T) { testVirtAPIDiskWithoutVolume(t, vms) })
 			t.Run("defaults of a new VM", func(t *testing.T) { testVirtAPIDefaults(t, vms) })
 			t.Run("VMI status writers", func(t *testing.T) { testVMIStatusWriters(t, c, ns) })
+			t.Run("restarted", func(t *testing.T) { testVirtAPIRestarted(t, c, vms) })
 		})
 	}
 }
@@ -135,5 +141,32 @@ func testVMIStatusWriters(t *testing.T, c *testcluster.Cluster, ns string) {
 	controller := dynamic.NewForConfigOrDie(asController).Resource(testcluster.VirtualMachineInstances).Namespace(ns)
 	if got := patch(controller, "controller"); got != "controller" {
 		t.Errorf("virt-controller's VMI status write: reason %q, want it kept", got)
+	}
+}
+
+// testVirtAPIRestarted: virt-api killed is started again on a new port and
+// its webhooks point there: a disk without a volume is virt-api's denial
+// again (while it is down every VM write fails: failurePolicy Fail).
+func testVirtAPIRestarted(t *testing.T, c *testcluster.Cluster, vms dynamic.ResourceInterface) {
+	pid := c.VirtAPIPID()
+	if pid == 0 {
+		t.Fatal("no virt-api process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	bad := runnableVM("after-restart", []any{disk("rootdisk", 0), disk("data", 0)}, []any{pvcVolume("rootdisk")})
+	testutil.Eventually(t, "virt-api restarted and its webhooks registered", 3*time.Minute, 200*time.Millisecond, func(ctx context.Context) error {
+		if n := c.VirtAPIRestarts(); n != 1 {
+			return fmt.Errorf("%d restarts", n)
+		}
+		_, err := vms.Apply(ctx, bad.GetName(), bad, metav1.ApplyOptions{FieldManager: author, DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), testcluster.MsgVirtAPIDiskWithoutVolume(1, "data")) {
+			return fmt.Errorf("dry-run apply: %v", err)
+		}
+		return nil
+	})
+	if got := c.VirtAPIPID(); got == pid || got == 0 {
+		t.Errorf("virt-api pid %d after the restart (was %d)", got, pid)
 	}
 }

@@ -114,10 +114,7 @@ func (c *Cluster) VirtControllerRestarts() int64 { return c.virtControllerRestar
 func (c *Cluster) VirtControllerPID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.virtControllerProc; p != nil && !p.exited() {
-		return p.cmd.Process.Pid
-	}
-	return 0
+	return c.virtControllerProc.pid()
 }
 
 // stopKubeVirt stops virt-controller and virt-api for good (Cluster.Stop).
