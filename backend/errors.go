@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,8 +50,18 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", redfish.ErrUnavailable, err)
 	case errors.As(err, &status):
 		return err
-	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &netErr):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &netErr), // context.DeadlineExceeded is a net.Error
+		rateLimitedPastDeadline(err):
 		return fmt.Errorf("%w: %w", redfish.ErrUnavailable, err)
 	}
 	return err
+}
+
+// rateLimitedPastDeadline reports whether client-go's rate limiter refused
+// a request because its token would come after the request's deadline: the
+// apiserver is slower than the bridge's budget, as with a timeout.
+// golang.org/x/time/rate returns this error without a sentinel, so it is
+// recognised by its text.
+func rateLimitedPastDeadline(err error) bool {
+	return strings.Contains(err.Error(), "would exceed context deadline")
 }
