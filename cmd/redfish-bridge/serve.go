@@ -133,6 +133,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 	if err != nil {
 		return err
 	}
+	applyMemoryLimit(logctx.From(ctx), s.lookupEnv, cgroupMemoryFiles)
 	var tlsCfg *tls.Config
 	switch {
 	case o.certFile != "" && o.keyFile != "":
