@@ -102,14 +102,9 @@ type Cluster struct {
 	mu                     sync.Mutex // guards the KubeVirt process fields below
 	stopping               bool
 	virtControllerProc     *process
-	virtControllerPort     int
 	virtControllerRestarts atomic.Int64
 	virtAPIProc            *process
-	virtAPIPort            int
 	virtAPIRestarts        atomic.Int64
-	// virtAPICA is the certificate virt-api serves (self-signed), the
-	// caBundle of its webhook configurations.
-	virtAPICA []byte
 }
 
 // Start runs etcd and kube-apiserver and installs CRDs, RBAC and the

@@ -2,16 +2,10 @@ package testcluster
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"embed"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,58 +59,40 @@ func requestHeaderFlags(creds *credentials) []string {
 	}
 }
 
-// startVirtAPI starts virt-api with a self-signed certificate in its own
-// directory (it watches its certificate files), waits until it answers,
+// startVirtAPI starts virt-api with a self-signed certificate
+// (selfSignedTLS), waits until it answers,
 // registers its webhooks at its port and waits until they reject a bad
 // VirtualMachine. A restart (see supervise) registers the new port.
 func (c *Cluster) startVirtAPI(ctx context.Context) error {
-	certDir := filepath.Join(c.Dir, "virt-api-certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return fmt.Errorf("create virt-api cert dir: %w", err)
-	}
-	certFile, keyFile := filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")
-	certPEM, err := writeServingCert(certFile, keyFile)
+	tlsFiles, err := c.selfSignedTLS("virt-api")
 	if err != nil {
-		return fmt.Errorf("virt-api certificate: %w", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	client := &http.Client{
-		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		return err
 	}
 	p, ports, err := c.startWithPorts(ctx, virtAPIBinary, 1, func(ports []int) []string {
 		return []string{
 			"--kubeconfig=" + c.Kubeconfig,
 			"--listen=127.0.0.1",
 			"--port=" + strconv.Itoa(ports[0]),
-			"--tls-cert-file=" + certFile,
-			"--tls-key-file=" + keyFile,
+			"--tls-cert-file=" + tlsFiles.certFile,
+			"--tls-key-file=" + tlsFiles.keyFile,
 			// virt-api calls virt-handler (console, VNC) with this client
 			// certificate; there is no virt-handler, so any will do.
-			"--handler-cert-file=" + certFile,
-			"--handler-key-file=" + keyFile,
+			"--handler-cert-file=" + tlsFiles.certFile,
+			"--handler-key-file=" + tlsFiles.keyFile,
 		}
 	}, func(ctx context.Context, p *process, ports []int) error {
 		healthz := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/healthz"
 		return waitProcess(ctx, p, "virt-api to answer", func(ctx context.Context) error {
-			return httpOKWith(ctx, client, healthz)
+			return httpOKWith(ctx, tlsFiles.client, healthz)
 		})
 	})
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	stopping := c.stopping
-	c.virtAPIProc = p
-	c.virtAPIPort = ports[0]
-	c.virtAPICA = certPEM
-	c.mu.Unlock()
-	if stopping { // Stop ran while this (re)start was under way
-		return errors.Join(errors.New("virt-api: cluster stopped"), p.stop(stopGrace))
+	if err := c.adopt(ctx, p, &c.virtAPIProc, c.startVirtAPI, &c.virtAPIRestarts); err != nil {
+		return err
 	}
-	go c.supervise(context.WithoutCancel(ctx), p, c.startVirtAPI, &c.virtAPIRestarts)
-	if err := c.registerWebhooks(ctx, ports[0], certPEM); err != nil {
+	if err := c.registerWebhooks(ctx, ports[0], tlsFiles.certPEM); err != nil {
 		return err
 	}
 	dyn, err := dynamic.NewForConfig(c.Admin)

@@ -27,53 +27,77 @@ const (
 	kubeVirtRestartDelay = time.Second
 )
 
-// startVirtController writes virt-controller's metrics certificate into its
-// own directory (virt-controller watches that directory; a log file there
-// would make it reload in a loop), starts it and waits until it leads.
+// startVirtController writes virt-controller's metrics certificate
+// (selfSignedTLS), starts it and waits until it leads.
 func (c *Cluster) startVirtController(ctx context.Context) error {
-	certDir := filepath.Join(c.Dir, "virt-controller-certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return fmt.Errorf("create virt-controller cert dir: %w", err)
-	}
-	certFile, keyFile := filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")
-	certPEM, err := writeServingCert(certFile, keyFile)
+	tlsFiles, err := c.selfSignedTLS("virt-controller")
 	if err != nil {
-		return fmt.Errorf("virt-controller certificate: %w", err)
+		return err
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	client := &http.Client{
-		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
-	}
-	p, ports, err := c.startWithPorts(ctx, virtControllerBinary, 1, func(ports []int) []string {
+	p, _, err := c.startWithPorts(ctx, virtControllerBinary, 1, func(ports []int) []string {
 		return append([]string{
 			"--kubeconfig=" + c.virtControllerKubeconfig,
 			"--launcher-image=" + LauncherImage,
 			"--exporter-image=" + ExporterImage,
 			"--listen=127.0.0.1",
 			"--port=" + strconv.Itoa(ports[0]),
-			"--prom-cert-file=" + certFile,
-			"--prom-key-file=" + keyFile,
+			"--prom-cert-file=" + tlsFiles.certFile,
+			"--prom-key-file=" + tlsFiles.keyFile,
 		}, c.virtControllerArgs...)
 	}, func(ctx context.Context, p *process, ports []int) error {
 		leader := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/leader"
 		return waitProcess(ctx, p, "virt-controller to lead", func(ctx context.Context) error {
-			return httpOKWith(ctx, client, leader)
+			return httpOKWith(ctx, tlsFiles.client, leader)
 		})
 	})
 	if err != nil {
 		return err
 	}
+	return c.adopt(ctx, p, &c.virtControllerProc, c.startVirtController, &c.virtControllerRestarts)
+}
+
+// selfSignedTLS is a KubeVirt process's serving certificate, self-signed,
+// and an HTTPS client that trusts it.
+type selfSignedTLS struct {
+	certFile, keyFile string
+	certPEM           []byte
+	client            *http.Client
+}
+
+// selfSignedTLS writes a new certificate for process name into its own
+// directory (virt-controller and virt-api watch theirs; a log file there
+// would make them reload in a loop).
+func (c *Cluster) selfSignedTLS(name string) (*selfSignedTLS, error) {
+	certDir := filepath.Join(c.Dir, name+"-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s cert dir: %w", name, err)
+	}
+	s := &selfSignedTLS{certFile: filepath.Join(certDir, "tls.crt"), keyFile: filepath.Join(certDir, "tls.key")}
+	var err error
+	if s.certPEM, err = writeServingCert(s.certFile, s.keyFile); err != nil {
+		return nil, fmt.Errorf("%s certificate: %w", name, err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.certPEM)
+	s.client = &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}
+	return s, nil
+}
+
+// adopt records a KubeVirt process that just became ready in *slot and
+// supervises it (start restarts it), unless Stop ran while it was starting:
+// then it stops it.
+func (c *Cluster) adopt(ctx context.Context, p *process, slot **process, start func(context.Context) error, restarts *atomic.Int64) error {
 	c.mu.Lock()
 	stopping := c.stopping
-	c.virtControllerProc = p
-	c.virtControllerPort = ports[0]
+	*slot = p
 	c.mu.Unlock()
-	if stopping { // Stop ran while this (re)start was under way
-		return errors.Join(errors.New("virt-controller: cluster stopped"), p.stop(stopGrace))
+	if stopping {
+		return errors.Join(errors.New(p.name+": cluster stopped"), p.stop(stopGrace))
 	}
-	go c.supervise(context.WithoutCancel(ctx), p, c.startVirtController, &c.virtControllerRestarts)
+	go c.supervise(context.WithoutCancel(ctx), p, start, restarts)
 	return nil
 }
 
