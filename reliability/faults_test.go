@@ -207,7 +207,7 @@ func TestBridgeKilledMidImport(t *testing.T) { eachVariant(t, testBridgeKilledMi
 func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 	ctx := t.Context()
 	binary := buildBridge(t)
-	cluster := testcluster.ForTest(t, v)
+	cluster := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	simulator, err := sim.New(cluster.Admin, sim.Options{DataDir: t.TempDir(), Log: quiet, LegacyVMController: true /* not migrated: docs/testing-kubevirt.md */})
+	simulator, err := sim.New(cluster.Admin, sim.Options{DataDir: t.TempDir(), Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
