@@ -78,13 +78,34 @@ var fixtures embed.FS
 // structural DataVolume CRD (cdi.kubevirt.io/v1beta1) with the fields the
 // bridge uses, written for the test cluster (not CDI's own CRD).
 func DataVolumeFixture() (*apiextensionsv1.CustomResourceDefinition, error) {
-	data, err := fixtures.ReadFile("testfixture/datavolumes.cdi.kubevirt.io.yaml")
+	return fixture("datavolumes")
+}
+
+// CDIWatchedFixtures are TEST FIXTURES: schemaless CRDs for the other CDI
+// resources KubeVirt's virt-controller lists and watches once the
+// DataVolume API is served (CDI, CDIConfig, StorageProfile, DataSource);
+// without them it syncs no VM from then on.
+func CDIWatchedFixtures() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, plural := range []string{"cdis", "cdiconfigs", "storageprofiles", "datasources"} {
+		crd, err := fixture(plural)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// fixture reads the test fixture CRD of a cdi.kubevirt.io resource.
+func fixture(plural string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := fixtures.ReadFile("testfixture/" + plural + ".cdi.kubevirt.io.yaml")
 	if err != nil {
-		return nil, fmt.Errorf("read the DataVolume fixture: %w", err)
+		return nil, fmt.Errorf("read the %s fixture: %w", plural, err)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		return nil, fmt.Errorf("decode the DataVolume fixture: %w", err)
+		return nil, fmt.Errorf("decode the %s fixture: %w", plural, err)
 	}
 	return crd, nil
 }

@@ -15,5 +15,6 @@
 //
 // [DataVolumeFixture] is a test fixture, not a KubeVirt or CDI CRD: a
 // minimal DataVolume CRD a test installs to stand for CDI
-// (testcluster.Cluster.InstallCDI).
+// (testcluster.Cluster.InstallCDI), with [CDIWatchedFixtures], schemaless
+// CRDs for the other CDI resources KubeVirt's virt-controller watches.
 package crds

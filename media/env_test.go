@@ -30,8 +30,12 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
-// waitTimeout bounds every wait in these tests.
+// waitTimeout bounds every wait in these tests but syncTimeout.
 const waitTimeout = 20 * time.Second
+
+// syncTimeout bounds the wait for virt-controller's first sync of a new VM:
+// longer, as virt-controller starts again when CDI is installed.
+const syncTimeout = 90 * time.Second
 
 // images serves test images; a gated path holds its GET bodies until the
 // gate opens (HEAD answers at once).
@@ -243,7 +247,10 @@ func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.R
 }
 
 // createVM creates a stopped minimal VM (containerDisk root disk, one
-// masquerade interface) as an outside author would.
+// masquerade interface) as an outside author would, and waits until
+// virt-controller synced it (printableStatus Stopped): the media writes of
+// every test then meet virt-controller's own writes on the VM, and a
+// virt-controller that stopped syncing fails the test.
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
 	vm := testutil.VM(e.ns, name, "Halted")
@@ -251,6 +258,16 @@ func (e *env) createVM(t *testing.T, name string) system.Key {
 		t.Fatalf("create VM %s: %v", name, err)
 	}
 	key := system.Key{Namespace: e.ns, Name: name}
+	testutil.Eventually(t, "VM "+name+" synced by virt-controller", syncTimeout, 25*time.Millisecond, func(ctx context.Context) error {
+		vm, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := kubevirt.PrintableStatusOf(vm); got != kubevirt.StatusStopped {
+			return fmt.Errorf("printableStatus %q, want %q", got, kubevirt.StatusStopped)
+		}
+		return nil
+	})
 	e.eventually(t, "VM "+name+" in the bridge's cache", func(context.Context) error {
 		_, err := e.inv.VM(key)
 		return err
