@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,7 +48,7 @@ func (c *Cluster) startVirtController(ctx context.Context) error {
 	}, func(ctx context.Context, p *process, ports []int) error {
 		leader := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/leader"
 		return waitProcess(ctx, p, "virt-controller to lead", func(ctx context.Context) error {
-			return httpOKWith(ctx, tlsFiles.client, leader)
+			return leads(ctx, tlsFiles.client, leader)
 		})
 	})
 	if err != nil {
@@ -157,6 +158,36 @@ func (c *Cluster) stopKubeVirt() []error {
 		}
 	}
 	return errs
+}
+
+// leads asks virt-controller's leader probe whether it leads: the probe
+// answers 200 from the start, with {"apiserver":{"leader":"false"}} until
+// it holds its lease.
+func leads(ctx context.Context, client *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close() //nolint:errcheck // read below
+	var probe struct {
+		APIServer struct {
+			Leader string `json:"leader"`
+		} `json:"apiserver"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("GET " + url + ": " + resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&probe); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	if probe.APIServer.Leader != "true" {
+		return errors.New("GET " + url + ": not leading yet")
+	}
+	return nil
 }
 
 func httpOKWith(ctx context.Context, client *http.Client, url string) error {
