@@ -164,25 +164,13 @@ func (c *Cluster) stopKubeVirt() []error {
 // answers 200 from the start, with {"apiserver":{"leader":"false"}} until
 // it holds its lease.
 func leads(ctx context.Context, client *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close() //nolint:errcheck // read below
 	var probe struct {
 		APIServer struct {
 			Leader string `json:"leader"`
 		} `json:"apiserver"`
 	}
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("GET " + url + ": " + resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&probe); err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
+	if err := getOK(ctx, client, url, &probe); err != nil {
+		return err
 	}
 	if probe.APIServer.Leader != "true" {
 		return errors.New("GET " + url + ": not leading yet")
@@ -191,6 +179,11 @@ func leads(ctx context.Context, client *http.Client, url string) error {
 }
 
 func httpOKWith(ctx context.Context, client *http.Client, url string) error {
+	return getOK(ctx, client, url, nil)
+}
+
+// getOK GETs url and requires 200; into, when not nil, gets the JSON body.
+func getOK(ctx context.Context, client *http.Client, url string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -199,9 +192,15 @@ func httpOKWith(ctx context.Context, client *http.Client, url string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close() //nolint:errcheck // status is all we need
+	defer resp.Body.Close() //nolint:errcheck // a GET's body; nothing to report
 	if resp.StatusCode != http.StatusOK {
 		return errors.New("GET " + url + ": " + resp.Status)
+	}
+	if into == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	return nil
 }
