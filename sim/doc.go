@@ -40,9 +40,8 @@
 //     once and released when nothing uses it any more.
 //
 // [Simulator.Run] refuses to start when no virt-controller holds its leader
-// lease, unless [Options.LegacyVMController] explicitly asks the simulator
-// to play virt-controller itself (legacy_*.go: its own imitation, kept only
-// for the suites docs/testing-kubevirt.md lists as not yet migrated). Everything is watch-driven
+// lease: the simulator never plays virt-controller (start the test cluster
+// with testcluster.Options.VirtController). Everything is watch-driven
 // (informers and workqueues). The simulator writes VMI status (as
 // virt-handler, through the VMI: KubeVirt's VMI CRD has no status
 // subresource), pod bindings and pod status, PVC status, finalizers it

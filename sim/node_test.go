@@ -191,14 +191,19 @@ func transitions(vmi *unstructured.Unstructured) []string {
 }
 
 // TestRefusesWithoutVirtController: on a cluster where no virt-controller
-// leads, Run fails at once instead of leaving VMs that never start.
+// leads, Run fails at once instead of leaving VMs that never start (the
+// simulator has no VM controller of its own to fall back on). Were it to
+// run, it would run until its context ends and return nil: the bound below
+// turns that into a failure, not a hang.
 func TestRefusesWithoutVirtController(t *testing.T) {
 	c := testcluster.ForTest(t, crds.Stock)
 	s, err := sim.New(c.Admin, sim.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Run(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	err = s.Run(ctx)
 	if err == nil || !strings.Contains(err.Error(), "no virt-controller") {
 		t.Fatalf("Run without virt-controller: %v, want a refusal", err)
 	}

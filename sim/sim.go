@@ -45,18 +45,7 @@ type Options struct {
 	DataDir string
 	// Log receives what the simulator does; nil means slog.Default().
 	Log *slog.Logger
-	// LegacyVMController makes the simulator also play virt-controller
-	// itself (its own imitation of runStrategy, state change requests, VMI
-	// creation and VM status, files legacy_*.go), on a cluster WITHOUT the
-	// real virt-controller. Only for the suites not yet migrated, listed
-	// in docs/testing-kubevirt.md with what blocks them; everything else
-	// runs KubeVirt's own virt-controller (testcluster.Options.VirtController).
-	LegacyVMController bool
 }
-
-// legacyCrashLoopBackoff is how long the legacy VM controller leaves a
-// Failed VMI before a restarting runStrategy replaces it.
-const legacyCrashLoopBackoff = 500 * time.Millisecond
 
 // Counters counts what the simulator did since it started.
 type Counters struct {
@@ -164,9 +153,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("sim: Run called twice")
 	}
-	if s.opts.LegacyVMController {
-		s.log.WarnContext(ctx, "legacy VM controller: the simulator plays virt-controller (a suite not yet migrated to KubeVirt's own)")
-	} else if err := s.checkVirtController(ctx); err != nil {
+	if err := s.checkVirtController(ctx); err != nil {
 		s.queues.shutDown()
 		if ctx.Err() != nil {
 			return nil
@@ -239,5 +226,3 @@ func (s *Simulator) checkVirtController(ctx context.Context) error {
 
 // virtControllerLease is virt-controller's leader election lease.
 const virtControllerLease = "virt-controller"
-
-func (s *Simulator) crashLoopBackoff() time.Duration { return legacyCrashLoopBackoff }

@@ -104,9 +104,6 @@ func key(obj any) string {
 func (s *Simulator) onVMI(obj any) {
 	k := key(obj)
 	s.queues.vmi.Add(k)
-	if s.opts.LegacyVMController {
-		s.queues.vm.Add(k) // a VMI has its VM's name
-	}
 	if u := asUnstructured(obj); u != nil {
 		s.enqueueVolumeUsers(u.GetNamespace())
 		s.enqueueLaunchers(u.GetNamespace())
@@ -227,8 +224,8 @@ func (q queues) run(ctx context.Context, wg *sync.WaitGroup, s *Simulator) {
 		sync syncFunc
 		n    int
 	}{
-		{q.vm, s.vmSync(), 1},
-		{q.vmi, s.vmiSync(), 2},
+		{q.vm, s.observeVM, 1},
+		{q.vmi, s.syncVMI, 2},
 		{q.pod, s.syncPod, 2},
 		{q.launcher, s.syncLauncher, 2},
 		{q.pvc, s.syncPVC, 1},
@@ -266,20 +263,4 @@ func (s *Simulator) process(ctx context.Context, q workqueue.TypedRateLimitingIn
 		q.Forget(k)
 	}
 	return true
-}
-
-// vmSync and vmiSync pick the node side, or the legacy VM controller
-// (Options.LegacyVMController).
-func (s *Simulator) vmSync() syncFunc {
-	if s.opts.LegacyVMController {
-		return s.legacySyncVM
-	}
-	return s.observeVM
-}
-
-func (s *Simulator) vmiSync() syncFunc {
-	if s.opts.LegacyVMController {
-		return s.legacySyncVMI
-	}
-	return s.syncVMI
 }
