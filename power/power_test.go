@@ -163,15 +163,20 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 	return apply.Decode(t.Context(), key, vm, vmi)
 }
 
-// eventually polls cond on live reads until it holds (30 s: virt-controller
-// and the simulator share a loaded machine with the test).
+// eventually polls cond on live reads until it holds (60 s: virt-controller
+// and the simulator share a loaded machine with the test; a clean-clone CI
+// run beside a 10,000-VM benchmark once took over 30 s for a restart). Its
+// failure shows virt-controller's start failure and conditions, which say
+// whether the VM was in a start backoff.
 func (e *env) eventually(t *testing.T, key system.Key, what string, cond func(vm *apply.VM) bool) *apply.VM {
 	t.Helper()
 	var last *apply.VM
-	testutil.Eventually(t, what, 30*time.Second, 20*time.Millisecond, func(context.Context) error {
+	testutil.Eventually(t, what, 60*time.Second, 20*time.Millisecond, func(context.Context) error {
 		if last = e.live(t, key); !cond(last) {
-			return fmt.Errorf("boot %+v power %+v state %s (printableStatus %s, VMI %s) disks %v", last.Boot, last.Power, State(last),
-				kubevirt.PrintableStatusOf(last.Object), kubevirt.PhaseOf(last.VMI), bootOrders(last))
+			startFailure, _, _ := unstructured.NestedFieldNoCopy(last.Object.Object, "status", "startFailure")
+			conditions, _, _ := unstructured.NestedFieldNoCopy(last.Object.Object, "status", "conditions")
+			return fmt.Errorf("boot %+v power %+v state %s (printableStatus %s, VMI %s, startFailure %v, conditions %v) disks %v", last.Boot, last.Power, State(last),
+				kubevirt.PrintableStatusOf(last.Object), kubevirt.PhaseOf(last.VMI), startFailure, conditions, bootOrders(last))
 		}
 		return nil
 	})
