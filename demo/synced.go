@@ -13,10 +13,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
-// VirtControllerManager is the field manager of virt-controller's own
-// writes to a VM (operation Update).
-const VirtControllerManager = "virt-controller"
-
 // syncTimeout bounds [WaitSynced]: virt-controller syncs a new VM within a
 // second on an idle machine, within seconds on a loaded one.
 const syncTimeout = 2 * time.Minute
@@ -31,7 +27,7 @@ func Synced(vm *unstructured.Unstructured) bool {
 		return false
 	}
 	return slices.ContainsFunc(vm.GetManagedFields(), func(mf metav1.ManagedFieldsEntry) bool {
-		return mf.Manager == VirtControllerManager && mf.Subresource == ""
+		return mf.Manager == kubevirt.ControllerFieldManager && mf.Subresource == ""
 	})
 }
 

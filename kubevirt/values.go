@@ -53,6 +53,11 @@ const (
 	ReasonPausedIOError = "PausedIOError"
 )
 
+// ControllerFieldManager is the field manager of virt-controller's own
+// writes to a VM (operation Update; its status writes too, on the status
+// subresource).
+const ControllerFieldManager = "virt-controller"
+
 // Status is a VM's status.printableStatus.
 type Status = kubevirtv1.VirtualMachinePrintableStatus
 

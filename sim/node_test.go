@@ -92,7 +92,7 @@ func (e *env) testRun(t *testing.T) {
 	}
 	var owned string
 	for _, mf := range vm.GetManagedFields() {
-		if mf.Manager == "virt-controller" && mf.Subresource == "" && mf.FieldsV1 != nil {
+		if mf.Manager == kubevirt.ControllerFieldManager && mf.Subresource == "" && mf.FieldsV1 != nil {
 			owned += mf.FieldsV1.String()
 		}
 	}

@@ -52,7 +52,7 @@ func (e *env) testRunVirtAPI(t *testing.T) {
 		t.Errorf("VMI firmware uuid %q, want the VM's %q", got, uuid)
 	}
 	for _, mf := range vm.GetManagedFields() {
-		if mf.Manager == "virt-controller" && strings.Contains(mf.FieldsV1.String(), `"f:firmware"`) {
+		if mf.Manager == kubevirt.ControllerFieldManager && strings.Contains(mf.FieldsV1.String(), `"f:firmware"`) {
 			t.Errorf("virt-controller wrote the firmware of a VM virt-api had defaulted: %s", mf.FieldsV1.String())
 		}
 	}
