@@ -88,16 +88,13 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			_, err := vms.Apply(ctx, vmName, body, metav1.ApplyOptions{FieldManager: "rbac-probe", DryRun: dryRun}, "status")
 			return err
 		},
-		// apply.Client reads the VMI, inventory watches it, power.Reset deletes it.
+		// apply.Client reads the VMI, inventory watches it.
 		{"kubevirt.io", "virtualmachineinstances", "get", vmNS}: func(ctx context.Context) error {
 			_, err := vmis.Get(ctx, vmName, metav1.GetOptions{})
 			return err
 		},
 		{"kubevirt.io", "virtualmachineinstances", "list", vmNS}:  func(ctx context.Context) error { _, err := vmis.List(ctx, metav1.ListOptions{}); return err },
 		{"kubevirt.io", "virtualmachineinstances", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(vmis.Watch(ctx, metav1.ListOptions{})) },
-		{"kubevirt.io", "virtualmachineinstances", "delete", vmNS}: func(ctx context.Context) error {
-			return vmis.Delete(ctx, vmName, metav1.DeleteOptions{DryRun: dryRun})
-		},
 		// media: import pods and image PVCs (create, informers, cleanup; the
 		// pod is looked up before a re-create, media/reconcile.go).
 		{"", "pods", "create", vmNS}: func(ctx context.Context) error {

@@ -7,10 +7,11 @@
 // Writes to the VirtualMachine go through apply.Writer under the
 // redfish-power (spec.runStrategy, power annotation, status.stateChangeRequests)
 // and redfish-boot (boot orders, bootloader, boot annotation) field managers.
-// Forced restarts and forced power-offs also DELETE the VirtualMachineInstance
-// (grace period 0): that is a delete of KubeVirt's own object (with a UID
-// precondition), not an apply, and is the only write this package makes
-// outside apply/.
+// The package never writes or deletes a VirtualMachineInstance: virt-controller
+// deletes and creates them on these writes. (A delete would force nothing:
+// virt-handler stops the guest within the VMI's terminationGracePeriodSeconds
+// whatever grace the delete asked for, and it races virt-controller's view of
+// the VM, which can start a new VMI for a power-off.)
 //
 // Power-on sets runStrategy RerunOnFailure, so a guest-initiated shutdown
 // leaves the system Off (as on bare metal) while a crash restarts it. Because

@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -151,10 +150,16 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 }
 
 // stop withdraws a pending Start request, sets runStrategy Halted and clears
-// a deferred power-on; force also deletes the VMI at once (grace period 0).
-// The Start request goes first: virt-controller answers a Start on a Halted
-// VM without a VMI by switching it to runStrategy Always.
-func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
+// a deferred power-on; virt-controller then deletes the VMI. The Start
+// request goes first: virt-controller answers a Start on a Halted VM
+// without a VMI by switching it to runStrategy Always.
+//
+// The bridge never deletes the VMI itself: that forces nothing (virt-handler
+// stops the guest by the VMI's spec.terminationGracePeriodSeconds, whatever
+// the delete asked) and races virt-controller, whose VMI informer can see
+// the delete before its VM informer sees Halted; a stale view (strategy
+// just changed, or a Start request) then starts a new VMI.
+func (s *Service) stop(ctx context.Context, key system.Key) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
 	}
@@ -169,7 +174,7 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err != nil {
 		return fmt.Errorf("power off %s: withdraw start request: %w", key, err)
 	}
-	vm, err := s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
+	_, err = s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
 		p.Intent = system.PowerIntent{}
 		p.RunStrategy = runOff
 		return nil
@@ -177,19 +182,16 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
 	}
-	if force && vm.VMI != nil && !kubevirt.Final(vm.VMI) {
-		return s.deleteVMI(ctx, vm, ptr(int64(0)))
-	}
 	return nil
 }
 
 // restart replaces the running VMI with a new one the way virt-api's
 // restart does: a Stop request for exactly that VMI followed by a Start
 // (virt-controller deletes it, then creates a new one; deleting the VMI
-// alone would leave a RerunOnFailure VM off). Forced, the VMI is also
-// deleted at once (grace period 0). The boot order is settled first, so a
-// pending override takes effect. A VM that is not on is powered on instead.
-func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
+// alone would leave a RerunOnFailure VM off). The boot order is settled
+// first, so a pending override takes effect. A VM that is not on is
+// powered on instead.
+func (s *Service) restart(ctx context.Context, key system.Key) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
@@ -207,9 +209,6 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 	uid := string(vm.VMI.GetUID())
 	if err := s.request(ctx, key, kubevirt.StateChangeRequest{Action: kubevirt.StopRequest, UID: uid}, kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
-	}
-	if force {
-		return s.deleteVMI(ctx, vm, ptr(int64(0)))
 	}
 	return nil
 }
@@ -262,23 +261,6 @@ func (s *Service) vmiLive(ctx context.Context, key system.Key) (bool, error) {
 	}
 	return kubevirt.Live(vmi), nil
 }
-
-// deleteVMI deletes exactly the VMI that was read (UID precondition); one
-// that is already gone or replaced is not an error.
-func (s *Service) deleteVMI(ctx context.Context, vm *apply.VM, grace *int64) error {
-	uid := vm.VMI.GetUID()
-	err := s.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(vm.Key.Namespace).Delete(ctx, vm.VMI.GetName(), metav1.DeleteOptions{
-		GracePeriodSeconds: grace,
-		Preconditions:      &metav1.Preconditions{UID: ptr(types.UID(uid))},
-	})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete VMI %s (uid %s): %w", vm.Key, uid, err)
-	}
-	logctx.From(ctx).Info("deleted VMI", "vm", vm.Key, "uid", uid, "grace", grace)
-	return nil
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // runStrategyOf returns the VM's spec.runStrategy ("" when unset).
 func runStrategyOf(vm *apply.VM) kubevirt.RunStrategyValue { return kubevirt.RunStrategyOf(vm.Object) }

@@ -11,15 +11,13 @@ import (
 //
 //   - On, ForceOn: power on, or record OnDeferred while an import is in
 //     flight (the Reconciler starts the VM later);
-//   - ForceOff: withdraw a pending Start request, runStrategy Halted, and
-//     delete the live VMI with grace period 0;
-//   - GracefulShutdown: withdraw a pending Start request and set
-//     runStrategy Halted (KubeVirt shuts the guest down);
+//   - ForceOff, GracefulShutdown: withdraw a pending Start request and set
+//     runStrategy Halted (virt-controller deletes the VMI, virt-handler
+//     stops the guest within the VMI's terminationGracePeriodSeconds);
 //   - ForceRestart, GracefulRestart: settle the boot order, then request a
 //     Stop of the running VMI followed by a Start, as virt-api's restart
-//     does (virt-controller replaces the VMI); forced, the VMI is also
-//     deleted at once with grace period 0. On a VM that is not on: power
-//     on;
+//     does (virt-controller replaces the VMI). On a VM that is not on:
+//     power on;
 //   - PushPowerButton: On when the system is Off or powering off,
 //     GracefulShutdown otherwise;
 //   - anything else (Nmi among them: KubeVirt cannot inject one): an error
@@ -31,14 +29,10 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 	case system.ResetOn, system.ResetForceOn:
 		_, err := s.start(ctx, key)
 		return err
-	case system.ResetForceOff:
-		return s.stop(ctx, key, true)
-	case system.ResetGracefulShutdown:
-		return s.stop(ctx, key, false)
-	case system.ResetForceRestart:
-		return s.restart(ctx, key, true)
-	case system.ResetGracefulRestart:
-		return s.restart(ctx, key, false)
+	case system.ResetForceOff, system.ResetGracefulShutdown:
+		return s.stop(ctx, key)
+	case system.ResetForceRestart, system.ResetGracefulRestart:
+		return s.restart(ctx, key)
 	case system.ResetPushPowerButton:
 		vm, err := s.w.Read(ctx, key)
 		if err != nil {
@@ -48,7 +42,7 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 			_, err := s.start(ctx, key)
 			return err
 		}
-		return s.stop(ctx, key, false)
+		return s.stop(ctx, key)
 	}
 	return fmt.Errorf("reset %s: %w: ResetType %q", key, ErrInvalid, kind)
 }

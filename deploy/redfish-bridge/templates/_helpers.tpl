@@ -103,10 +103,10 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachines/status"]
   verbs: ["patch"]
-# Power state; a forced restart or power-off deletes the VMI at once.
+# Power state (read only: virt-controller deletes and creates VMIs).
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachineinstances"]
-  verbs: ["get", "list", "watch", "delete"]
+  verbs: ["get", "list", "watch"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
