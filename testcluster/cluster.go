@@ -105,6 +105,8 @@ type Cluster struct {
 	virtControllerRestarts atomic.Int64
 	virtAPIProc            *process
 	virtAPIRestarts        atomic.Int64
+
+	failureLogs failureLogs // Cluster.LogsOnFailure
 }
 
 // Start runs etcd and kube-apiserver and installs CRDs, RBAC and the

@@ -59,7 +59,9 @@ func RunMain(m *testing.M) int {
 // Shared returns one cluster with CRD variant v for the whole test binary,
 // started by the first caller (~2-30 s depending on load) and stopped by
 // [RunMain], which the package's TestMain must call. Tests sharing it must
-// keep to their own namespaces ([Cluster.TestNamespace]).
+// keep to their own namespaces ([Cluster.TestNamespace]). When t fails, it
+// logs what the cluster's processes logged since this call, unless t or a
+// subtest logged its own tails ([Cluster.LogsOnFailure]).
 func Shared(t testing.TB, v crds.Variant) *Cluster {
 	t.Helper()
 	return sharedFor(t, sharedKey{variant: v})
@@ -103,6 +105,7 @@ func sharedFor(t testing.TB, k sharedKey) *Cluster {
 	if sc.err != nil {
 		t.Fatal(sc.err)
 	}
+	sc.c.fallbackLogsOnFailure(t)
 	return sc.c
 }
 
@@ -110,7 +113,9 @@ var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // TestNamespace creates a namespace named after the test plus a random
 // suffix and returns its name. It is not deleted: without a namespace
-// controller a deleted namespace stays Terminating with its objects.
+// controller a deleted namespace stays Terminating with its objects. A
+// failure of t shows the cluster's log lines about it
+// ([Cluster.LogsOnFailure]).
 func (c *Cluster) TestNamespace(t testing.TB) string {
 	t.Helper()
 	base := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
@@ -123,5 +128,6 @@ func (c *Cluster) TestNamespace(t testing.TB) string {
 	if err := c.CreateNamespace(t.Context(), name); err != nil {
 		t.Fatal(err)
 	}
+	c.LogsOnFailure(t, name)
 	return name
 }

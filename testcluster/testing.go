@@ -10,7 +10,8 @@ import (
 // ForTest starts a cluster with CRD variant v for the test and stops it in
 // t.Cleanup (which also runs when the test fails or panics). Missing
 // binaries are a failure, not a skip: `make test` builds them first. When
-// the test failed, the end of the kube-apiserver log is logged.
+// the test failed, the end of the kube-apiserver log is logged (unless the
+// test or a subtest logged its tails through [Cluster.LogsOnFailure]).
 func ForTest(t testing.TB, v crds.Variant) *Cluster {
 	t.Helper()
 	return ForTestWith(t, Options{Variant: v})
@@ -30,7 +31,7 @@ func ForTestWith(t testing.TB, opts Options) *Cluster {
 	}
 	t.Logf("test cluster (%s CRDs, virt-controller %t, virt-api %t) ready in %s at %s", c.Variant, c.virtController, c.virtAPI, c.ReadyAfter.Round(1e6), c.Admin.Host)
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() && !c.failureLogs.printedWithinLocked(t.Name()) {
 			c.logTails(t)
 		}
 		if err := c.Stop(); err != nil {
