@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -68,6 +67,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	} else if err := c.CreateNamespace(ctx, e.ns); err != nil {
 		t.Fatal(err)
 	}
+	c.LogsOnFailure(t, e.ns) // a failure shows virt-controller's lines about e.ns
 	var err error
 	if e.admin, err = dynamic.NewForConfig(c.Admin); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := testcluster.LoggerForTest(t, "simulator and power reconciler")
 	simulator, err := sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: 20 * time.Millisecond, Log: log})
 	if err != nil {
 		t.Fatal(err)

@@ -117,12 +117,17 @@ func (e *env) settlesOff(t *testing.T, key system.Key) *apply.VM {
 	})
 }
 
-// staysOff checks for half a second that the VM has no VMI.
+// staysOff checks for half a second that the VM has no VMI. A VMI that
+// appears is described with its identity and owner, to tell a new one
+// (created after the test's last write) from the one that was stopping.
 func (e *env) staysOff(t *testing.T, key system.Key) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
 		if vm := e.live(t, key); vm.VMI != nil {
-			t.Fatalf("%s has a VMI in phase %s, want it off", key, kubevirt.PhaseOf(vm.VMI))
+			owners, _, _ := unstructured.NestedSlice(vm.VMI.Object, "metadata", "ownerReferences")
+			t.Fatalf("%s has a VMI in phase %q, want it off: VMI %s uid %s created %s (now %s), deletionTimestamp %v, ownerReferences %v (the VM's uid %s)",
+				key, kubevirt.PhaseOf(vm.VMI), vm.VMI.GetName(), vm.VMI.GetUID(), vm.VMI.GetCreationTimestamp().UTC().Format(time.RFC3339),
+				time.Now().UTC().Format(time.RFC3339Nano), vm.VMI.GetDeletionTimestamp(), owners, vm.Object.GetUID())
 		}
 		return false, nil
 	})
