@@ -72,4 +72,8 @@
 // binary (TestMain must call [RunMain], which stops them); tests sharing it
 // work in their own [Cluster.TestNamespace]. Namespaces are never deleted:
 // without a namespace controller a deleted namespace stays Terminating.
+// A test that fails shows what the cluster's processes logged while it
+// ran, kept to its namespaces ([Cluster.LogsOnFailure]; [Shared] and
+// TestNamespace register for it), and [LoggerForTest] keeps the full log of
+// a component the test runs for its failure.
 package testcluster
