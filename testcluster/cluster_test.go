@@ -104,7 +104,7 @@ func testBridgeRBAC(t *testing.T, c *testcluster.Cluster) {
 		{"no VM delete", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Verb: "delete"}, false},
 		{"apply VM status", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Subresource: "status", Verb: "patch"}, true},
 		{"no VM status update", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachines", Subresource: "status", Verb: "update"}, false},
-		{"delete VMIs", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "delete"}, true},
+		{"no VMI delete", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "delete"}, false},
 		{"no VMI create", authorizationv1.ResourceAttributes{Namespace: "vms", Group: "kubevirt.io", Resource: "virtualmachineinstances", Verb: "create"}, false},
 		{"create PVCs", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "persistentvolumeclaims", Verb: "create"}, true},
 		{"create pods", authorizationv1.ResourceAttributes{Namespace: "vms", Resource: "pods", Verb: "create"}, true},
