@@ -92,10 +92,14 @@ type Cluster struct {
 	virtAPI        bool // Options.VirtAPI
 	// virtControllerKubeconfig is VirtControllerUser's kubeconfig.
 	virtControllerKubeconfig string
-	etcd                     *process
-	apiserver                *process
-	stopOnce                 sync.Once
-	stopErr                  error
+	// virtAPIKubeconfig is VirtAPIUser's kubeconfig.
+	virtAPIKubeconfig string
+	// hostIP is where virt-api listens (see HostIP).
+	hostIP    string
+	etcd      *process
+	apiserver *process
+	stopOnce  sync.Once
+	stopErr   error
 
 	virtControllerArgs []string // Options.VirtControllerArgs
 
@@ -168,6 +172,9 @@ func newCluster(opts Options) (*Cluster, error) {
 		if err := checkBinary(binDir, virtAPIBinary); err != nil {
 			return nil, err
 		}
+		if c.hostIP, err = hostIPv4(); err != nil {
+			return nil, err
+		}
 	}
 	if c.Dir == "" {
 		sweepStaleDirs()
@@ -223,6 +230,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := writeKubeconfig(c.virtControllerKubeconfig, host, creds.servingCertPEM, VirtControllerUser, creds.virtControllerToken, KubeVirtNamespace); err != nil {
 		return err
 	}
+	c.virtAPIKubeconfig = filepath.Join(c.Dir, "virt-api.kubeconfig")
+	if err := writeKubeconfig(c.virtAPIKubeconfig, host, creds.servingCertPEM, VirtAPIUser, creds.virtAPIToken, KubeVirtNamespace); err != nil {
+		return err
+	}
 	if err := c.install(ctx, phase); err != nil {
 		return err
 	}
@@ -233,7 +244,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := c.startVirtAPI(ctx); err != nil {
 			return err
 		}
-		phase("virt-api webhooks enforced")
+		phase("virt-api webhooks enforced, APIService available")
 	}
 	if err := c.startVirtController(ctx); err != nil {
 		return err

@@ -32,19 +32,24 @@
 // virt-handler ([Cluster.VirtHandler]).
 //
 // With [Options.VirtAPI] KubeVirt's virt-api v1.9.0 (bin/virt-api) runs
-// too, out of cluster on a loopback port with a self-signed certificate,
-// and its validating and mutating webhook configurations (as virt-operator
-// installs them, testcluster/webhooks, `make generate-webhooks`) point at
-// it by URL with that certificate as caBundle; the admission policy
-// [PolicyName] is then not installed. kube-apiserver is started with a
-// request-header CA (virt-api does not start without one in
-// kube-system/extension-apiserver-authentication). virt-api's VMI mutator
+// too, out of cluster as its service account ([VirtAPIUser]) with a
+// self-signed certificate, on a port of the machine's first non-loopback
+// IPv4 address ([Cluster.HostIP]; Start fails without one). Its validating
+// and mutating webhook configurations (as virt-operator installs them,
+// testcluster/webhooks, `make generate-webhooks`) point at it by URL with
+// that certificate as caBundle; the admission policy [PolicyName] is then
+// not installed. Its aggregated API subresources.kubevirt.io/v1 is
+// registered as virt-operator does ([SubresourcesAPIService], naming a
+// selectorless Service kubevirt/virt-api whose Endpoints and EndpointSlice
+// hold that address: kube-apiserver runs as an aggregator with endpoint
+// routing, and endpoints may not be loopback), and Start waits until it is
+// Available. kube-apiserver is started with a request-header CA (virt-api
+// does not start without one in kube-system/extension-apiserver-authentication)
+// and a proxy client certificate signed by it. virt-api's VMI mutator
 // reverts VMI status writes by anyone but KubeVirt's service accounts,
 // which is why virt-controller and the node side need those identities.
 // virt-api is supervised like virt-controller ([Cluster.VirtAPIRestarts]);
-// a restart registers its new port. Its aggregated subresource API is not
-// registered: the start/stop/restart subresources are replaced by writing
-// status.stateChangeRequests as virt-api does.
+// a restart registers its new port.
 //
 // Without virt-api, KubeVirt's admission webhooks are imitated by the
 // admission policy below.

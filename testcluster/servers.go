@@ -130,7 +130,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string, creds *cre
 			"--endpoint-reconciler-type=none",
 		}
 		if c.virtAPI {
-			args = append(args, requestHeaderFlags(creds)...)
+			args = append(args, aggregationFlags(creds)...)
 		}
 		return args
 	}, func(ctx context.Context, p *process, ports []int) error {

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,9 +17,10 @@ import (
 )
 
 // virt-api as the test cluster runs it ([Options.VirtAPI]): out of cluster,
-// with the admin kubeconfig, on a loopback port, serving KubeVirt's
-// admission webhooks only (no aggregated subresource API: the bridge writes
-// status.stateChangeRequests itself).
+// as its service account ([VirtAPIUser]), on a port of [Cluster.HostIP],
+// serving KubeVirt's admission webhooks (registered by URL) and its
+// aggregated API subresources.kubevirt.io (registered as virt-operator
+// does, see aggregation.go).
 const (
 	virtAPIBinary = "virt-api"
 	// VirtAPIWebhookVM names virt-api's VirtualMachine validating webhook;
@@ -46,32 +48,20 @@ func MsgVirtAPIDiskWithoutVolume(i int, name string) string {
 //go:embed webhooks/virt-api-validator.yaml webhooks/virt-api-mutator.yaml
 var webhookFiles embed.FS
 
-// requestHeaderFlags make kube-apiserver publish a request-header CA in
-// kube-system/extension-apiserver-authentication: virt-api does not start
-// without one (it authenticates aggregated requests with it; nothing here
-// sends any). The CA is the apiserver's own self-signed certificate.
-func requestHeaderFlags(creds *credentials) []string {
-	return []string{
-		"--requestheader-client-ca-file=" + creds.certFile,
-		"--requestheader-username-headers=X-Remote-User",
-		"--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-	}
-}
-
-// startVirtAPI starts virt-api with a self-signed certificate
-// (selfSignedTLS), waits until it answers,
-// registers its webhooks at its port and waits until they reject a bad
-// VirtualMachine. A restart (see supervise) registers the new port.
+// startVirtAPI starts virt-api on HostIP with a self-signed certificate
+// (selfSignedTLS, also valid for its Service's name), waits until it
+// answers, registers its webhooks and its aggregated API at its port, and
+// waits until the webhooks reject a bad VirtualMachine and the APIService
+// is Available. A restart (see supervise) registers the new port.
 func (c *Cluster) startVirtAPI(ctx context.Context) error {
-	tlsFiles, err := c.selfSignedTLS("virt-api")
+	tlsFiles, err := c.selfSignedTLS("virt-api", c.hostIP, virtAPIService+"."+KubeVirtNamespace+".svc")
 	if err != nil {
 		return err
 	}
 	p, ports, err := c.startWithPorts(ctx, virtAPIBinary, 1, func(ports []int) []string {
 		return []string{
-			"--kubeconfig=" + c.Kubeconfig,
-			"--listen=127.0.0.1",
+			"--kubeconfig=" + c.virtAPIKubeconfig,
+			"--listen=" + c.hostIP,
 			"--port=" + strconv.Itoa(ports[0]),
 			"--tls-cert-file=" + tlsFiles.certFile,
 			"--tls-key-file=" + tlsFiles.keyFile,
@@ -81,7 +71,7 @@ func (c *Cluster) startVirtAPI(ctx context.Context) error {
 			"--handler-key-file=" + tlsFiles.keyFile,
 		}
 	}, func(ctx context.Context, p *process, ports []int) error {
-		healthz := "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/healthz"
+		healthz := "https://" + net.JoinHostPort(c.hostIP, strconv.Itoa(ports[0])) + "/healthz"
 		return waitProcess(ctx, p, "virt-api to answer", func(ctx context.Context) error {
 			return httpOKWith(ctx, tlsFiles.client, healthz)
 		})
@@ -95,22 +85,28 @@ func (c *Cluster) startVirtAPI(ctx context.Context) error {
 	if err := c.registerWebhooks(ctx, ports[0], tlsFiles.certPEM); err != nil {
 		return err
 	}
+	if err := c.registerAPIService(ctx, ports[0], tlsFiles.certPEM); err != nil {
+		return err
+	}
 	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	return c.waitRejected(ctx, dyn, "virt-api's webhooks enforced", VirtAPIWebhookVM)
+	if err := c.waitRejected(ctx, dyn, "virt-api's webhooks enforced", VirtAPIWebhookVM); err != nil {
+		return err
+	}
+	return c.waitAPIServiceAvailable(ctx, p)
 }
 
 // registerWebhooks applies (creates, or after a restart updates)
 // virt-api's webhook configurations with clientConfig url
-// https://127.0.0.1:port/<path> and caBundle its certificate.
+// https://HostIP:port/<path> and caBundle its certificate.
 func (c *Cluster) registerWebhooks(ctx context.Context, port int, caPEM []byte) error {
 	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	base := "https://" + net.JoinHostPort(c.hostIP, strconv.Itoa(port))
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	var configs []*admissionregistrationv1.WebhookClientConfig

@@ -23,7 +23,9 @@ import (
 // TestVirtAPI runs KubeVirt's virt-api next to virt-controller
 // (Options.VirtAPI) on each CRD variant: its webhooks, not the admission
 // policy, reject a disk without a volume; its mutator defaults a new VM;
-// and it reverts VMI status writes by identities that are not KubeVirt's.
+// it reverts VMI status writes by identities that are not KubeVirt's; and
+// its aggregated API serves the stop subresource through kube-apiserver,
+// also after a restart.
 func TestVirtAPI(t *testing.T) {
 	for _, v := range crds.Variants {
 		t.Run(string(v), func(t *testing.T) {
@@ -34,6 +36,7 @@ func TestVirtAPI(t *testing.T) {
 			t.Run("disk without volume", func(t *testing.T) { testVirtAPIDiskWithoutVolume(t, vms) })
 			t.Run("defaults of a new VM", func(t *testing.T) { testVirtAPIDefaults(t, vms) })
 			t.Run("VMI status writers", func(t *testing.T) { testVMIStatusWriters(t, c, ns) })
+			t.Run("stop subresource", func(t *testing.T) { testSubresourceStop(t, c, ns, vms) })
 			t.Run("restarted", func(t *testing.T) { testVirtAPIRestarted(t, c, vms) })
 		})
 	}
@@ -145,8 +148,10 @@ func testVMIStatusWriters(t *testing.T, c *testcluster.Cluster, ns string) {
 }
 
 // testVirtAPIRestarted: virt-api killed is started again on a new port and
-// its webhooks point there: a disk without a volume is virt-api's denial
-// again (while it is down every VM write fails: failurePolicy Fail).
+// its webhooks and APIService point there: a disk without a volume is
+// virt-api's denial again (while it is down every VM write fails:
+// failurePolicy Fail), and a stop request for a VM that does not exist is
+// virt-api's 404 (kube-apiserver answers 503 while it is away).
 func testVirtAPIRestarted(t *testing.T, c *testcluster.Cluster, vms dynamic.ResourceInterface) {
 	pid := c.VirtAPIPID()
 	if pid == 0 {
@@ -163,6 +168,9 @@ func testVirtAPIRestarted(t *testing.T, c *testcluster.Cluster, vms dynamic.Reso
 		_, err := vms.Apply(ctx, bad.GetName(), bad, metav1.ApplyOptions{FieldManager: author, DryRun: []string{metav1.DryRunAll}})
 		if err == nil || !strings.Contains(err.Error(), testcluster.MsgVirtAPIDiskWithoutVolume(1, "data")) {
 			return fmt.Errorf("dry-run apply: %v", err)
+		}
+		if err := putSubresource(ctx, c.Admin, "default", "no-such-vm", "stop", `{}`); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("PUT stop of a missing VM: %v, want virt-api's 404", err)
 		}
 		return nil
 	})

@@ -65,19 +65,21 @@ type selfSignedTLS struct {
 	client            *http.Client
 }
 
-// selfSignedTLS writes a new certificate for process name into its own
+// selfSignedTLS writes a new certificate for process name, valid for
+// 127.0.0.1, localhost and the extra hosts (IPs or DNS names), into its own
 // directory (virt-controller and virt-api watch theirs; a log file there
 // would make them reload in a loop).
-func (c *Cluster) selfSignedTLS(name string) (*selfSignedTLS, error) {
+func (c *Cluster) selfSignedTLS(name string, hosts ...string) (*selfSignedTLS, error) {
 	certDir := filepath.Join(c.Dir, name+"-certs")
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s cert dir: %w", name, err)
 	}
 	s := &selfSignedTLS{certFile: filepath.Join(certDir, "tls.crt"), keyFile: filepath.Join(certDir, "tls.key")}
-	var err error
-	if s.certPEM, err = writeServingCert(s.certFile, s.keyFile); err != nil {
+	cert, err := writeCert(s.certFile, s.keyFile, certSpec{cn: name, hosts: append([]string{"127.0.0.1", "localhost"}, hosts...)})
+	if err != nil {
 		return nil, fmt.Errorf("%s certificate: %w", name, err)
 	}
+	s.certPEM = cert.pem
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(s.certPEM)
 	s.client = &http.Client{
