@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,7 +96,12 @@ func (c *Cluster) startVirtAPI(ctx context.Context) error {
 	if err := c.waitRejected(ctx, dyn, "virt-api's webhooks enforced", VirtAPIWebhookVM); err != nil {
 		return err
 	}
-	return c.waitAPIServiceAvailable(ctx, p)
+	enforced := time.Now()
+	if err := c.waitAPIServiceAvailable(ctx, p); err != nil {
+		return err
+	}
+	c.log.DebugContext(ctx, "virt-api's APIService available", "afterWebhooks", time.Since(enforced).Round(time.Millisecond))
+	return nil
 }
 
 // registerWebhooks applies (creates, or after a restart updates)
