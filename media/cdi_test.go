@@ -41,13 +41,15 @@ func TestMediaCDI(t *testing.T) {
 					t.Errorf("simulated CDI: %v", err)
 				}
 			})
-			_, stop := e.startReconciler(t, nil)
+			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
 			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })
 			t.Run("PrivateCAAndCredentials", func(t *testing.T) { testCDITrust(t, e) })
 			t.Run("EjectDeletesOwnedDataVolumeOnly", func(t *testing.T) { testCDIEject(t, e) })
 			t.Run("FailureFailsTheSlot", func(t *testing.T) { testCDIFailure(t, e) })
 			t.Run("VerifyOffUsesThePod", func(t *testing.T) { testCDIVerifyOff(t, e) })
+			t.Run("HostNameResolvedAtInsert", func(t *testing.T) { testCDIHostPolicy(t, e) })
+			t.Run("ImageAboveMaximumFails", func(t *testing.T) { testCDIMaxImage(t, e) })
 		})
 	}
 }

@@ -15,11 +15,12 @@ import (
 
 // Service implements the virtual-media verbs on top of [apply.Writer].
 type Service struct {
-	w      apply.Writer
-	kube   kubernetes.Interface
-	now    func() time.Time
-	bundle CABundle
-	policy AddrPolicy
+	w        apply.Writer
+	kube     kubernetes.Interface
+	now      func() time.Time
+	bundle   CABundle
+	policy   AddrPolicy
+	resolver HostResolver
 }
 
 // NewService returns a Service writing VMs through w and deleting import
@@ -33,6 +34,23 @@ func NewService(w apply.Writer, kube kubernetes.Interface) *Service {
 // (a 400 before anything is recorded); the zero policy is the default.
 // The import itself checks every connection under [Options.AddrPolicy].
 func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
+
+// SetHostResolver makes Insert also resolve the image URL's host name with
+// r and refuse it (the same 400 as a literal refused IP, before anything is
+// created) if it does not resolve or any of its addresses is refused:
+// [AddrPolicy.ValidateResolved]. For an import method that does not check
+// the addresses it dials (CDI's importer); nil: names are left to the
+// import pod's connect-time check.
+func (s *Service) SetHostResolver(r HostResolver) { s.resolver = r }
+
+// validateURL is the insert's check of image: [AddrPolicy.ValidateURL], and
+// [AddrPolicy.ValidateResolved] with a resolver.
+func (s *Service) validateURL(ctx context.Context, image string) error {
+	if s.resolver == nil {
+		return s.policy.ValidateURL(image)
+	}
+	return s.policy.ValidateResolved(ctx, s.resolver, image)
+}
 
 // Insert accepts req's image for the slot. It records the slot as Pending
 // with a fresh InsertID and its claim name before returning, so a power-on
@@ -50,7 +68,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	if !ValidSlot(slot) {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	if err := s.policy.ValidateURL(image); err != nil {
+	if err := s.validateURL(ctx, image); err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
 	}
 	vm, err := s.w.Read(ctx, key)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 
@@ -67,7 +68,8 @@ type Config struct {
 	// "pod" or "cdi".
 	ImportMethod string
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
-	// insert (literal IPs) and by the import pods on every connection.
+	// insert (literal IPs; host names too, resolved, unless ImportMethod
+	// is "pod") and by the import pods on every connection.
 	ImageAddrPolicy media.AddrPolicy
 	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
 	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
@@ -164,6 +166,11 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
+	if cfg.ImportMethod != media.ImportMethodPod {
+		// CDI's importer may import: it checks no address it dials, so an
+		// image URL's host name is resolved and checked at insert.
+		mediaSvc.SetHostResolver(net.DefaultResolver)
+	}
 	if cfg.ImageCAConfigMap != "" {
 		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
 	}
