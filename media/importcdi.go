@@ -33,9 +33,16 @@ import (
 //
 // What CDI cannot express is imported by the pod instead: an insert with
 // VerifyCertificate false (CDI's http source always verifies). CDI's
-// importer applies none of the bridge's address policy at connect time
-// (literal IPs are still refused at insert) nor the maximum image size
-// (the PVC's size bounds the image).
+// importer applies none of the bridge's address policy when it connects:
+// the policy is checked at insert instead, on literal IPs and on every
+// address the host name resolves to then ([Service.SetHostResolver]); a
+// DNS answer that changes between that check and the importer's dial
+// (rebinding) and HTTP redirects (CDI follows them, to any host) are not
+// checked: a NetworkPolicy on CDI's importer pods closes them (see
+// docs/operations.md). The maximum image size bounds the DataVolume's
+// requested size ([dataVolumeSize]); CDI fails an image that does not fit
+// its PVC. The DataVolume is never resized: an image larger than the
+// default claim size fails on this path.
 
 // DataVolumeResource is CDI's DataVolume.
 var DataVolumeResource = schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
@@ -138,7 +145,7 @@ func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case current != nil && current.GetDeletionTimestamp() != nil, current == nil && others > 0:
 		return importStatus{state: importWaiting}, nil // gone soon (an event)
 	case current != nil:
-		return dataVolumeStatus(current), nil
+		return c.status(current), nil
 	}
 	if slot.Phase == system.MediaImporting {
 		// Our cache may lag behind our own create: ask before re-creating.
@@ -163,7 +170,30 @@ func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case pvc != nil:
 		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
 	}
-	return importStatus{state: importAbsent, claimSize: ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize)}, nil
+	return importStatus{state: importAbsent, claimSize: dataVolumeSize(ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}, nil
+}
+
+// dataVolumeSize is the storage a DataVolume requests: the claim size, at
+// most the maximum image size. CDI makes the whole request usable (it adds
+// its filesystem overhead to the PVC it creates) and fails an import whose
+// image does not fit, so no image above the maximum is imported where the
+// storage enforces the PVC's size.
+func dataVolumeSize(claim resource.Quantity, maxBytes int64) resource.Quantity {
+	if maxBytes > 0 && claim.Value() > maxBytes {
+		return *resource.NewQuantity(maxBytes, resource.BinarySI)
+	}
+	return claim
+}
+
+// status is [dataVolumeStatus], a failure of a DataVolume sized at the
+// maximum image size saying so (CDI's message speaks of the PVC only).
+func (c *cdiImporter) status(dv *unstructured.Unstructured) importStatus {
+	st := dataVolumeStatus(dv)
+	size, _, _ := unstructured.NestedString(dv.Object, "spec", "storage", "resources", "requests", string(corev1.ResourceStorage))
+	if q, err := resource.ParseQuantity(size); err == nil && st.state == importFailed && q.Value() >= c.r.opts.MaxImageSize {
+		st.reason += "; the DataVolume requests the maximum image size " + FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+	}
+	return st
 }
 
 // dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,

@@ -39,6 +39,10 @@ type ImportRequest struct {
 	// [ClaimRoom] of it is not written but reported with its size
 	// ([*NeedRoomError]); zero: no such bound.
 	ClaimSize resource.Quantity
+	// RoomBytes, if > 0, is what the destination holds, instead of
+	// [ClaimRoom] of ClaimSize; not an argument (the simulator's CDI sets
+	// it: CDI's PVCs hold their whole request).
+	RoomBytes int64 `json:"-"`
 	// Progress, if set, is called as the image is written with the bytes
 	// so far and the announced size (-1: unknown); not an argument (the
 	// simulator's CDI reports it).
@@ -145,6 +149,9 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 		// A PVC too small for any image still gets a room of one byte: the
 		// image is reported with its size instead of written.
 		lim.RoomBytes = max(ClaimRoom(r.ClaimSize), 1)
+	}
+	if r.RoomBytes > 0 {
+		lim.RoomBytes = r.RoomBytes
 	}
 	res, err := importReporting(ctx, client, r.URL, r.Dest, lim, r.Progress)
 	var nr *NeedRoomError

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +30,11 @@ import (
 // name (owned by the DataVolume, with its labels; the simulator binds it),
 // downloads the URL into the PVC's image with the bridge's own download
 // code (the secretRef's accessKeyId and secretKey as Basic credentials,
-// every key of the certConfigMap as trusted CAs), and reports
+// every key of the certConfigMap as trusted CAs) up to the PVC's whole
+// request (CDI adds its filesystem overhead to the PVC, so the request is
+// usable; an image that does not fit fails with the message of CDI's
+// qemu.go checkIfURLIsValid, "Virtual image size N is larger than the
+// reported available storage M. A larger PVC is required."), and reports
 // status.phase (ImportInProgress, Succeeded), status.progress ("NN.N%") and,
 // like CDI's crashing importer, a failure as restartCount 1 with the error
 // as the Running condition's message.
@@ -213,6 +218,9 @@ func (d *dataVolumes) start(ctx context.Context, dv *unstructured.Unstructured, 
 		if dctx.Err() != nil {
 			return // the DataVolume went away
 		}
+		if nr := (*media.NeedRoomError)(nil); errors.As(err, &nr) {
+			err = fmt.Errorf("Virtual image size %d is larger than the reported available storage %d. A larger PVC is required.", nr.Bytes, nr.Room) //nolint:staticcheck // CDI's words
+		}
 		if err != nil {
 			_ = d.fail(ctx, dv, err)
 			return
@@ -233,7 +241,8 @@ func (d *dataVolumes) request(ctx context.Context, dv *unstructured.Unstructured
 	url, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url")
 	secret, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "secretRef")
 	certs, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "certConfigMap")
-	req := media.ImportRequest{URL: url, Dest: d.s.ImagePath(ns, pvc.Name), ClaimSize: pvc.Spec.Resources.Requests[corev1.ResourceStorage]}
+	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	req := media.ImportRequest{URL: url, Dest: d.s.ImagePath(ns, pvc.Name), RoomBytes: max(size.Value(), 1)}
 	dir := filepath.Join(d.s.opts.DataDir, ".datavolumes", string(dv.GetUID()))
 	if secret != "" {
 		sec, err := d.s.kube.CoreV1().Secrets(ns).Get(ctx, secret, metav1.GetOptions{})
