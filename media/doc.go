@@ -55,7 +55,12 @@
 //
 // A CDI DataVolume reports its progress (the Task's PercentComplete),
 // succeeds or fails (its importer's first failure fails the slot); see
-// importcdi.go for what CDI cannot express.
+// importcdi.go for what CDI cannot express. CDI's importer checks no
+// address it dials, so where CDI may import, Insert also resolves the
+// image URL's host name and refuses it when the address policy refuses
+// any of its addresses ([Service.SetHostResolver]; a DNS lookup, still no
+// request to the image server), and the DataVolume requests at most
+// MaxImageSize.
 //
 // The import pod runs this binary's `import` subcommand ([RunImport]): a
 // plain HTTP(S) GET with Accept-Encoding identity (a compressed response
