@@ -121,18 +121,20 @@ func (e *env) importObjects(ctx context.Context, key system.Key) []string {
 	if err != nil {
 		return append(out, err.Error())
 	}
-	for i := range secrets.Items {
-		if ownerIs(&secrets.Items[i], key.Name) {
-			out = append(out, "Secret "+secrets.Items[i].Name)
-		}
-	}
 	cms, err := e.adminKube.CoreV1().ConfigMaps(e.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return append(out, err.Error())
 	}
+	var objs []metav1.Object
+	for i := range secrets.Items {
+		objs = append(objs, &secrets.Items[i])
+	}
 	for i := range cms.Items {
-		if ownerIs(&cms.Items[i], key.Name) {
-			out = append(out, "ConfigMap "+cms.Items[i].Name)
+		objs = append(objs, &cms.Items[i])
+	}
+	for _, obj := range objs {
+		if ownerIs(obj, key.Name) {
+			out = append(out, fmt.Sprintf("%T %s", obj, obj.GetName()))
 		}
 	}
 	return out
