@@ -39,6 +39,8 @@ var variants = []struct {
 		"--set", "ingress.enabled=true",
 		"--set", "ingress.hosts={redfish.example.com}",
 		"--set", "route.enabled=true",
+		"--set", "cdiImporterNetworkPolicy.enabled=true",
+		"--set", "cdiImporterNetworkPolicy.allow={192.168.10.0/24}",
 	}},
 }
 
@@ -105,6 +107,8 @@ func TestValuesRejected(t *testing.T) {
 		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
 		{"max image size not a quantity", []string{"--set", "maxImageSize=lots"}, "maxImageSize"},
 		{"image claim size not a quantity", []string{"--set", "imageClaimSize=-8Gi"}, "imageClaimSize"},
+		{"CDI importer NetworkPolicy without watchNamespaces", []string{"--set", "cdiImporterNetworkPolicy.enabled=true"}, "cdiImporterNetworkPolicy.enabled needs watchNamespaces"},
+		{"CDI importer NetworkPolicy CIDR", []string{"--set", "cdiImporterNetworkPolicy.allow={images.example}"}, "cdiImporterNetworkPolicy"},
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
 		{"two TLS sources", []string{"--set", "tls.existingSecret=x", "--set", "tls.certManager.enabled=true", "--set", "tls.certManager.issuerRef.name=ca"}, "only one of tls.existingSecret"},
