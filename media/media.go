@@ -43,13 +43,14 @@ func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
 // import pod's connect-time check.
 func (s *Service) SetHostResolver(r HostResolver) { s.resolver = r }
 
-// validateURL is the insert's check of image: [AddrPolicy.ValidateURL], and
-// [AddrPolicy.ValidateResolved] with a resolver.
-func (s *Service) validateURL(ctx context.Context, image string) error {
+// validateURL is the insert's check of image for a VM of namespace:
+// [AddrPolicy.ValidateURL], and [AddrPolicy.ValidateResolved] with a
+// resolver.
+func (s *Service) validateURL(ctx context.Context, image, namespace string) error {
 	if s.resolver == nil {
 		return s.policy.ValidateURL(image)
 	}
-	return s.policy.ValidateResolved(ctx, s.resolver, image)
+	return s.policy.ValidateResolved(ctx, s.resolver, image, namespace)
 }
 
 // Insert accepts req's image for the slot. It records the slot as Pending
@@ -68,7 +69,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	if !ValidSlot(slot) {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	if err := s.validateURL(ctx, image); err != nil {
+	if err := s.validateURL(ctx, image, key.Namespace); err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
 	}
 	vm, err := s.w.Read(ctx, key)

@@ -21,11 +21,14 @@ const resolveTimeout = 5 * time.Second
 // ValidateResolved is [AddrPolicy.ValidateURL] plus the URL's host name
 // resolved with r: every address it resolves to must be allowed by p,
 // and a name that does not resolve is refused too (the policy cannot be
-// checked). It is for import methods that do not enforce the policy at
-// connect time (CDI's importer): the check holds at insert only, see
-// docs/operations.md for what a DNS answer that changes later (rebinding)
-// and HTTP redirects can still reach. It returns an [*InvalidURLError].
-func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw string) error {
+// checked). namespace is the importer's: a single-label name is looked up
+// as <name>.<namespace> first (the importer pod's first DNS search domain
+// is <namespace>.svc; the bridge's search list adds the svc suffix). It
+// is for import methods that do not enforce the policy at connect time
+// (CDI's importer): the check holds at insert only, see docs/operations.md
+// for what a DNS answer that changes later (rebinding) and HTTP redirects
+// can still reach. It returns an [*InvalidURLError].
+func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw, namespace string) error {
 	if err := p.ValidateURL(raw); err != nil {
 		return err
 	}
@@ -37,7 +40,7 @@ func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw st
 	if _, err := netip.ParseAddr(strings.TrimSuffix(host, ".")); err == nil {
 		return nil // a literal IP: ValidateURL checked it
 	}
-	if why := p.checkName(ctx, r, host); why != "" {
+	if why := p.checkName(ctx, r, host, namespace); why != "" {
 		return &InvalidURLError{URL: raw, Reason: why}
 	}
 	return nil
@@ -45,10 +48,17 @@ func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw st
 
 // checkName returns why host is refused: it does not resolve, or it
 // resolves to an address p refuses; "" if every address is allowed.
-func (p AddrPolicy) checkName(ctx context.Context, r HostResolver, host string) string {
+func (p AddrPolicy) checkName(ctx context.Context, r HostResolver, host, namespace string) string {
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
-	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	var addrs []netip.Addr
+	var err error
+	if namespace != "" && !strings.Contains(host, ".") { // "images." is absolute
+		addrs, _ = r.LookupNetIP(ctx, "ip", host+"."+namespace) // a Service of the namespace
+	}
+	if len(addrs) == 0 {
+		addrs, err = r.LookupNetIP(ctx, "ip", host)
+	}
 	if err != nil || len(addrs) == 0 {
 		return fmt.Sprintf("host %s does not resolve, so the address policy cannot be checked (%v)", host, err)
 	}

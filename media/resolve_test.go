@@ -38,13 +38,23 @@ func TestValidateResolved(t *testing.T) {
 		"nat64.example":    {"64:ff9b::a9fe:a9fe"},
 		"loopback.example": {"127.0.0.1"},
 		"empty.example":    {},
+		"images.tenant":    {"10.96.0.5"},
+		"images":           {"203.0.113.7"},
+		"mirror.tenant":    {},
+		"mirror":           {"10.0.0.9"},
 	}}
+	denyPrivate := AddrPolicy{DenyPrivate: true}
 	denyLoopback := AddrPolicy{DenyLoopback: true}
 	for _, tc := range []struct {
 		url    string
 		policy AddrPolicy
 		want   string // the reason, "" when allowed
 	}{
+		// A single-label name is the importer namespace's Service first.
+		{"http://images/boot.iso", denyPrivate, "host images resolves to 10.96.0.5, a refused private address"},
+		{"http://images/boot.iso", AddrPolicy{}, ""},
+		{"http://mirror/boot.iso", denyPrivate, "host mirror resolves to 10.0.0.9, a refused private address"},
+		{"http://images./boot.iso", denyPrivate, "host images. does not resolve, so the address policy cannot be checked (no such host)"},
 		{"https://images.example/boot.iso", AddrPolicy{}, ""},
 		{"https://mixed.example/boot.iso", AddrPolicy{}, "host mixed.example resolves to 169.254.169.254, a refused cloud metadata address"},
 		{"https://mapped.example/boot.iso", AddrPolicy{}, "host mapped.example resolves to 169.254.169.254, a refused cloud metadata address"},
@@ -55,7 +65,7 @@ func TestValidateResolved(t *testing.T) {
 		{"https://empty.example/boot.iso", AddrPolicy{}, "host empty.example does not resolve, so the address policy cannot be checked (<nil>)"},
 	} {
 		t.Run(tc.url+" "+tc.policy.String(), func(t *testing.T) {
-			err := tc.policy.ValidateResolved(t.Context(), r, tc.url)
+			err := tc.policy.ValidateResolved(t.Context(), r, tc.url, "tenant")
 			var bad *InvalidURLError
 			switch {
 			case tc.want == "" && err != nil:
@@ -67,10 +77,10 @@ func TestValidateResolved(t *testing.T) {
 	}
 	t.Run("literal IPs are not looked up", func(t *testing.T) {
 		before := r.lookups
-		if err := (AddrPolicy{}).ValidateResolved(t.Context(), r, "http://169.254.169.254/latest"); err == nil {
+		if err := (AddrPolicy{}).ValidateResolved(t.Context(), r, "http://169.254.169.254/latest", "tenant"); err == nil {
 			t.Error("metadata IP accepted")
 		}
-		if err := (AddrPolicy{}).ValidateResolved(t.Context(), r, "http://[2001:db8::1]/boot.iso"); err != nil {
+		if err := (AddrPolicy{}).ValidateResolved(t.Context(), r, "http://[2001:db8::1]/boot.iso", "tenant"); err != nil {
 			t.Error(err)
 		}
 		if r.lookups != before {

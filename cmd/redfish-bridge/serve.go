@@ -81,7 +81,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
 	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
-	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused)")
+	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused); checked at insert (literal IPs, and with --import-method auto or cdi the host name resolved) and by the import pod on every dial")
 	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
 	fs.StringVar(&o.imageCAKey, "image-ca-key", media.DefaultCABundleKey, "key of the bundle in --image-ca-configmap")
 	fs.StringVar(&o.metricsListen, "metrics-listen", ":9090", "plain-HTTP address of /metrics, /healthz and /readyz; empty disables")
