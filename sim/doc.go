@@ -13,12 +13,17 @@
 //     running and ready, so virt-controller hands the VMI over: phase
 //     Scheduled), ends it when its VMI is final or gone (virt-launcher
 //     exits with the domain) and confirms its deletion (virt-controller
-//     deletes it with a grace period only a kubelet ends);
+//     deletes it with a grace period only a kubelet ends) once a deleted
+//     VMI's guest has stopped (virt-controller deletes the pod as soon as
+//     the VMI is deleted; virt-launcher shuts the domain down first);
 //   - virt-handler for the VMIs handed to NodeName: Scheduled -> Running
 //     after [Options.StartDelay], with a phaseTransitionTimestamps entry
 //     (virt-controller reads it to tell a run from a start failure) and the
 //     interfaces' MACs ([MAC]); a deleted VMI turns Succeeded after
-//     [Options.StopDelay] (its domain shut down); guests:
+//     [Options.StopDelay] or its spec.terminationGracePeriodSeconds,
+//     whichever is shorter, re-read on every change (its domain shut down;
+//     virt-api's forced stop and restart shorten the grace period to 0 and
+//     1); guests:
 //     [Simulator.GuestShutdown] powers one off (VMI Succeeded);
 //     [Simulator.GuestReboot] reboots one as KubeVirt v1.9 does under the
 //     VMI's rebootPolicy (Reboot: in place, the same boot order again;

@@ -29,7 +29,10 @@ const LauncherSelector = kubevirtv1.AppLabel + "=virt-launcher"
 // ready: virt-controller then hands the VMI to the node, phase Scheduled),
 // end it once its VMI is final or gone (virt-launcher exits with the
 // domain), and confirm its deletion (virt-controller deletes it with a
-// grace period only a kubelet would end).
+// grace period only a kubelet would end) once the guest of a VMI being
+// deleted has stopped (stopWait: virt-launcher shuts the domain down within
+// the VMI's grace period before it exits; virt-controller deletes the pod
+// as soon as the VMI is deleted).
 func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, error) {
 	ns, _, err := cache.SplitMetaNamespaceKey(k)
 	c := s.cachesFor(ns)
@@ -43,6 +46,15 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 	pod := obj.(*corev1.Pod)
 	switch {
 	case pod.DeletionTimestamp != nil:
+		vmi, err := s.launcherVMI(ctx, c, pod)
+		if err != nil {
+			return 0, err
+		}
+		if vmi != nil && vmi.GetDeletionTimestamp() != nil && !kubevirt.Final(vmi) {
+			if wait := s.stopWait(vmi); wait > 0 {
+				return wait, nil
+			}
+		}
 		return 0, s.confirmDeletion(ctx, pod)
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
 		return 0, nil

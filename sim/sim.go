@@ -36,8 +36,9 @@ type Options struct {
 	// run. Zero means immediate; see [DefaultStartDelay].
 	StartDelay time.Duration
 	// StopDelay is how long a deleted VMI stays Running before its domain
-	// has stopped (VMI Succeeded). Zero means immediate, and so does a VMI
-	// with spec.terminationGracePeriodSeconds 0.
+	// has stopped (VMI Succeeded), at most the VMI's
+	// spec.terminationGracePeriodSeconds (0: immediate). Zero means
+	// immediate.
 	StopDelay time.Duration
 	// DataDir is where imported images land:
 	// <DataDir>/<namespace>/<pvc>/disk.img. Empty means a new temporary

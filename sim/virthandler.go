@@ -65,8 +65,9 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 //
 // A forced delete cannot be told apart (a custom resource with a finalizer
 // records deletionGracePeriodSeconds 0 whatever the request said); like
-// virt-handler, the simulator goes by spec.terminationGracePeriodSeconds:
-// 0 stops it at once.
+// virt-handler, the simulator goes by spec.terminationGracePeriodSeconds,
+// which virt-api's forced stop (0) and restart (1) shorten: the guest
+// stops when that grace period has passed, at once with 0.
 func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured) (time.Duration, error) {
 	if wait := s.stopWait(vmi); wait > 0 {
 		return wait, nil
@@ -75,11 +76,12 @@ func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured)
 }
 
 // stopWait is how long the VMI's guest still takes to stop: StopDelay from
-// the first time its stop was seen, none with terminationGracePeriodSeconds 0.
+// the first time its stop was seen, at most its
+// terminationGracePeriodSeconds (virt-handler kills the domain then).
 func (s *Simulator) stopWait(vmi *unstructured.Unstructured) time.Duration {
 	delay := s.opts.StopDelay
-	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && grace == 0 {
-		delay = 0
+	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && time.Duration(grace)*time.Second < delay {
+		delay = time.Duration(grace) * time.Second
 	}
 	s.mu.Lock()
 	first, ok := s.stopSeen[vmi.GetUID()]
