@@ -102,6 +102,7 @@ var (
 	VMIConditions       = jsonPath(vmiType, "Status", "Conditions")
 	VMIInterfaces       = jsonPath(vmiType, "Status", "Interfaces")
 	VMIPhaseTransitions = jsonPath(vmiType, "Status", "PhaseTransitionTimestamps")
+	VMIGracePeriod      = jsonPath(vmiType, "Spec", "TerminationGracePeriodSeconds")
 )
 
 // Keys and paths inside list elements (a disk, an interface, a volume, a

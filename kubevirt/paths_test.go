@@ -105,3 +105,18 @@ func TestChildCopies(t *testing.T) {
 		t.Errorf("Child shares its backing array: %s, %s", a, b)
 	}
 }
+
+// TestSubresourceRequests: the paths and bodies of virt-api's forced stop
+// and restart are what virt-api decodes (KubeVirt's StopOptions and
+// RestartOptions JSON names).
+func TestSubresourceRequests(t *testing.T) {
+	if got, want := SubresourcePath("ns", "vm", SubresourceStop), "/apis/subresources.kubevirt.io/v1/namespaces/ns/virtualmachines/vm/stop"; got != want {
+		t.Errorf("SubresourcePath = %s, want %s", got, want)
+	}
+	if got, want := string(ForceStopBody()), `{"gracePeriod":0}`; got != want {
+		t.Errorf("ForceStopBody = %s, want %s", got, want)
+	}
+	if got, want := string(ForceRestartBody()), `{"gracePeriodSeconds":0}`; got != want {
+		t.Errorf("ForceRestartBody = %s, want %s", got, want)
+	}
+}

@@ -66,3 +66,11 @@ func MACsOf(vmi *unstructured.Unstructured) map[string]string {
 func VMIRebootPolicyOf(vmi *unstructured.Unstructured) string {
 	return StringAt(vmi.Object, VMIRebootPolicy...)
 }
+
+// VMIGracePeriodOf is a VMI's spec.terminationGracePeriodSeconds, how long
+// virt-handler lets its guest shut down; set is false when the field is
+// missing (KubeVirt's defaulting fills it on create).
+func VMIGracePeriodOf(vmi *unstructured.Unstructured) (seconds int64, set bool) {
+	seconds, set, err := unstructured.NestedInt64(vmi.Object, VMIGracePeriod...)
+	return seconds, set && err == nil
+}
