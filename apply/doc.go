@@ -125,6 +125,14 @@
 // removed an entry it handled), computed from the list read, so nobody's
 // request is lost.
 //
+// virt-api writes the list too, when power's ForceOff and ForceRestart call
+// its stop and restart subresources (package virtapi): a JSON patch of the
+// status subresource under virt-api's own field manager (operation Update)
+// that tests the list read, then replaces it with Stop(uid) (stop) or adds
+// Stop(uid)+Start to an empty list (restart). That write owns the list
+// until the next redfish-power apply forces it back; neither side loses a
+// request (virt-api's test op, the bridge's precondition).
+//
 // # Preconditions, force and retries
 //
 // An apply body that carries metadata.resourceVersion is a precondition: the

@@ -68,7 +68,7 @@ func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) appl
 		cache = wrap(inv)
 	}
 	w := apply.New(bridge, cache, mode, apply.Options{})
-	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge), nil)
+	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge, nil), nil)
 	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)

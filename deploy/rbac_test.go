@@ -23,6 +23,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // grant is one verb on one resource in one namespace ("": cluster-wide),
@@ -56,6 +57,10 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
 	secrets, cms := kube.CoreV1().Secrets(releaseNS), kube.CoreV1().ConfigMaps(releaseNS)
+	forcer, err := virtapi.New(env.sa)
+	if err != nil {
+		t.Fatal(err)
+	}
 	vmSecrets, vmCMs := kube.CoreV1().Secrets(vmNS), kube.CoreV1().ConfigMaps(vmNS)
 	leases := kube.CoordinationV1().Leases(releaseNS)
 	return map[grant]probe{
@@ -87,6 +92,14 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			}}
 			_, err := vms.Apply(ctx, vmName, body, metav1.ApplyOptions{FieldManager: "rbac-probe", DryRun: dryRun}, "status")
 			return err
+		},
+		// power's ForceOff and ForceRestart: virt-api's stop and restart
+		// (virtapi.Client; no virt-api here: an allowed call is 404).
+		{"subresources.kubevirt.io", "virtualmachines/stop", "update", vmNS}: func(ctx context.Context) error {
+			return forcer.ForceStop(ctx, vmNS, vmName)
+		},
+		{"subresources.kubevirt.io", "virtualmachines/restart", "update", vmNS}: func(ctx context.Context) error {
+			return forcer.ForceRestart(ctx, vmNS, vmName)
 		},
 		// apply.Client reads the VMI, inventory watches it.
 		{"kubevirt.io", "virtualmachineinstances", "get", vmNS}: func(ctx context.Context) error {

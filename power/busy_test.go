@@ -53,7 +53,7 @@ func TestOnWhileBootOrderUnsettled(t *testing.T) {
 			t.Fatalf("the Writer never read the boot order unsettled: %v", err)
 		}
 
-		err := New(frozenLayout{e.w}, e.admin).Reset(ctx, key, system.ResetOn)
+		err := New(frozenLayout{e.w}, e.admin, nil).Reset(ctx, key, system.ResetOn)
 		if !errors.Is(err, ErrBusy) {
 			t.Fatalf("On with a boot order that never settles: %v, want an error wrapping ErrBusy", err)
 		}

@@ -13,6 +13,16 @@
 // whatever grace the delete asked for, and it races virt-controller's view of
 // the VM, which can start a new VMI for a power-off.)
 //
+// ForceOff and ForceRestart shorten that grace period through virt-api, the
+// only writer allowed to change a VMI's spec (a [Forcer], package virtapi;
+// force.go): ForceOff applies runStrategy Halted, then asks virt-api's
+// stop with grace period 0; ForceRestart asks virt-api's restart with grace
+// period 0 (grace 1, Stop(uid)+Start) instead of its own requests, and is
+// ErrBusy while another state change request is pending (virt-api refuses
+// to add to a non-empty list). Where kube-apiserver does not serve
+// virt-api's subresource API (no virt-api: most test clusters and `make
+// demo`) the Service logs a warning once and both stay graceful.
+//
 // Power-on sets runStrategy RerunOnFailure, so a guest-initiated shutdown
 // leaves the system Off (as on bare metal) while a crash restarts it. Because
 // virt-controller then starts a VMI only when the strategy changes or on a

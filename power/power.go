@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,17 +42,31 @@ type Writer interface {
 	StateChange(ctx context.Context, key system.Key, change apply.StateChangeFunc) (*apply.VM, error)
 }
 
-// Service runs power and boot verbs. Safe for concurrent use.
-type Service struct {
-	w   Writer
-	dyn dynamic.Interface
-	now func() time.Time
+// Forcer stops or restarts a VM's guest at once: the stop and restart
+// subresources of virt-api, which shorten the VMI's
+// terminationGracePeriodSeconds (package virtapi). An error wrapping
+// virtapi.ErrNotServed means the cluster has no virt-api to ask.
+type Forcer interface {
+	ForceStop(ctx context.Context, namespace, name string) error
+	ForceRestart(ctx context.Context, namespace, name string) error
 }
 
-// New returns a Service writing through w and deleting VMIs through dyn.
-// It logs with the logger in each call's context.
-func New(w Writer, dyn dynamic.Interface) *Service {
-	return &Service{w: w, dyn: dyn, now: time.Now}
+// Service runs power and boot verbs. Safe for concurrent use.
+type Service struct {
+	w     Writer
+	dyn   dynamic.Interface
+	force Forcer // nil: ForceOff and ForceRestart stay graceful
+	now   func() time.Time
+	// notServed logs once that the cluster cannot force.
+	notServed sync.Once
+}
+
+// New returns a Service writing through w, reading VMIs through dyn and
+// forcing power-offs and restarts through force (nil: it cannot force;
+// ForceOff and ForceRestart then act as GracefulShutdown and
+// GracefulRestart). It logs with the logger in each call's context.
+func New(w Writer, dyn dynamic.Interface, force Forcer) *Service {
+	return &Service{w: w, dyn: dyn, force: force, now: time.Now}
 }
 
 // errUnsettled: the boot layout changed between Relayout and power-on.
@@ -159,7 +174,10 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 // the delete asked) and races virt-controller, whose VMI informer can see
 // the delete before its VM informer sees Halted; a stale view (strategy
 // just changed, or a Start request) then starts a new VMI.
-func (s *Service) stop(ctx context.Context, key system.Key) error {
+//
+// force (ForceOff) then asks virt-api to stop the guest at once (see
+// forceStop).
+func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
 	}
@@ -174,13 +192,16 @@ func (s *Service) stop(ctx context.Context, key system.Key) error {
 	if err != nil {
 		return fmt.Errorf("power off %s: withdraw start request: %w", key, err)
 	}
-	_, err = s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
+	vm, err := s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
 		p.Intent = system.PowerIntent{}
 		p.RunStrategy = runOff
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
+	}
+	if force {
+		return s.forceStop(ctx, vm)
 	}
 	return nil
 }
@@ -190,8 +211,9 @@ func (s *Service) stop(ctx context.Context, key system.Key) error {
 // (virt-controller deletes it, then creates a new one; deleting the VMI
 // alone would leave a RerunOnFailure VM off). The boot order is settled
 // first, so a pending override takes effect. A VM that is not on is
-// powered on instead.
-func (s *Service) restart(ctx context.Context, key system.Key) error {
+// powered on instead. force (ForceRestart) asks virt-api's restart instead
+// (see forceRestart).
+func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
@@ -205,6 +227,11 @@ func (s *Service) restart(ctx context.Context, key system.Key) error {
 	if !isOn(vm) {
 		_, err := s.start(ctx, key)
 		return err
+	}
+	if force {
+		if forced, err := s.forceRestart(ctx, vm); forced || err != nil {
+			return err
+		}
 	}
 	uid := string(vm.VMI.GetUID())
 	if err := s.request(ctx, key, kubevirt.StateChangeRequest{Action: kubevirt.StopRequest, UID: uid}, kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}); err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/sim"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // env is a namespace of a cluster where KubeVirt's virt-controller runs,
@@ -56,6 +57,12 @@ type envOptions struct {
 	rebootPolicyGateOff bool // a namespace where the cluster refuses rebootPolicy
 	allowCorruption     bool // the control expects corrupted VMs
 	noReconciler        bool // nothing settles boot orders behind the test's back
+	// virtAPI: the cluster runs virt-api (testcluster.SharedVirtAPI), so the
+	// simulator writes as virt-handler.
+	virtAPI bool
+	// stopDelay is the simulator's StopDelay (default 20 ms).
+	stopDelay time.Duration
+	noForce   bool // the Service has no Forcer: ForceOff and ForceRestart stay graceful
 }
 
 func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
@@ -84,7 +91,14 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 		t.Fatal(err)
 	}
 	log := testcluster.LoggerForTest(t, "simulator and power reconciler")
-	simulator, err := sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: 20 * time.Millisecond, Log: log})
+	nodeSide, stopDelay := c.Admin, 20*time.Millisecond
+	if o.virtAPI {
+		nodeSide = c.VirtHandler
+	}
+	if o.stopDelay != 0 {
+		stopDelay = o.stopDelay
+	}
+	simulator, err := sim.New(nodeSide, sim.Options{Namespaces: []string{e.ns}, StartDelay: 20 * time.Millisecond, StopDelay: stopDelay, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +133,13 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 		writes = testutil.WithoutRebootPolicy(writes)
 	}
 	e.w = apply.New(writes, inv, mode, apply.Options{})
-	e.s = New(e.w, bridge)
+	var forcer Forcer
+	if !o.noForce {
+		if forcer, err = virtapi.New(c.Bridge); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.s = New(e.w, bridge, forcer)
 	if o.noReconciler {
 		return e
 	}
@@ -133,7 +153,14 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 
 func (e *env) createVM(t *testing.T, name string) system.Key {
 	t.Helper()
-	u := testutil.VM(e.ns, name, "Halted")
+	return e.createVMFrom(t, testutil.VM(e.ns, name, "Halted"))
+}
+
+// createVMFrom creates VM u (in e.ns) as its author and waits until the
+// Writer's cache has it.
+func (e *env) createVMFrom(t *testing.T, u *unstructured.Unstructured) system.Key {
+	t.Helper()
+	name := u.GetName()
 	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Create(t.Context(), u, metav1.CreateOptions{FieldManager: "test-author"}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,11 @@ import (
 //   - ForceOff, GracefulShutdown: withdraw a pending Start request and set
 //     runStrategy Halted (virt-controller deletes the VMI, virt-handler
 //     stops the guest within the VMI's terminationGracePeriodSeconds);
+//     ForceOff then has virt-api cut that grace period to 0 (force.go);
 //   - ForceRestart, GracefulRestart: settle the boot order, then request a
 //     Stop of the running VMI followed by a Start, as virt-api's restart
-//     does (virt-controller replaces the VMI). On a VM that is not on:
+//     does (virt-controller replaces the VMI); ForceRestart has virt-api's
+//     restart do it with grace period 0 instead. On a VM that is not on:
 //     power on;
 //   - PushPowerButton: On when the system is Off or powering off,
 //     GracefulShutdown otherwise;
@@ -30,9 +32,9 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 		_, err := s.start(ctx, key)
 		return err
 	case system.ResetForceOff, system.ResetGracefulShutdown:
-		return s.stop(ctx, key)
+		return s.stop(ctx, key, kind == system.ResetForceOff)
 	case system.ResetForceRestart, system.ResetGracefulRestart:
-		return s.restart(ctx, key)
+		return s.restart(ctx, key, kind == system.ResetForceRestart)
 	case system.ResetPushPowerButton:
 		vm, err := s.w.Read(ctx, key)
 		if err != nil {
@@ -42,7 +44,7 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 			_, err := s.start(ctx, key)
 			return err
 		}
-		return s.stop(ctx, key)
+		return s.stop(ctx, key, false)
 	}
 	return fmt.Errorf("reset %s: %w: ResetType %q", key, ErrInvalid, kind)
 }

@@ -155,7 +155,7 @@ func testOnWithStaleVMI(t *testing.T, e *env) {
 	ctx := t.Context()
 	key, first := onThenGuestShutdown(t, e, "stale")
 	w := apply.New(e.admin, staleVMICache{e: e, vmi: first.VMI}, e.w.Mode(), apply.Options{})
-	if err := New(w, e.admin).Reset(ctx, key, system.ResetOn); err != nil {
+	if err := New(w, e.admin, nil).Reset(ctx, key, system.ResetOn); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "on again despite the stale cache", func(vm *apply.VM) bool {

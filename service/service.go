@@ -25,6 +25,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // Config is everything a bridge needs to run.
@@ -183,7 +184,11 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)
 	}
-	powerSvc := power.New(writer, dyn)
+	forcer, err := virtapi.New(cfg.Kube)
+	if err != nil {
+		return nil, err
+	}
+	powerSvc := power.New(writer, dyn, forcer)
 	r.recs = &reconcilers{
 		newMedia: func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
 		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },

@@ -107,6 +107,11 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["kubevirt.io"]
   resources: ["virtualmachineinstances"]
   verbs: ["get", "list", "watch"]
+# ForceOff and ForceRestart: virt-api's stop and restart (grace period 0),
+# the only way to shorten a running guest's terminationGracePeriodSeconds.
+- apiGroups: ["subresources.kubevirt.io"]
+  resources: ["virtualmachines/stop", "virtualmachines/restart"]
+  verbs: ["update"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
