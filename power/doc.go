@@ -17,9 +17,10 @@
 // only writer allowed to change a VMI's spec (a [Forcer], package virtapi;
 // force.go): ForceOff applies runStrategy Halted, then asks virt-api's
 // stop with grace period 0; ForceRestart asks virt-api's restart with grace
-// period 0 (grace 1, Stop(uid)+Start) instead of its own requests, and is
-// ErrBusy while another state change request is pending (virt-api refuses
-// to add to a non-empty list). Where kube-apiserver does not serve
+// period 0 (grace 1, Stop(uid)+Start) instead of its own requests, or, while
+// another state change request is pending (virt-api's restart refuses to add
+// to a non-empty list), virt-api's stop with grace period 0 followed by its
+// own Start. Where kube-apiserver does not serve
 // virt-api's subresource API (no virt-api: most test clusters and `make
 // demo`) the Service logs a warning once and both stay graceful.
 //

@@ -58,31 +58,53 @@ func (s *Service) forceStop(ctx context.Context, vm *apply.VM) error {
 }
 
 // forceRestart asks virt-api for a forced restart of the live VMI read in
-// vm (grace period 1, then Stop(uid)+Start in one status patch); forced
-// reports that it did, so the caller adds no request of its own. It
-// replaces the bridge's own Stop(uid)+Start rather than following it:
-// virt-api refuses (500, "stop/start already underway") to add two
-// requests to a non-empty list, so a VM with a request still pending is
-// ErrBusy (409: retry once virt-controller handled it), not a restart
-// request virt-api would answer with an internal error. Without virt-api,
-// or with the grace period already 0, the restart stays the bridge's own.
-func (s *Service) forceRestart(ctx context.Context, vm *apply.VM) (forced bool, err error) {
+// vm and returns the requests the bridge must still add itself (see
+// restartRequests for the unforced restart):
+//
+//   - no request pending: virt-api's restart (grace period 1, then
+//     Stop(uid)+Start in one status patch); nothing to add;
+//   - a request pending (a Start a moment-old On left, a restart
+//     virt-controller has not handled yet): virt-api's restart refuses to
+//     add to a non-empty list (500, "stop/start already underway"), its
+//     stop replaces the list with Stop(uid) at grace period 0; the Start
+//     is the bridge's to add after it. If virt-controller acts on the Stop
+//     first, the VM is off for the moment until the Start arrives, which
+//     then starts it;
+//   - without virt-api, or with the grace period already 0: the bridge's
+//     own Stop(uid)+Start (graceful).
+//
+// virt-api's 409 on the stop (the list changed under its JSON patch test)
+// is ErrBusy.
+func (s *Service) forceRestart(ctx context.Context, vm *apply.VM) (add []kubevirt.StateChangeRequest, err error) {
+	own := restartRequests(vm)
 	if s.force == nil || !needsForce(vm) {
-		return false, nil
+		return own, nil
 	}
-	if reqs := kubevirt.StateChangeRequestsOf(vm.Object); len(reqs) > 0 {
-		return false, fmt.Errorf("force restart %s: state change requests %v still pending: %w", vm.Key, reqs, ErrBusy)
+	pending := kubevirt.StateChangeRequestsOf(vm.Object)
+	if len(pending) == 0 {
+		err = s.force.ForceRestart(ctx, vm.Key.Namespace, vm.Key.Name)
+		add = nil
+	} else {
+		err = s.force.ForceStop(ctx, vm.Key.Namespace, vm.Key.Name)
+		add = []kubevirt.StateChangeRequest{{Action: kubevirt.StartRequest}}
 	}
-	err = s.force.ForceRestart(ctx, vm.Key.Namespace, vm.Key.Name)
 	switch {
 	case err == nil:
-		logctx.From(ctx).Info("forced restart requested from virt-api", "vm", vm.Key, "uid", vm.VMI.GetUID())
-		return true, nil
+		logctx.From(ctx).Info("forced restart requested from virt-api", "vm", vm.Key, "uid", vm.VMI.GetUID(), "pending", pending)
+		return add, nil
 	case errors.Is(err, virtapi.ErrNotServed):
 		s.warnNotServed(ctx, err)
-		return false, nil
+		return own, nil
+	case len(pending) > 0 && apierrors.IsConflict(err):
+		return nil, fmt.Errorf("force restart %s: state change requests %v changed meanwhile: %w: %w", vm.Key, pending, ErrBusy, err)
 	}
-	return false, fmt.Errorf("force restart %s: %w", vm.Key, err)
+	return nil, fmt.Errorf("force restart %s: %w", vm.Key, err)
+}
+
+// restartRequests is the bridge's own restart of vm's live VMI: Stop of
+// exactly that VMI, then Start.
+func restartRequests(vm *apply.VM) []kubevirt.StateChangeRequest {
+	return []kubevirt.StateChangeRequest{{Action: kubevirt.StopRequest, UID: string(vm.VMI.GetUID())}, {Action: kubevirt.StartRequest}}
 }
 
 // warnNotServed logs, once per Service, that ForceOff and ForceRestart

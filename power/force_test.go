@@ -26,6 +26,10 @@ const (
 	// forceWait is how long a forced verb may take to end the guest: far
 	// under hungGuestStop, far over what it takes (about a second).
 	forceWait = 30 * time.Second
+	// holdWait is how long an unforced stop must leave the guest running
+	// for the tests to tell it from a forced one (which takes about a
+	// second): far under hungGuestStop.
+	holdWait = 10 * time.Second
 )
 
 // TestForce: on a cluster with virt-api (its subresource API registered),
@@ -44,6 +48,7 @@ func TestForce(t *testing.T) {
 			opts := envOptions{virtAPI: true, stopDelay: hungGuestStop}
 			t.Run("ForceOff ends the guest", func(t *testing.T) { testForceOff(t, startEnvWith(t, c, opts)) })
 			t.Run("ForceRestart replaces the guest", func(t *testing.T) { testForceRestart(t, startEnvWith(t, c, opts)) })
+			t.Run("ForceRestart with a request pending", func(t *testing.T) { testForceRestartPending(t, startEnvWith(t, c, opts)) })
 			t.Run("GracefulShutdown honours the grace period, ForceOff cuts it", func(t *testing.T) {
 				testGracefulThenForce(t, startEnvWith(t, c, opts))
 			})
@@ -138,8 +143,38 @@ func testForceRestart(t *testing.T, e *env) {
 	}
 }
 
+// testForceRestartPending: a ForceRestart that sees a request pending (a
+// cache still showing the Start of the On before: virt-api's restart
+// would refuse) goes through virt-api's stop and the bridge's own Start,
+// and still gives a new VMI within forceWait.
+func testForceRestartPending(t *testing.T, e *env) {
+	ctx := t.Context()
+	key, first := hungGuestOn(t, e, "forcepending")
+	stale := e.live(t, key)
+	stale.Object = stale.Object.DeepCopy()
+	if err := unstructured.SetNestedSlice(stale.Object.Object, []any{map[string]any{"action": string(kubevirt.StartRequest)}}, kubevirt.StateChangeRequests...); err != nil {
+		t.Fatal(err)
+	}
+	add, err := e.s.forceRestart(ctx, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(add) != 1 || add[0].Action != kubevirt.StartRequest {
+		t.Fatalf("after virt-api's stop the bridge adds %v, want one Start", add)
+	}
+	if err := e.s.request(ctx, key, add...); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := e.within(t, key, forceWait, func(vm *apply.VM) bool {
+		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+	})
+	if !ok {
+		t.Fatalf("ForceRestart with a request pending: after %s %s, want a new VMI running (the old was %s)", forceWait, describeVMI(next), first.VMI.GetUID())
+	}
+}
+
 // testGracefulThenForce: GracefulShutdown leaves the hung guest running
-// (PoweringOff, the VMI's grace untouched) for forceWait; a ForceOff then
+// (PoweringOff, the VMI's grace untouched) for holdWait; a ForceOff then
 // ends it.
 func testGracefulThenForce(t *testing.T, e *env) {
 	ctx := t.Context()
@@ -148,8 +183,8 @@ func testGracefulThenForce(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "powering off", func(vm *apply.VM) bool { return State(vm) == system.PowerPoweringOff })
-	if last, ended := e.within(t, key, forceWait, func(vm *apply.VM) bool { return State(vm) != system.PowerPoweringOff }); ended {
-		t.Fatalf("GracefulShutdown: %s (%s) within %s, want PoweringOff for the guest's grace period", State(last), describeVMI(last), forceWait)
+	if last, ended := e.within(t, key, holdWait, func(vm *apply.VM) bool { return State(vm) != system.PowerPoweringOff }); ended {
+		t.Fatalf("GracefulShutdown: %s (%s) within %s, want PoweringOff for the guest's grace period", State(last), describeVMI(last), holdWait)
 	}
 	if g, _ := kubevirt.VMIGracePeriodOf(e.live(t, key).VMI); g != hungGuestGrace {
 		t.Errorf("GracefulShutdown changed the VMI's grace to %d", g)
@@ -163,13 +198,13 @@ func testGracefulThenForce(t *testing.T, e *env) {
 }
 
 // testForceOffControl: without the subresource call ForceOff is only
-// runStrategy Halted: the hung guest is still there after forceWait.
+// runStrategy Halted: the hung guest is still there after holdWait.
 func testForceOffControl(t *testing.T, e *env) {
 	key, _ := hungGuestOn(t, e, "control")
 	if err := e.s.Reset(t.Context(), key, system.ResetForceOff); err != nil {
 		t.Fatal(err)
 	}
-	if last, gone := e.within(t, key, forceWait, vmiGone); gone {
-		t.Fatalf("control: the VMI went within %s without virt-api's stop (%s): the test cannot tell a forced stop from a graceful one", forceWait, describeVMI(last))
+	if last, gone := e.within(t, key, holdWait, vmiGone); gone {
+		t.Fatalf("control: the VMI went within %s without virt-api's stop (%s): the test cannot tell a forced stop from a graceful one", holdWait, describeVMI(last))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,25 +16,10 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
-
-// answerForcer answers every forced call with err and counts the calls.
-type answerForcer struct {
-	err   error
-	calls int
-}
-
-func (f *answerForcer) ForceStop(context.Context, string, string) error {
-	f.calls++
-	return f.err
-}
-
-func (f *answerForcer) ForceRestart(context.Context, string, string) error {
-	f.calls++
-	return f.err
-}
 
 func vmWithVMI(grace any, phase string) *apply.VM {
 	vmi := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "vm", "uid": "u1"}, "status": map[string]any{"phase": phase}}}
@@ -51,15 +37,15 @@ func TestForceStopAnswers(t *testing.T) {
 	var logs bytes.Buffer
 	ctx := logctx.Into(t.Context(), slog.New(slog.NewTextHandler(&logs, nil)))
 	notServed := fmt.Errorf("virt-api stop of ns/vm: %w", virtapi.ErrNotServed)
-	f := &answerForcer{err: notServed}
+	f := &countingForcer{err: notServed}
 	s := New(nil, nil, f)
 	for range 3 {
 		if err := s.forceStop(ctx, vmWithVMI(int64(30), "Running")); err != nil {
 			t.Fatalf("without virt-api: %v, want nil (graceful)", err)
 		}
 	}
-	if n := strings.Count(logs.String(), "cannot force power-offs and restarts"); n != 1 || f.calls != 3 {
-		t.Errorf("without virt-api: %d warnings for %d calls, want 1 for 3:\n%s", n, f.calls, logs.String())
+	if n := strings.Count(logs.String(), "cannot force power-offs and restarts"); n != 1 || f.stops != 3 {
+		t.Errorf("without virt-api: %d warnings for %d calls, want 1 for 3:\n%s", n, f.stops, logs.String())
 	}
 	f.err = apierrors.NewConflict(schema.GroupResource{Resource: "virtualmachine"}, "vm", errors.New("Halted only supports manual stop requests with a shorter graceperiod"))
 	if err := s.forceStop(ctx, vmWithVMI(int64(30), "Running")); err != nil {
@@ -69,37 +55,60 @@ func TestForceStopAnswers(t *testing.T) {
 	if err := s.forceStop(ctx, vmWithVMI(nil, "Running")); !apierrors.IsForbidden(err) {
 		t.Errorf("virt-api's 403: %v, want it passed on", err)
 	}
-	before := f.calls
+	before := f.stops
 	for _, vm := range []*apply.VM{vmWithVMI(int64(0), "Running"), vmWithVMI(int64(30), "Succeeded"), {Key: system.Key{Namespace: "ns", Name: "vm"}}} {
 		if err := s.forceStop(ctx, vm); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if f.calls != before {
-		t.Errorf("virt-api asked %d times for VMIs at grace 0, final or absent, want 0", f.calls-before)
+	if f.stops != before {
+		t.Errorf("virt-api asked %d times for VMIs at grace 0, final or absent, want 0", f.stops-before)
 	}
 }
 
-// TestForceRestartAnswers: ForceRestart asks virt-api instead of adding its
-// own requests, is ErrBusy while a request is pending, and without virt-api
-// falls back to the bridge's own (graceful) restart.
+// TestForceRestartAnswers: ForceRestart asks virt-api's restart and adds
+// no request of its own; with a request pending it asks virt-api's stop
+// and adds the Start; without virt-api it is the bridge's own (graceful)
+// Stop(uid)+Start; virt-api's 409 on the stop is ErrBusy.
 func TestForceRestartAnswers(t *testing.T) {
 	ctx := t.Context()
-	f := &answerForcer{}
+	f := &countingForcer{}
 	s := New(nil, nil, f)
-	if forced, err := s.forceRestart(ctx, vmWithVMI(int64(30), "Running")); !forced || err != nil || f.calls != 1 {
-		t.Errorf("forced %v err %v calls %d, want forced by one call", forced, err, f.calls)
+	if add, err := s.forceRestart(ctx, vmWithVMI(int64(30), "Running")); len(add) != 0 || err != nil || f.restarts != 1 || f.stops != 0 {
+		t.Errorf("add %v err %v, %d restarts %d stops, want virt-api's restart alone", add, err, f.restarts, f.stops)
 	}
 	pending := vmWithVMI(int64(30), "Running")
 	_ = unstructured.SetNestedSlice(pending.Object.Object, []any{map[string]any{"action": "Start"}}, "status", "stateChangeRequests")
-	if _, err := s.forceRestart(ctx, pending); !errors.Is(err, ErrBusy) || f.calls != 1 {
-		t.Errorf("with a pending request: err %v after %d calls, want ErrBusy without a call", err, f.calls)
+	start := []kubevirt.StateChangeRequest{{Action: kubevirt.StartRequest}}
+	if add, err := s.forceRestart(ctx, pending); !slices.Equal(add, start) || err != nil || f.restarts != 1 || f.stops != 1 {
+		t.Errorf("with a pending request: add %v err %v, %d restarts %d stops, want virt-api's stop then the bridge's Start", add, err, f.restarts, f.stops)
 	}
+	f.err = apierrors.NewConflict(schema.GroupResource{Resource: "virtualmachine"}, "vm", errors.New("the test of the JSON patch failed"))
+	if _, err := s.forceRestart(ctx, pending); !errors.Is(err, ErrBusy) {
+		t.Errorf("virt-api's 409 with a pending request: %v, want ErrBusy", err)
+	}
+	own := restartRequests(pending)
 	f.err = virtapi.ErrNotServed
-	if forced, err := s.forceRestart(ctx, vmWithVMI(int64(30), "Running")); forced || err != nil {
-		t.Errorf("without virt-api: forced %v err %v, want the bridge's own restart", forced, err)
+	if add, err := s.forceRestart(ctx, vmWithVMI(int64(30), "Running")); !slices.Equal(add, own) || err != nil {
+		t.Errorf("without virt-api: add %v err %v, want the bridge's own %v", add, err, own)
 	}
-	if forced, err := New(nil, nil, nil).forceRestart(ctx, vmWithVMI(int64(30), "Running")); forced || err != nil {
-		t.Errorf("without a Forcer: forced %v err %v, want the bridge's own restart", forced, err)
+	if add, err := New(nil, nil, nil).forceRestart(ctx, vmWithVMI(int64(30), "Running")); !slices.Equal(add, own) || err != nil {
+		t.Errorf("without a Forcer: add %v err %v, want the bridge's own %v", add, err, own)
 	}
+}
+
+// countingForcer answers every forced call with err and counts each kind.
+type countingForcer struct {
+	err             error
+	stops, restarts int
+}
+
+func (f *countingForcer) ForceStop(context.Context, string, string) error {
+	f.stops++
+	return f.err
+}
+
+func (f *countingForcer) ForceRestart(context.Context, string, string) error {
+	f.restarts++
+	return f.err
 }

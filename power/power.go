@@ -211,8 +211,8 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 // (virt-controller deletes it, then creates a new one; deleting the VMI
 // alone would leave a RerunOnFailure VM off). The boot order is settled
 // first, so a pending override takes effect. A VM that is not on is
-// powered on instead. force (ForceRestart) asks virt-api's restart instead
-// (see forceRestart).
+// powered on instead. force (ForceRestart) asks virt-api (see
+// forceRestart).
 func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
@@ -228,13 +228,13 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 		_, err := s.start(ctx, key)
 		return err
 	}
+	add := restartRequests(vm)
 	if force {
-		if forced, err := s.forceRestart(ctx, vm); forced || err != nil {
+		if add, err = s.forceRestart(ctx, vm); err != nil || len(add) == 0 {
 			return err
 		}
 	}
-	uid := string(vm.VMI.GetUID())
-	if err := s.request(ctx, key, kubevirt.StateChangeRequest{Action: kubevirt.StopRequest, UID: uid}, kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}); err != nil {
+	if err := s.request(ctx, key, add...); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
 	return nil
