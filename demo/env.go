@@ -61,6 +61,16 @@ type Options struct {
 	// WrapKube, when set, wraps the bridge's transport to the apiserver
 	// (e.g. to count its requests); the cluster's own config is unchanged.
 	WrapKube func(http.RoundTripper) http.RoundTripper
+	// VirtAPI runs KubeVirt's virt-api in the cluster (testcluster's
+	// Options.VirtAPI: its webhooks and its subresource API, through
+	// which the bridge forces ForceOff and ForceRestart); the simulator
+	// then writes as virt-handler. Without it the admission policy stands
+	// in for the webhooks and ForceOff and ForceRestart stay graceful.
+	VirtAPI bool
+	// GracePeriodSeconds, when not 0, is the sample VMs'
+	// terminationGracePeriodSeconds ([SetGracePeriod]): with a long
+	// StopDelay, only a forced stop ends their guests before it.
+	GracePeriodSeconds int64
 }
 
 // Env is a running demo.
@@ -92,7 +102,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true, VirtAPI: opts.VirtAPI})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +123,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if env.Password, err = createAccounts(ctx, kube, cluster.BridgeNamespace); err != nil {
 		return env, err
 	}
-	env.Sim, err = sim.New(cluster.Admin, sim.Options{
+	nodeSide := cluster.Admin
+	if opts.VirtAPI {
+		nodeSide = cluster.VirtHandler // virt-api reverts VMI status writes by others
+	}
+	env.Sim, err = sim.New(nodeSide, sim.Options{
 		StartDelay: opts.StartDelay, StopDelay: opts.StopDelay,
 		DataDir: filepath.Join(cluster.Dir, "images"), Log: log,
 	})
@@ -125,7 +139,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if err != nil {
 		return env, fmt.Errorf("admin dynamic client: %w", err)
 	}
-	if err := CreateSampleVMs(ctx, dyn, VMNamespace, opts.VMs); err != nil {
+	if err := createSampleVMs(ctx, dyn, VMNamespace, opts.VMs, opts.GracePeriodSeconds); err != nil {
 		return env, err
 	}
 	if env.Images, err = StartImageServer([]string{"boot.iso", "deploy.iso"}, opts.ImageSize); err != nil {

@@ -64,11 +64,29 @@ func SampleVMNames(n int) []string {
 	return names
 }
 
+// SetGracePeriod sets vm's spec.template.spec.terminationGracePeriodSeconds:
+// how long virt-handler lets the guest of its VMIs shut down once stopped
+// (KubeVirt's default 30 s) unless virt-api's stop or restart shortens it.
+func SetGracePeriod(vm *unstructured.Unstructured, seconds int64) {
+	if err := unstructured.SetNestedField(vm.Object, seconds, "spec", "template", "spec", "terminationGracePeriodSeconds"); err != nil {
+		panic(err) // the sample VM's template is maps all the way
+	}
+}
+
 // CreateSampleVMs creates n sample VMs ([SampleVMNames]) in namespace, as
 // the field manager "demo-author".
 func CreateSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
+	return createSampleVMs(ctx, dyn, namespace, n, 0)
+}
+
+// createSampleVMs is CreateSampleVMs with the VMs' grace period set to
+// graceSeconds unless it is 0.
+func createSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int, graceSeconds int64) error {
 	for _, name := range SampleVMNames(n) {
 		vm := SampleVM(namespace, name)
+		if graceSeconds != 0 {
+			SetGracePeriod(vm, graceSeconds)
+		}
 		if _, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 			return fmt.Errorf("create sample VM %s/%s: %w", namespace, vm.GetName(), err)
 		}
