@@ -76,6 +76,7 @@ func bootModeScenario(t *testing.T, s *suite, v crds.Variant) {
 	authored.checkFields(t)
 
 	vm := demo.SampleVM(demo.VMNamespace, "ironic-boot-mode")
+	demo.SetGracePeriod(vm, gracePeriod)
 	unstructured.RemoveNestedField(vm.Object, "spec", "template", "spec", "domain", "firmware", "bootloader")
 	if _, err := authored.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {
 		t.Fatalf("create VM %s: %v", vm.GetName(), err)

@@ -35,6 +35,7 @@ type suite struct {
 	api    *ironicproc.Client
 	envs   map[crds.Variant]*demo.Env
 	recs   map[crds.Variant]*recorder
+	forces map[crds.Variant]*forceCounter
 	dir    string
 }
 
@@ -90,7 +91,10 @@ func startSuite() (*suite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	s := &suite{envs: map[crds.Variant]*demo.Env{}, recs: map[crds.Variant]*recorder{}, dir: dir}
+	s := &suite{envs: map[crds.Variant]*demo.Env{}, recs: map[crds.Variant]*recorder{}, forces: map[crds.Variant]*forceCounter{}, dir: dir}
+	for _, v := range crds.Variants {
+		s.forces[v] = newForceCounter()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -113,7 +117,8 @@ func startSuite() (*suite, error) {
 		wg.Go(func() {
 			env, err := demo.Start(ctx, demo.Options{
 				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
-				StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
+				StartDelay: 200 * time.Millisecond, StopDelay: stopDelay,
+				VirtAPI: true, GracePeriodSeconds: gracePeriod, WrapKube: s.forces[v].wrap,
 				ImageSize: 1 << 20, Log: log,
 			})
 			var rec *recorder

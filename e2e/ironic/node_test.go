@@ -34,6 +34,7 @@ type node struct {
 	variant crds.Variant
 	env     *demo.Env
 	rec     *recorder
+	forces  *forceCounter
 	dyn     dynamic.Interface
 	kube    kubernetes.Interface
 	key     system.Key
@@ -60,7 +61,7 @@ func (s *suite) enrollVM(t *testing.T, v crds.Variant, vm, deploy string, driver
 	if err != nil {
 		t.Fatalf("admin client: %v", err)
 	}
-	n := &node{s: s, variant: v, env: env, rec: s.recs[v], dyn: dyn, kube: kube,
+	n := &node{s: s, variant: v, env: env, rec: s.recs[v], forces: s.forces[v], dyn: dyn, kube: kube,
 		key: system.Key{Namespace: demo.VMNamespace, Name: vm}}
 	info := map[string]any{
 		"redfish_address":   n.rec.URL(),

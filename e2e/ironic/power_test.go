@@ -13,7 +13,8 @@ import (
 // powerScenario: enroll -> manage, power on, reboot, the conductor's
 // power-state sync after the guest powers itself off (it powers the node
 // back on; in maintenance it leaves it alone until maintenance ends),
-// power off.
+// power off. Reboot and power off must each have forced a stop through
+// virt-api (Ironic sends ForceOff for both).
 func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 	n := s.enroll(t, v, vmPower, "ramdisk", nil)
 	n.step(t, "manage", func() {
@@ -28,7 +29,7 @@ func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 		first = n.waitVMI(t, "VMI Running after power on", running)
 	})
 	n.step(t, "reboot", func() {
-		n.power(t, "rebooting", "power on")
+		n.expectForced(t, func() { n.power(t, "rebooting", "power on") })
 		n.waitVMI(t, "a new VMI Running after reboot", func(vmi *unstructured.Unstructured) bool {
 			return running(vmi) && vmi.GetUID() != first.GetUID()
 		})
@@ -71,7 +72,7 @@ func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 		})
 	})
 	n.step(t, "power off", func() {
-		n.power(t, "power off", "power off")
+		n.expectForced(t, func() { n.power(t, "power off", "power off") })
 		n.waitVMI(t, "VMI gone after power off", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
 	})
 	n.checkFields(t)
