@@ -82,8 +82,7 @@ func (s *Service) forceRestart(ctx context.Context, vm *apply.VM) (add []kubevir
 	}
 	pending := kubevirt.StateChangeRequestsOf(vm.Object)
 	if len(pending) == 0 {
-		err = s.force.ForceRestart(ctx, vm.Key.Namespace, vm.Key.Name)
-		add = nil
+		err = s.force.ForceRestart(ctx, vm.Key.Namespace, vm.Key.Name) // virt-api adds both requests
 	} else {
 		err = s.force.ForceStop(ctx, vm.Key.Namespace, vm.Key.Name)
 		add = []kubevirt.StateChangeRequest{{Action: kubevirt.StartRequest}}

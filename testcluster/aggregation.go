@@ -13,7 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // virt-api's aggregated API (the start/stop/restart/... subresources of
@@ -106,7 +107,7 @@ func (c *Cluster) registerAPIService(ctx context.Context, port int, caPEM []byte
 		}
 		return m
 	}
-	group := kubevirtv1.SubresourceGroupName
+	gv := kubevirt.SubresourceGroupVersion
 	objects := []struct {
 		gvr schema.GroupVersionResource
 		obj map[string]any
@@ -136,8 +137,8 @@ func (c *Cluster) registerAPIService(ctx context.Context, port int, caPEM []byte
 			"metadata": map[string]any{"name": SubresourcesAPIService},
 			"spec": map[string]any{
 				"service":              map[string]any{"namespace": KubeVirtNamespace, "name": virtAPIService, "port": int64(virtAPIServicePort)},
-				"group":                group,
-				"version":              "v1",
+				"group":                gv.Group,
+				"version":              gv.Version,
 				"groupPriorityMinimum": int64(1000),
 				"versionPriority":      int64(15),
 				"caBundle":             base64.StdEncoding.EncodeToString(caPEM),
@@ -167,7 +168,6 @@ func (c *Cluster) waitAPIServiceAvailable(ctx context.Context, p *process) error
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
 	}
-	discovery := "/apis/" + kubevirtv1.SubresourceGroupName + "/v1"
 	return waitProcess(ctx, p, "APIService "+SubresourcesAPIService+" Available", func(ctx context.Context) error {
 		svc, err := dyn.Resource(apiServices).Get(ctx, SubresourcesAPIService, metav1.GetOptions{})
 		if err != nil {
@@ -187,7 +187,7 @@ func (c *Cluster) waitAPIServiceAvailable(ctx context.Context, p *process) error
 		if !available {
 			return errors.New("no Available condition yet")
 		}
-		_, err = cs.Discovery().RESTClient().Get().AbsPath(discovery).DoRaw(ctx)
+		_, err = cs.Discovery().RESTClient().Get().AbsPath(kubevirt.SubresourceDiscoveryPath()).DoRaw(ctx)
 		return err
 	})
 }

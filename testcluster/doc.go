@@ -78,7 +78,7 @@
 // work in their own [Cluster.TestNamespace]. Namespaces are never deleted:
 // without a namespace controller a deleted namespace stays Terminating.
 // A test that fails shows what the cluster's processes logged while it
-// ran, kept to its namespaces ([Cluster.LogsOnFailure]; [Shared] and
+// ran, kept to its namespaces ([Cluster.LogsOnFailure]; [ForTest], [Shared] and
 // TestNamespace register for it), and [LoggerForTest] keeps the full log of
 // a component the test runs for its failure.
 package testcluster

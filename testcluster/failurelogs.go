@@ -51,9 +51,10 @@ type logWatch struct {
 // them (longer lines cut). Without namespaces every line is kept; with
 // them see [logFilter]. More calls for t add namespaces.
 //
-// [Cluster.TestNamespace] calls it for its namespace; [Shared] calls it
-// (without namespaces) for the test that called it, as a fallback that
-// stays quiet when that test or one of its subtests already logged tails.
+// [Cluster.TestNamespace] calls it for its namespace; [Shared] and
+// [ForTest] call it (without namespaces) for the test that called them, as
+// a fallback that stays quiet when that test or one of its subtests
+// already logged tails.
 func (c *Cluster) LogsOnFailure(t testing.TB, namespaces ...string) {
 	t.Helper()
 	fl := &c.failureLogs
@@ -83,9 +84,10 @@ func (c *Cluster) LogsOnFailure(t testing.TB, namespaces ...string) {
 
 // fallbackLogsOnFailure is [Cluster.LogsOnFailure] without namespaces for
 // a test that may leave the tails to its subtests: it logs nothing when t
-// or a subtest already did, or when t registered namespaces itself.
-func (c *Cluster) fallbackLogsOnFailure(t testing.TB) {
-	start := c.logSizes()
+// or a subtest already did, or when t registered namespaces itself. start
+// is where each log stood when t started (nil: t started the cluster, so
+// the whole logs).
+func (c *Cluster) fallbackLogsOnFailure(t testing.TB, start map[string]int64) {
 	fl := &c.failureLogs
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -281,11 +283,4 @@ func jsonNamespace(line []byte) string {
 
 func notDNSLabelByte(r rune) bool {
 	return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-'
-}
-
-// printedWithinLocked is printedWithin taking fl.mu.
-func (fl *failureLogs) printedWithinLocked(test string) bool {
-	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	return fl.printedWithin(test)
 }

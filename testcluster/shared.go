@@ -105,7 +105,7 @@ func sharedFor(t testing.TB, k sharedKey) *Cluster {
 	if sc.err != nil {
 		t.Fatal(sc.err)
 	}
-	sc.c.fallbackLogsOnFailure(t)
+	sc.c.fallbackLogsOnFailure(t, sc.c.logSizes())
 	return sc.c
 }
 

@@ -10,16 +10,16 @@ import (
 // ForTest starts a cluster with CRD variant v for the test and stops it in
 // t.Cleanup (which also runs when the test fails or panics). Missing
 // binaries are a failure, not a skip: `make test` builds them first. When
-// the test failed, the end of the kube-apiserver log is logged (unless the
-// test or a subtest logged its tails through [Cluster.LogsOnFailure]).
+// the test failed, what the cluster's processes logged while it ran is
+// logged, unless the test or a subtest logged its tails through
+// [Cluster.LogsOnFailure].
 func ForTest(t testing.TB, v crds.Variant) *Cluster {
 	t.Helper()
 	return ForTestWith(t, Options{Variant: v})
 }
 
 // ForTestWith is [ForTest] with options (Log defaults to the test's
-// output at level Warn). With VirtController (VirtAPI), the end of
-// virt-controller's (virt-api's) log is logged too when the test failed.
+// output at level Warn).
 func ForTestWith(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	if opts.Log == nil {
@@ -31,28 +31,10 @@ func ForTestWith(t testing.TB, opts Options) *Cluster {
 	}
 	t.Logf("test cluster (%s CRDs, virt-controller %t, virt-api %t) ready in %s at %s", c.Variant, c.virtController, c.virtAPI, c.ReadyAfter.Round(1e6), c.Admin.Host)
 	t.Cleanup(func() {
-		if t.Failed() && !c.failureLogs.printedWithinLocked(t.Name()) {
-			c.logTails(t)
-		}
 		if err := c.Stop(); err != nil {
 			t.Errorf("stop test cluster: %v", err)
 		}
 	})
+	c.fallbackLogsOnFailure(t, nil) // its cleanup runs first, while the logs exist
 	return c
-}
-
-// logTails logs the end of the apiserver's, virt-controller's and
-// virt-api's logs.
-func (c *Cluster) logTails(t testing.TB) {
-	if c.apiserver != nil {
-		t.Logf("kube-apiserver log tail:\n%s", c.apiserver.logTail(40))
-	}
-	c.mu.Lock()
-	procs := []*process{c.virtControllerProc, c.virtAPIProc}
-	c.mu.Unlock()
-	for _, p := range procs {
-		if p != nil {
-			t.Logf("%s log tail:\n%s", p.name, p.logTail(40))
-		}
-	}
 }
