@@ -40,6 +40,8 @@ const (
 )
 
 // ErrNoChange, returned by a change function, means "nothing to write".
+// A Writer confirms it on a live read before believing it: a cached read
+// may be behind, so the change runs again on the apiserver's version.
 var ErrNoChange = errors.New("no change")
 
 // VM is one read of a VirtualMachine with the bridge's state decoded.

@@ -76,11 +76,19 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	if err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 	}
-	if cur := vm.Slots[slot]; cur.Phase.Busy() {
-		if cur.Image != image {
-			return system.MediaSlot{}, &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+	if vm.Slots[slot].Phase.Busy() {
+		// The cache may be behind an import that has finished since:
+		// busy or not is decided on a live read.
+		cur, err := s.liveSlot(ctx, key, slot)
+		if err != nil {
+			return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 		}
-		return cur, nil
+		if cur.Phase.Busy() {
+			if cur.Image != image {
+				return system.MediaSlot{}, &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+			}
+			return cur, nil
+		}
 	}
 	data, fresh, err := s.importData(ctx, key, slot, req)
 	if err != nil {
@@ -109,6 +117,18 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 		"image", image, "insertID", result.InsertID, "phase", result.Phase,
 		"credentials", result.Credentials, "verifyCertificate", !result.Insecure)
 	return result, nil
+}
+
+// liveSlot is the slot as the apiserver has it now: a change that writes
+// nothing is confirmed on a live read ([apply.Writer.Media]), and this one
+// only looks.
+func (s *Service) liveSlot(ctx context.Context, key system.Key, slot string) (system.MediaSlot, error) {
+	var cur system.MediaSlot
+	_, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+		cur = slots[slot]
+		return apply.ErrNoChange
+	})
+	return cur, err
 }
 
 // record writes fresh into its slot unless the slot turned busy meanwhile:

@@ -176,15 +176,22 @@ func testReinsertSameURL(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pending, err := e.liveVM(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
 
 	// Ironic reuses one URL for inspection, cleaning and deployment: the
-	// image behind it may have changed, so it is imported again.
+	// image behind it may have changed, so it is imported again, even
+	// when the bridge's cache still shows the first import in flight (a
+	// cache a moment behind once made this insert return the old one).
 	url2, sum2 := e.img.add("/same.iso", 2<<20, true)
 	if url2 != url {
 		t.Fatal("test bug: URL changed")
 	}
-	second, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
+	behind := media.NewService(staleReads{Client: e.w, vm: pending}, e.kube)
+	second, err := behind.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +225,15 @@ func testReinsertSameURL(t *testing.T, e *env) {
 		t.Fatal("re-imported image is not the new content")
 	}
 }
+
+// staleReads is a Writer whose cache is stuck at vm: its writes go
+// through the Client, which reads live before it believes a no-change.
+type staleReads struct {
+	*apply.Client
+	vm *apply.VM
+}
+
+func (s staleReads) Read(context.Context, system.Key) (*apply.VM, error) { return s.vm, nil }
 
 func testBusyConflict(t *testing.T, e *env) {
 	_, stop := e.startReconciler(t, nil)
