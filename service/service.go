@@ -159,6 +159,13 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("detect list mode: %w", err)
 	}
+	// The users, session key and revocations are read while the inventory
+	// lists every VM (seconds with thousands of them), not after it.
+	authc := make(chan authResult, 1)
+	go func() {
+		a, err := authenticator(ctx, kube, cfg, log)
+		authc <- authResult{a, err}
+	}()
 	inv, err := inventory.Start(ctx, dyn, kube, cfg.Namespaces)
 	if err != nil {
 		return nil, fmt.Errorf("start inventory: %w", err)
@@ -196,10 +203,11 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	authn, err := authenticator(ctx, kube, cfg, log)
-	if err != nil {
-		return nil, err
+	ar := <-authc
+	if ar.err != nil {
+		return nil, ar.err
 	}
+	authn := ar.authn
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
@@ -233,6 +241,12 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		close(r.done)
 	}()
 	return r, nil
+}
+
+// authResult is what [authenticator] returned.
+type authResult struct {
+	authn *auth.Authenticator
+	err   error
 }
 
 func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, log *slog.Logger) (*auth.Authenticator, error) {
