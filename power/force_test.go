@@ -130,7 +130,7 @@ func testForceRestart(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	next, ok := e.within(t, key, forceWait, func(vm *apply.VM) bool {
-		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+		return onWithNewVMI(vm, first)
 	})
 	if !ok {
 		t.Fatalf("ForceRestart: after %s %s, want a new VMI running (the old was %s)", forceWait, describeVMI(next), first.VMI.GetUID())
@@ -166,7 +166,7 @@ func testForceRestartPending(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	next, ok := e.within(t, key, forceWait, func(vm *apply.VM) bool {
-		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+		return onWithNewVMI(vm, first)
 	})
 	if !ok {
 		t.Fatalf("ForceRestart with a request pending: after %s %s, want a new VMI running (the old was %s)", forceWait, describeVMI(next), first.VMI.GetUID())

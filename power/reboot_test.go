@@ -171,7 +171,7 @@ func testRebootWatchThenOff(t *testing.T, e *env) {
 	if err := e.s.Reset(ctx, key, system.ResetOn); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(t, key, "on from the disk", func(vm *apply.VM) bool { return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID() })
+	e.eventually(t, key, "on from the disk", func(vm *apply.VM) bool { return onWithNewVMI(vm, first) })
 	if err := e.sim.GuestShutdown(ctx, key); err != nil {
 		t.Fatal(err)
 	}

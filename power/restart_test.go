@@ -34,7 +34,7 @@ func testRestarts(t *testing.T, e *env) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		next := e.eventually(t, key, string(kind)+": a new VMI running", func(vm *apply.VM) bool {
-			return State(vm) == system.PowerOn && vm.VMI.GetUID() != prev.VMI.GetUID() && len(kubevirt.StateChangeRequestsOf(vm.Object)) == 0
+			return onWithNewVMI(vm, prev) && len(kubevirt.StateChangeRequestsOf(vm.Object)) == 0
 		})
 		if rs := runStrategy(next); rs != runOn {
 			t.Errorf("%s: runStrategy %s, want %s", kind, rs, runOn)
@@ -70,7 +70,7 @@ func testGuestShutdownThenOn(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "on again", func(vm *apply.VM) bool {
-		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+		return onWithNewVMI(vm, first)
 	})
 }
 
@@ -159,6 +159,6 @@ func testOnWithStaleVMI(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "on again despite the stale cache", func(vm *apply.VM) bool {
-		return State(vm) == system.PowerOn && vm.VMI.GetUID() != first.VMI.GetUID()
+		return onWithNewVMI(vm, first)
 	})
 }
