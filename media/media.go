@@ -84,10 +84,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 			return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
 		}
 		if cur.Phase.Busy() {
-			if cur.Image != image {
-				return system.MediaSlot{}, &BusyError{Slot: slot, Image: cur.Image, Requested: image}
-			}
-			return cur, nil
+			return inFlight(cur, slot, image)
 		}
 	}
 	data, fresh, err := s.importData(ctx, key, slot, req)
@@ -131,6 +128,15 @@ func (s *Service) liveSlot(ctx context.Context, key system.Key, slot string) (sy
 	return cur, err
 }
 
+// inFlight answers an insert of image into slot while its import cur is
+// busy: cur itself for the same image, a [*BusyError] for another.
+func inFlight(cur system.MediaSlot, slot, image string) (system.MediaSlot, error) {
+	if cur.Image != image {
+		return system.MediaSlot{}, &BusyError{Slot: slot, Image: cur.Image, Requested: image}
+	}
+	return cur, nil
+}
+
 // record writes fresh into its slot unless the slot turned busy meanwhile:
 // the in-flight slot (same image) or a [*BusyError] then.
 func (s *Service) record(ctx context.Context, key system.Key, fresh system.MediaSlot) (system.MediaSlot, error) {
@@ -138,10 +144,10 @@ func (s *Service) record(ctx context.Context, key system.Key, fresh system.Media
 	vm, err := s.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 		cur := slots[fresh.Slot]
 		if cur.Phase.Busy() {
-			if cur.Image != fresh.Image {
-				return &BusyError{Slot: fresh.Slot, Image: cur.Image, Requested: fresh.Image}
+			var err error
+			if result, err = inFlight(cur, fresh.Slot, fresh.Image); err != nil {
+				return err
 			}
-			result = cur
 			return apply.ErrNoChange
 		}
 		slots[fresh.Slot] = fresh

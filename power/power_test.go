@@ -149,10 +149,10 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	}
 	// The reconciler logs to this test: it must have returned before the
 	// test ends (a line after that is a data race in package testing).
-	rctx, rstop := context.WithCancel(logctx.Into(ctx, log))
+	// ctx, the test's, ends just before its cleanups run.
 	rdone := make(chan struct{})
-	go func() { defer close(rdone); r.Run(rctx, 2) }()
-	t.Cleanup(func() { rstop(); <-rdone })
+	go func() { defer close(rdone); r.Run(logctx.Into(ctx, log), 2) }()
+	t.Cleanup(func() { <-rdone })
 	return e
 }
 

@@ -203,15 +203,14 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	ar := <-authc
-	if ar.err != nil {
-		return nil, ar.err
+	authn := <-authc
+	if authn.err != nil {
+		return nil, authn.err
 	}
-	authn := ar.authn
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
-	}, be.Backends(authn))
+	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
