@@ -6,6 +6,10 @@
 
 BIN ?= $(CURDIR)/bin
 TOOLS_DIR := $(CURDIR)/hack/tools
+# Each tool binary is also kept outside the clone (hack/cached-tool.sh:
+# $$TOOLS_CACHE, default ~/.cache/redfish-bridge/tools, keyed by its module's
+# go.mod/go.sum, flags and Go version), so a fresh clone copies it.
+CACHED_TOOL := $(CURDIR)/hack/cached-tool.sh
 
 KUBE_VERSION           ?= v1.37.2
 ETCD_VERSION           ?= v3.7.0
@@ -57,32 +61,27 @@ golangci-lint: $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 $(BIN)/.kube-apiserver-$(KUBE_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver
-	mv -f $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
+	$(CACHED_TOOL) $(KUBE_APISERVER) $(TOOLS_DIR)/kube "$(KUBE_LDFLAGS)" -- go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver
 	@touch $@
 
 $(BIN)/.kubectl-$(KUBE_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kube && go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBECTL).tmp k8s.io/kubernetes/cmd/kubectl
-	mv -f $(KUBECTL).tmp $(KUBECTL)
+	$(CACHED_TOOL) $(KUBECTL) $(TOOLS_DIR)/kube "$(KUBE_LDFLAGS)" -- go build -trimpath -ldflags "$(KUBE_LDFLAGS)" -o $(KUBECTL).tmp k8s.io/kubernetes/cmd/kubectl
 	@touch $@
 
 $(BIN)/.etcd-$(ETCD_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/etcd && go build -trimpath -o $(ETCD).tmp .
-	mv -f $(ETCD).tmp $(ETCD)
+	$(CACHED_TOOL) $(ETCD) $(TOOLS_DIR)/etcd "" -- go build -trimpath -o $(ETCD).tmp .
 	@touch $@
 
 $(BIN)/.helm-$(HELM_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/helm && go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM).tmp helm.sh/helm/v3/cmd/helm
-	mv -f $(HELM).tmp $(HELM)
+	$(CACHED_TOOL) $(HELM) $(TOOLS_DIR)/helm "$(HELM_LDFLAGS)" -- go build -trimpath -ldflags "$(HELM_LDFLAGS)" -o $(HELM).tmp helm.sh/helm/v3/cmd/helm
 	@touch $@
 
 $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/controller-gen && go build -trimpath -ldflags "-s -w" -o $(CONTROLLER_GEN).tmp sigs.k8s.io/controller-tools/cmd/controller-gen
-	mv -f $(CONTROLLER_GEN).tmp $(CONTROLLER_GEN)
+	$(CACHED_TOOL) $(CONTROLLER_GEN) $(TOOLS_DIR)/controller-gen "-s -w" -- go build -trimpath -ldflags "-s -w" -o $(CONTROLLER_GEN).tmp sigs.k8s.io/controller-tools/cmd/controller-gen
 	@touch $@
 
 # KubeVirt's own virt-controller, which the test cluster and the demo run
@@ -92,8 +91,7 @@ $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
 # (see README: cold build time).
 $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
-	mv -f $(VIRT_CONTROLLER).tmp $(VIRT_CONTROLLER)
+	$(CACHED_TOOL) $(VIRT_CONTROLLER) $(TOOLS_DIR)/kubevirt "CGO_ENABLED=0 -s -w" -- env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
 	@touch $@
 
 # KubeVirt's virt-api, for its admission webhooks (testcluster
@@ -101,14 +99,12 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 # on the loaded 2-core machine (37 s of CPU; see README).
 $(BIN)/.virt-api-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_API).tmp kubevirt.io/kubevirt/cmd/virt-api
-	mv -f $(VIRT_API).tmp $(VIRT_API)
+	$(CACHED_TOOL) $(VIRT_API) $(TOOLS_DIR)/kubevirt "CGO_ENABLED=0 -s -w" -- env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_API).tmp kubevirt.io/kubevirt/cmd/virt-api
 	@touch $@
 
 $(BIN)/.golangci-lint-$(GOLANGCI_LINT_VERSION):
 	@mkdir -p $(BIN)
-	cd $(TOOLS_DIR)/golangci-lint && go build -trimpath -ldflags "-s -w" -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	mv -f $(GOLANGCI_LINT).tmp $(GOLANGCI_LINT)
+	$(CACHED_TOOL) $(GOLANGCI_LINT) $(TOOLS_DIR)/golangci-lint "-s -w" -- go build -trimpath -ldflags "-s -w" -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	@touch $@
 
 # controller-gen runs inside hack/gencrd/source, a module pinning
