@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -50,6 +51,11 @@ type Config struct {
 	SessionTTL time.Duration
 	// Throttle limits failed logins; nil uses [NewThrottle].
 	Throttle *Throttle
+	// MaxHashing bounds the password hashes (bcrypt, ~50-100 ms of a CPU
+	// each) checked at once, whoever asks: further checks wait. Zero means
+	// half the CPUs (GOMAXPROCS), at least one, so a flood of logins from
+	// many addresses leaves the rest of the CPU to the service.
+	MaxHashing int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -61,6 +67,10 @@ type Authenticator struct {
 	// dummy is compared against for unknown users so they cost as much as
 	// known ones.
 	dummy []byte
+	// hashing holds a token per password hash being checked (MaxHashing).
+	hashing chan struct{}
+	// compare is bcrypt.CompareHashAndPassword; tests count its calls.
+	compare func(hash, password []byte) error
 
 	mu    sync.Mutex
 	basic map[[32]byte]time.Time // verified (user, password, hash) -> until
@@ -94,7 +104,11 @@ func New(cfg Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: dummy hash: %w", err)
 	}
-	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}}, nil
+	if cfg.MaxHashing <= 0 {
+		cfg.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{},
+		hashing: make(chan struct{}, cfg.MaxHashing), compare: bcrypt.CompareHashAndPassword}, nil
 }
 
 // SessionTTL is the lifetime of new sessions.
@@ -108,31 +122,6 @@ func (a *Authenticator) Password(ctx context.Context, ip, name, password string)
 		return Principal{}, err
 	}
 	return Principal{User: u.Name, Scope: u.Scope}, nil
-}
-
-func (a *Authenticator) password(ctx context.Context, ip, name, password string) (User, error) {
-	now := a.cfg.Now()
-	if wait := a.cfg.Throttle.Check(ip, name, now); wait > 0 {
-		return User{}, &ThrottledError{RetryAfter: wait}
-	}
-	u, err := a.cfg.Users.Lookup(ctx, name)
-	switch {
-	case errors.Is(err, ErrNoSuchUser):
-		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password))
-		a.cfg.Throttle.Fail(ip, name, now)
-		return User{}, ErrBadCredentials
-	case err != nil:
-		return User{}, fmt.Errorf("look up user %q: %w", name, err)
-	}
-	if !a.cachedOK(name, password, u.PasswordHash, now) {
-		if err := bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(password)); err != nil {
-			a.cfg.Throttle.Fail(ip, name, now)
-			return User{}, ErrBadCredentials
-		}
-		a.remember(name, password, u.PasswordHash, now)
-	}
-	a.cfg.Throttle.Succeed(ip, name, now)
-	return u, nil
 }
 
 // Login checks the password and opens a session, returning its token.
