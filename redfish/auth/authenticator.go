@@ -45,6 +45,11 @@ type Config struct {
 	// any of them. A login whose session cannot be recorded fails: no
 	// session is open that an administrator cannot see.
 	Sessions Sessions
+	// MaxSessionsPerUser bounds the open sessions of one user (0:
+	// [DefaultMaxSessionsPerUser], negative: no bound), so that one user
+	// cannot fill the session store for everybody: that user's next login
+	// fails with [ErrSessionLimit], other users' do not.
+	MaxSessionsPerUser int
 	// Key signs session tokens; every replica must use the same one.
 	Key []byte
 	// SessionTTL is the lifetime of a session token (default 30 minutes).
@@ -74,6 +79,8 @@ type Authenticator struct {
 
 	mu    sync.Mutex
 	basic map[[32]byte]time.Time // verified (user, password, hash) -> until
+	// logins are the per-user locks of [Authenticator.record].
+	logins map[string]*userLock
 	// macs are HMAC-SHA256s keyed with the signer's key ([cacheKey]).
 	macs sync.Pool
 }
@@ -107,7 +114,10 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.MaxHashing <= 0 {
 		cfg.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
 	}
-	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{},
+	if cfg.MaxSessionsPerUser == 0 {
+		cfg.MaxSessionsPerUser = DefaultMaxSessionsPerUser
+	}
+	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
 		hashing: make(chan struct{}, cfg.MaxHashing), compare: bcrypt.CompareHashAndPassword}, nil
 }
 
@@ -141,10 +151,8 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 	if err != nil {
 		return Principal{}, "", err
 	}
-	if a.cfg.Sessions != nil {
-		if err := a.cfg.Sessions.Opened(ctx, Session{ID: sid, User: u.Name, Expires: p.Expires}); err != nil {
-			return Principal{}, "", fmt.Errorf("record session of %q: %w", u.Name, err)
-		}
+	if err := a.record(ctx, Session{ID: sid, User: u.Name, Expires: p.Expires}); err != nil {
+		return Principal{}, "", err
 	}
 	return p, tok, nil
 }
