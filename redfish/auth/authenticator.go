@@ -165,7 +165,7 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	}
 	revoked, err := a.cfg.Revocations.Revoked(ctx, c.Session)
 	if err != nil {
-		return Principal{}, fmt.Errorf("check revocation of session %s: %w", c.Session, err)
+		return Principal{}, fmt.Errorf("check revocation of session %s: %w: %w", c.Session, ErrUnavailable, err)
 	}
 	if revoked {
 		return Principal{}, fmt.Errorf("%w: logged out", ErrInvalidToken)
@@ -183,13 +183,14 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: time.Unix(c.Expires, 0)}, nil
 }
 
-// Logout revokes the session of p (a no-op for Basic auth).
+// Logout revokes the session of p (a no-op for Basic auth). An error
+// wrapping [ErrUnavailable] means the session was not ended.
 func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 	if p.Session == "" {
 		return nil
 	}
 	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.Expires); err != nil {
-		return fmt.Errorf("revoke session %s: %w", p.Session, err)
+		return fmt.Errorf("revoke session %s: %w: %w", p.Session, ErrUnavailable, err)
 	}
 	return nil
 }
