@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // A logout answered 2xx on one replica must be refused on every replica at
@@ -76,23 +77,26 @@ func (r *ConfigMapRevocations) confirmedAt() time.Time {
 	return r.confirmed
 }
 
-// liveVersion reads the ConfigMap's resourceVersion from etcd (a GET
+// liveVersion reads the ConfigMap's resourceVersion from etcd (a list
 // without resourceVersion is a quorum read), its metadata only: the
-// ConfigMap may hold up to ~1 MB of entries. "" means it does not exist.
+// ConfigMap may hold up to ~1 MB of entries. It lists by name, as the
+// informer does, which the bridge's Role allows (it has no get). ""
+// means the ConfigMap does not exist.
 func (r *ConfigMapRevocations) liveVersion(ctx context.Context) (string, error) {
-	raw, err := r.kube.CoreV1().RESTClient().Get().Namespace(r.namespace).Resource("configmaps").Name(r.name).
-		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").DoRaw(ctx)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
+	raw, err := r.kube.CoreV1().RESTClient().Get().Namespace(r.namespace).Resource("configmaps").
+		Param("fieldSelector", fields.OneTermEqualSelector("metadata.name", r.name).String()).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").DoRaw(ctx)
 	if err != nil {
 		return "", fmt.Errorf("read %s/%s: %w", r.namespace, r.name, err)
 	}
-	var m metav1.PartialObjectMetadata
-	if err := json.Unmarshal(raw, &m); err != nil {
+	var l metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(raw, &l); err != nil {
 		return "", fmt.Errorf("decode %s/%s metadata: %w", r.namespace, r.name, err)
 	}
-	return m.ResourceVersion, nil
+	if len(l.Items) == 0 {
+		return "", nil
+	}
+	return l.Items[0].ResourceVersion, nil
 }
 
 // cacheReached reports whether the cache holds version live of the
