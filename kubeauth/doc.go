@@ -10,8 +10,11 @@
 //     merge patches under the field manager "redfish-sessions" that add the
 //     one key and delete the expired ones. A logout finding
 //     [MaxRevocations] unexpired sessions recorded, or one the apiserver
-//     refuses, still ends the session on this replica (fail closed) and
-//     returns the error ([ErrRevocationsFull] when full).
+//     refuses, ends the session nowhere and returns the error
+//     ([ErrRevocationsFull] when full), so the client can retry; a logout
+//     that succeeds is refused by every replica when it returns (each
+//     accepts a token only with a cache confirmed current within
+//     [RevocationLag]).
 //     The same ConfigMap records open sessions ("open.<id>": expiry and
 //     user; auth.Sessions), so an Administrator lists and ends any user's
 //     session on any replica; a login it cannot record fails.

@@ -43,10 +43,11 @@ var ErrRevocationsFull = errors.New("session revocations full")
 // ownership bookkeeping here). Expired keys are removed with the next
 // revoke (a null in a merge patch deletes the key).
 //
-// It fails closed: a revoke is recorded in this replica's memory first, so
-// a logout the ConfigMap cannot take (full, too large for the apiserver,
-// apiserver down) still ends the session here; the revoke returns the error
-// so the client learns other replicas may still accept the token.
+// A revoke takes effect everywhere or nowhere: a logout the ConfigMap
+// cannot take (full, too large for the apiserver, apiserver down) returns
+// the error and leaves the token valid on every replica, so that the
+// client can retry it; a revoke that returns nil is refused by every
+// replica (fresh.go).
 type ConfigMapRevocations struct {
 	kube            kubernetes.Interface
 	namespace, name string
@@ -55,37 +56,56 @@ type ConfigMapRevocations struct {
 	// max is [MaxRevocations] outside tests.
 	max int
 
+	// lag is [RevocationLag] outside tests (fresh.go).
+	lag time.Duration
+
+	// confirmMu serialises confirmations of the cache (fresh.go).
+	confirmMu sync.Mutex
+
 	mu     sync.Mutex
 	local  map[string]time.Time    // this replica's revokes, until their tokens expire
 	opened map[string]auth.Session // this replica's logins, until they expire
+	// confirmed is when the last read was sent that the cache has since
+	// caught up with (fresh.go).
+	confirmed time.Time
 }
 
 // WatchConfigMapRevocations watches namespace/name (created on first revoke).
 func WatchConfigMapRevocations(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*ConfigMapRevocations, error) {
+	return watchRevocations(ctx, kube, namespace, name, RevocationLag)
+}
+
+// watchRevocations is [WatchConfigMapRevocations] with the lag of
+// fresh.go (shorter in tests).
+func watchRevocations(ctx context.Context, kube kubernetes.Interface, namespace, name string, lag time.Duration) (*ConfigMapRevocations, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}))
 	inf := f.Core().V1().ConfigMaps()
 	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now,
-		max: MaxRevocations, local: map[string]time.Time{}, opened: map[string]auth.Session{}}
+		max: MaxRevocations, lag: lag, local: map[string]time.Time{}, opened: map[string]auth.Session{}}
 	informer := inf.Informer()
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("watch session revocations %s/%s: cache did not sync", namespace, name)
 	}
+	go r.keepFresh(ctx)
 	return r, nil
 }
 
 // Revoke implements auth.Revocations. It also drops the session's open
-// record ([ConfigMapRevocations.Opened]).
+// record ([ConfigMapRevocations.Opened]). It returns once every replica
+// refuses the session's token (after [RevocationLag], fresh.go); a
+// revocation the ConfigMap refuses is an error and changes nothing, here
+// or elsewhere, so the client can retry with the same token.
 func (r *ConfigMapRevocations) Revoke(ctx context.Context, id string, until time.Time) error {
-	r.remember(id, until, r.now())
 	err := r.write(ctx, map[string]any{id: until.UTC().Format(time.RFC3339), openKey(id): nil}, id)
 	if err != nil {
-		return fmt.Errorf("revoke session (ended on this replica only): %w", err)
+		return fmt.Errorf("revoke session (not ended anywhere): %w", err)
 	}
-	return nil
+	r.remember(id, until, r.now())
+	return r.settle(ctx)
 }
 
 // write merge-patches set into the ConfigMap (creating it), with a null
@@ -149,12 +169,17 @@ func (r *ConfigMapRevocations) remember(id string, until, now time.Time) {
 }
 
 // Revoked implements auth.Revocations.
-func (r *ConfigMapRevocations) Revoked(_ context.Context, id string) (bool, error) {
+// It answers from the cache once the cache is confirmed current within
+// [RevocationLag] (fresh.go).
+func (r *ConfigMapRevocations) Revoked(ctx context.Context, id string) (bool, error) {
 	r.mu.Lock()
 	_, mine := r.local[id]
 	r.mu.Unlock()
 	if mine {
 		return true, nil
+	}
+	if err := r.fresh(ctx); err != nil {
+		return false, err
 	}
 	cm, err := r.lister.ConfigMaps(r.namespace).Get(r.name)
 	if apierrors.IsNotFound(err) {

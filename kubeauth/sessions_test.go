@@ -119,3 +119,35 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+// TestOpenSessionsPerUser: one user at its bound (counted in the sessions
+// ConfigMap) is refused, another user still logs in though the store has
+// room for only a few more (issue 22 item 6).
+func TestOpenSessionsPerUser(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	r := newRevocationsRig(t, map[string]string{}, now)
+	r.revs.max = 4
+	users := auth.StaticUsers{
+		"alice": {Name: "alice", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}},
+		"bob":   {Name: "bob", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"b"}}},
+	}
+	a, err := auth.New(auth.Config{Users: users, Revocations: r.revs, Sessions: r.revs, Key: []byte(strings.Repeat("k", auth.MinKeyLen)),
+		Now: func() time.Time { return now }, MaxSessionsPerUser: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	for range 4 {
+		if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); err == nil {
+			opened++
+		} else if !errors.Is(err, auth.ErrSessionLimit) {
+			t.Fatalf("alice's login: %v", err)
+		}
+	}
+	if opened != 2 {
+		t.Errorf("alice opened %d sessions, want her bound 2", opened)
+	}
+	if _, _, err := a.Login(t.Context(), "192.0.2.2", "bob", "pw"); err != nil {
+		t.Errorf("bob's login while alice is at her bound: %v", err)
+	}
+}

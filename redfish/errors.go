@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -151,6 +152,15 @@ func classify(err error, method, uri, action string) *Error {
 			Header:   http.Header{"Retry-After": {secs}},
 			Cause:    err,
 		}
+	case errors.Is(err, auth.ErrUnavailable):
+		// a logout not recorded (the token stays valid everywhere), or
+		// revocations that cannot be consulted
+		secs := strconv.Itoa(int(retryAfterUnavailable / time.Second))
+		m := msg("ServiceTemporarilyUnavailable", nil, secs)
+		if method == http.MethodDelete && strings.HasPrefix(uri, sessionsURI) {
+			m.Resolution = "The session was not ended and stays valid. Retry the request after " + secs + " seconds."
+		}
+		return &Error{Status: http.StatusServiceUnavailable, Messages: []Message{m}, Header: http.Header{"Retry-After": {secs}}, Cause: err}
 	case errors.Is(err, auth.ErrSessionLimit):
 		return &Error{
 			Status:   http.StatusServiceUnavailable,

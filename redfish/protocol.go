@@ -177,6 +177,9 @@ func readBody(c echo.Context) (map[string]json.RawMessage, error) {
 	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
 		return nil, newError(http.StatusBadRequest, msg("MalformedJSON", nil))
 	}
+	if key, dup := duplicateKey(raw); dup {
+		return nil, newError(http.StatusBadRequest, msg("PropertyDuplicate", []string{key}, strings.TrimPrefix(key, "#/")))
+	}
 	return body, nil
 }
 

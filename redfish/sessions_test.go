@@ -2,8 +2,10 @@ package redfish
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,4 +242,38 @@ func TestLoginAtSessionLimit(t *testing.T) {
 		t.Fatalf("logout: %d %s", rec.Code, rec.Body)
 	}
 	login(t, e, "bob", "bob-pw")
+}
+
+// TestLogoutRefused is issue 22 item 9 seen by the client: a logout the
+// session store refuses is 503 with Retry-After and a Redfish body saying
+// the session stays valid (it was 500 InternalError), the token still
+// works, and the retry ends it.
+func TestLogoutRefused(t *testing.T) {
+	e := newEnv(t)
+	tok, loc := login(t, e, "alice", "alice-pw")
+	e.revs.mu.Lock()
+	e.revs.revokeErr = errors.New("configmaps \"redfish-bridge-sessions\" is invalid: field is immutable")
+	e.revs.mu.Unlock()
+	rec := e.do(t, req{method: http.MethodDelete, path: loc, token: tok})
+	if diff := cmp.Diff(errorInfo{Status: 503, IDs: []string{"ServiceTemporarilyUnavailable"}}, errInfo(t, rec)); diff != "" {
+		t.Errorf("refused logout (-want +got):\n%s", diff)
+	}
+	if got := rec.Header().Get("Retry-After"); got != "5" {
+		t.Errorf("refused logout: Retry-After %q, want 5", got)
+	}
+	if !strings.Contains(rec.Body.String(), "stays valid") || strings.Contains(rec.Body.String(), "immutable") {
+		t.Errorf("refused logout body: %s", rec.Body)
+	}
+	if rec := e.do(t, req{path: sessionServiceURI, token: tok}); rec.Code != http.StatusOK {
+		t.Errorf("token after a refused logout: %d, want 200", rec.Code)
+	}
+	e.revs.mu.Lock()
+	e.revs.revokeErr = nil
+	e.revs.mu.Unlock()
+	if rec := e.do(t, req{method: http.MethodDelete, path: loc, token: tok}); rec.Code != http.StatusNoContent {
+		t.Fatalf("retried logout: %d %s", rec.Code, rec.Body)
+	}
+	if rec := e.do(t, req{path: sessionServiceURI, token: tok}); rec.Code != http.StatusUnauthorized {
+		t.Errorf("token after the logout: %d, want 401", rec.Code)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -17,6 +18,19 @@ type memorySessions struct {
 	mu    sync.Mutex
 	open  map[string]auth.Session
 	limit int // > 0: at most this many open sessions, like the ConfigMap's bound
+	// revokeErr, if set, is what Revoke returns, recording nothing (a
+	// ConfigMap write the apiserver refused)
+	revokeErr error
+}
+
+func (m *memorySessions) Revoke(ctx context.Context, id string, until time.Time) error {
+	m.mu.Lock()
+	err := m.revokeErr
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return m.MemoryRevocations.Revoke(ctx, id, until)
 }
 
 func (m *memorySessions) Opened(ctx context.Context, s auth.Session) error {

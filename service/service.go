@@ -41,6 +41,9 @@ type Config struct {
 	UsersSecret          string
 	SessionKeySecret     string
 	RevocationsConfigMap string
+	// MaxSessionsPerUser bounds one user's open sessions (0: the default
+	// auth.DefaultMaxSessionsPerUser, negative: only the store's bound).
+	MaxSessionsPerUser int
 	// Listen is the HTTPS address, e.g. ":8443" or "127.0.0.1:0".
 	Listen string
 	// TLS serves HTTPS; nil serves plain HTTP (only with an explicit
@@ -261,7 +264,7 @@ func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, l
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: key})
+	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: key, MaxSessionsPerUser: cfg.MaxSessionsPerUser})
 	if err != nil {
 		return nil, fmt.Errorf("authenticator: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
 
@@ -41,6 +42,7 @@ type serveOptions struct {
 	maxImageBytes                       int64
 	imageClaim                          resource.Quantity
 	maxHeaderBytes, maxConnections      int
+	maxSessionsPerUser                  int
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -92,6 +94,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections served at once per listener (TLS handshakes included); -1 for no cap")
+	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -152,7 +155,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 	kube.QPS, kube.Burst = float32(o.kubeQPS), o.kubeBurst
 	run, err := service.Start(ctx, service.Config{
 		Kube: kube, Namespaces: splitList(o.namespaces), Namespace: o.namespace,
-		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations,
+		UsersSecret: o.users, SessionKeySecret: o.sessionKey, RevocationsConfigMap: o.revocations, MaxSessionsPerUser: o.maxSessionsPerUser,
 		Listen: o.listen, TLS: tlsCfg, Limits: service.Limits{MaxHeaderBytes: o.maxHeaderBytes, MaxConnections: o.maxConnections}, ServiceUUID: o.serviceUUID, Version: version,
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,

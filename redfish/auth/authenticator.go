@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -44,12 +45,22 @@ type Config struct {
 	// any of them. A login whose session cannot be recorded fails: no
 	// session is open that an administrator cannot see.
 	Sessions Sessions
+	// MaxSessionsPerUser bounds the open sessions of one user (0:
+	// [DefaultMaxSessionsPerUser], negative: no bound), so that one user
+	// cannot fill the session store for everybody: that user's next login
+	// fails with [ErrSessionLimit], other users' do not.
+	MaxSessionsPerUser int
 	// Key signs session tokens; every replica must use the same one.
 	Key []byte
 	// SessionTTL is the lifetime of a session token (default 30 minutes).
 	SessionTTL time.Duration
 	// Throttle limits failed logins; nil uses [NewThrottle].
 	Throttle *Throttle
+	// MaxHashing bounds the password hashes (bcrypt, ~50-100 ms of a CPU
+	// each) checked at once, whoever asks: further checks wait. Zero means
+	// half the CPUs (GOMAXPROCS), at least one, so a flood of logins from
+	// many addresses leaves the rest of the CPU to the service.
+	MaxHashing int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -61,9 +72,15 @@ type Authenticator struct {
 	// dummy is compared against for unknown users so they cost as much as
 	// known ones.
 	dummy []byte
+	// hashing holds a token per password hash being checked (MaxHashing).
+	hashing chan struct{}
+	// compare is bcrypt.CompareHashAndPassword; tests count its calls.
+	compare func(hash, password []byte) error
 
 	mu    sync.Mutex
 	basic map[[32]byte]time.Time // verified (user, password, hash) -> until
+	// logins are the per-user locks of [Authenticator.record].
+	logins map[string]*userLock
 	// macs are HMAC-SHA256s keyed with the signer's key ([cacheKey]).
 	macs sync.Pool
 }
@@ -94,7 +111,14 @@ func New(cfg Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: dummy hash: %w", err)
 	}
-	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}}, nil
+	if cfg.MaxHashing <= 0 {
+		cfg.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if cfg.MaxSessionsPerUser == 0 {
+		cfg.MaxSessionsPerUser = DefaultMaxSessionsPerUser
+	}
+	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
+		hashing: make(chan struct{}, cfg.MaxHashing), compare: bcrypt.CompareHashAndPassword}, nil
 }
 
 // SessionTTL is the lifetime of new sessions.
@@ -108,31 +132,6 @@ func (a *Authenticator) Password(ctx context.Context, ip, name, password string)
 		return Principal{}, err
 	}
 	return Principal{User: u.Name, Scope: u.Scope}, nil
-}
-
-func (a *Authenticator) password(ctx context.Context, ip, name, password string) (User, error) {
-	now := a.cfg.Now()
-	if wait := a.cfg.Throttle.Check(ip, name, now); wait > 0 {
-		return User{}, &ThrottledError{RetryAfter: wait}
-	}
-	u, err := a.cfg.Users.Lookup(ctx, name)
-	switch {
-	case errors.Is(err, ErrNoSuchUser):
-		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(password))
-		a.cfg.Throttle.Fail(ip, name, now)
-		return User{}, ErrBadCredentials
-	case err != nil:
-		return User{}, fmt.Errorf("look up user %q: %w", name, err)
-	}
-	if !a.cachedOK(name, password, u.PasswordHash, now) {
-		if err := bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(password)); err != nil {
-			a.cfg.Throttle.Fail(ip, name, now)
-			return User{}, ErrBadCredentials
-		}
-		a.remember(name, password, u.PasswordHash, now)
-	}
-	a.cfg.Throttle.Succeed(ip, name, now)
-	return u, nil
 }
 
 // Login checks the password and opens a session, returning its token.
@@ -152,10 +151,8 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 	if err != nil {
 		return Principal{}, "", err
 	}
-	if a.cfg.Sessions != nil {
-		if err := a.cfg.Sessions.Opened(ctx, Session{ID: sid, User: u.Name, Expires: p.Expires}); err != nil {
-			return Principal{}, "", fmt.Errorf("record session of %q: %w", u.Name, err)
-		}
+	if err := a.record(ctx, Session{ID: sid, User: u.Name, Expires: p.Expires}); err != nil {
+		return Principal{}, "", err
 	}
 	return p, tok, nil
 }
@@ -168,7 +165,7 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	}
 	revoked, err := a.cfg.Revocations.Revoked(ctx, c.Session)
 	if err != nil {
-		return Principal{}, fmt.Errorf("check revocation of session %s: %w", c.Session, err)
+		return Principal{}, fmt.Errorf("check revocation of session %s: %w: %w", c.Session, ErrUnavailable, err)
 	}
 	if revoked {
 		return Principal{}, fmt.Errorf("%w: logged out", ErrInvalidToken)
@@ -186,13 +183,14 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: time.Unix(c.Expires, 0)}, nil
 }
 
-// Logout revokes the session of p (a no-op for Basic auth).
+// Logout revokes the session of p (a no-op for Basic auth). An error
+// wrapping [ErrUnavailable] means the session was not ended.
 func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 	if p.Session == "" {
 		return nil
 	}
 	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.Expires); err != nil {
-		return fmt.Errorf("revoke session %s: %w", p.Session, err)
+		return fmt.Errorf("revoke session %s: %w: %w", p.Session, ErrUnavailable, err)
 	}
 	return nil
 }

@@ -2,8 +2,15 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrUnavailable is returned (wrapped) by [Authenticator.Logout] when the
+// revocation could not be recorded (the session stays valid everywhere, a
+// retry may succeed) and by [Authenticator.Token] when the revocations
+// cannot be consulted.
+var ErrUnavailable = errors.New("session state unavailable")
 
 // Revocations records logged-out sessions until their tokens expire. Every
 // replica must see every revocation, so production backs it with a shared

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,4 +65,69 @@ func (a *Authenticator) End(ctx context.Context, id string) error {
 		return fmt.Errorf("end session %s: %w", id, ErrNoSuchSession)
 	}
 	return a.Logout(ctx, Principal{User: ss[i].User, Session: id, Expires: ss[i].Expires})
+}
+
+// DefaultMaxSessionsPerUser is [Config.MaxSessionsPerUser]'s default. A
+// Redfish client opens one session and uses it until it expires (Ironic's
+// conductor shares one per user and service root among all its nodes), so
+// 100 leaves room for many conductors and tools while 100 users are needed
+// to fill a store of 10,000.
+const DefaultMaxSessionsPerUser = 100
+
+// userLock serialises the logins of one user on this replica, so that
+// concurrent logins cannot all pass the per-user bound.
+type userLock struct {
+	mu    sync.Mutex
+	users int // logins holding or waiting for mu
+}
+
+// record records a session just opened, unless its user already holds
+// MaxSessionsPerUser open sessions: the bound is exact on one replica, and
+// across replicas may be passed by the logins that run at once on others.
+func (a *Authenticator) record(ctx context.Context, s Session) error {
+	if a.cfg.Sessions == nil {
+		return nil
+	}
+	if limit := a.cfg.MaxSessionsPerUser; limit > 0 {
+		unlock := a.lockUser(s.User)
+		defer unlock()
+		open, err := a.OpenSessions(ctx)
+		if err != nil {
+			return fmt.Errorf("count the open sessions of %q: %w", s.User, err)
+		}
+		n := 0
+		for _, o := range open {
+			if o.User == s.User {
+				n++
+			}
+		}
+		if n >= limit {
+			return fmt.Errorf("record session of %q: %w: the user has %d open sessions, at most %d per user", s.User, ErrSessionLimit, n, limit)
+		}
+	}
+	if err := a.cfg.Sessions.Opened(ctx, s); err != nil {
+		return fmt.Errorf("record session of %q: %w", s.User, err)
+	}
+	return nil
+}
+
+// lockUser takes user's login lock and returns its release.
+func (a *Authenticator) lockUser(user string) (unlock func()) {
+	a.mu.Lock()
+	l := a.logins[user]
+	if l == nil {
+		l = &userLock{}
+		a.logins[user] = l
+	}
+	l.users++
+	a.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		a.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(a.logins, user)
+		}
+		a.mu.Unlock()
+	}
 }

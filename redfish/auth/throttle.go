@@ -19,6 +19,10 @@ import (
 //     the last KnownFor. The real user, coming from where they always come
 //     from, keeps working: the per-user lock is soft.
 //
+// Concurrent checks are counted before they run ([Throttle.Begin]), so a
+// burst of parallel guesses reaches the password hash no more often than
+// the same guesses one after another.
+//
 // The peer IP must be the TCP peer, never a header the client chooses.
 // State is in memory: each replica throttles on its own, so N replicas allow
 // at most N times the attempts.
@@ -39,6 +43,11 @@ type Throttle struct {
 	ips   map[string]*window
 	users map[string]*window
 	known map[pair]time.Time
+	// checks running ([Throttle.Begin]): a gate per pair, counts per
+	// address and per user
+	gates    map[pair]*gate
+	ipBusy   map[string]int
+	userBusy map[string]int
 }
 
 type pair struct{ ip, user string }
@@ -75,6 +84,11 @@ func NewThrottle() *Throttle {
 func (t *Throttle) Check(ip, user string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.check(ip, user, now)
+}
+
+// check is Check with t.mu held.
+func (t *Throttle) check(ip, user string, now time.Time) time.Duration {
 	wait := time.Duration(0)
 	later := func(until time.Time) {
 		if d := until.Sub(now); d > wait {
@@ -152,6 +166,9 @@ func (t *Throttle) init() {
 		t.ips = map[string]*window{}
 		t.users = map[string]*window{}
 		t.known = map[pair]time.Time{}
+		t.gates = map[pair]*gate{}
+		t.ipBusy = map[string]int{}
+		t.userBusy = map[string]int{}
 	}
 }
 
