@@ -31,13 +31,14 @@ func runDemo(ctx context.Context, args []string) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	slog.InfoContext(ctx, "demo ready", "after", time.Since(began).Round(time.Millisecond))
-	printDemo(env)
+	printDemo(env, *firmwareVMs > 0)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "stopping the demo ...")
 	return env.Stop()
 }
 
-func printDemo(env *demo.Env) {
+// printDemo prints how to use env; withFirmwareVM: vm-fw-0 exists.
+func printDemo(env *demo.Env, withFirmwareVM bool) {
 	sys := demo.VMNamespace + ".vm-0"
 	fmt.Printf(`
 redfish-bridge demo is running (Ctrl-C stops everything).
@@ -54,9 +55,13 @@ Try:
   curl -k -u %[2]s:%[3]s -X PATCH -H 'Content-Type: application/json' -d '{"Boot":{"BootSourceOverrideTarget":"Cd","BootSourceOverrideEnabled":"Once"}}' %[1]s/redfish/v1/Systems/%[7]s
   curl -k -u %[2]s:%[3]s -H 'Content-Type: application/json' -d '{"ResetType":"On"}' %[1]s/redfish/v1/Systems/%[7]s/Actions/ComputerSystem.Reset
   redfishtool -r %[8]s -u %[2]s -p %[3]s -S Always Systems
-
+`, env.URL, env.User, env.Password, env.Cluster.Kubeconfig, demo.VMNamespace, env.Images.URL, sys, env.Bridge.Addr)
+	if !withFirmwareVM {
+		return
+	}
+	fmt.Printf(`
 Boot mode (vm-fw-0's firmware is the bridge's to change; vm-0's author owns efi, so it stays UEFI):
-  curl -k -u %[2]s:%[3]s -X PATCH -H 'Content-Type: application/json' -d '{"Boot":{"BootSourceOverrideMode":"UEFI"}}' %[1]s/redfish/v1/Systems/%[9]s
-  curl -k -u %[2]s:%[3]s %[1]s/redfish/v1/Systems/%[9]s/Bios   (current; /Bios/Settings: pending, applied at the next boot)
-`, env.URL, env.User, env.Password, env.Cluster.Kubeconfig, demo.VMNamespace, env.Images.URL, sys, env.Bridge.Addr, demo.VMNamespace+".vm-fw-0")
+  curl -k -u %[2]s:%[3]s -X PATCH -H 'Content-Type: application/json' -d '{"Boot":{"BootSourceOverrideMode":"UEFI"}}' %[1]s/redfish/v1/Systems/%[4]s
+  curl -k -u %[2]s:%[3]s %[1]s/redfish/v1/Systems/%[4]s/Bios   (current; /Bios/Settings: pending, applied at the next boot)
+`, env.URL, env.User, env.Password, demo.VMNamespace+"."+demo.FirmwareVMNames(1)[0])
 }
