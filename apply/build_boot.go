@@ -25,16 +25,20 @@ func bootloaderOf(o system.BootOverride) map[string]any {
 // ValidateSecureBoot refuses Secure Boot Enabled under any mode but UEFI
 // (secure boot is a UEFI feature; the client sets BootSourceOverrideMode
 // UEFI first, as Ironic does). power/ decides it once per request, on the
-// read the write is preconditioned on; BuildBoot trusts the override.
+// read the write is preconditioned on; BuildBoot trusts the override. o is
+// the override as the request would leave it, so its Mode is the one asked
+// for, not the one the system has: the reason says what is (Secure Boot
+// enabled) and names the mode as requested.
 func ValidateSecureBoot(o system.BootOverride) error {
-	if o.SecureBoot == system.SecureBootEnabled && o.Mode != system.BootUEFI {
-		mode := o.Mode
-		if mode == "" {
-			mode = "not set"
-		}
-		return &RefusedError{Conflict: true, Reason: fmt.Sprintf("Secure Boot needs boot mode UEFI (BootSourceOverrideMode is %s): set the UEFI mode first, or disable Secure Boot before switching to Legacy.", mode)}
+	if o.SecureBoot != system.SecureBootEnabled || o.Mode == system.BootUEFI {
+		return nil
 	}
-	return nil
+	if o.Mode == "" {
+		return &RefusedError{Conflict: true, Reason: "Secure Boot is enabled, and it exists only under boot mode UEFI, which is not set: " +
+			"set BootSourceOverrideMode UEFI, or disable Secure Boot (SecureBootEnable false)."}
+	}
+	return &RefusedError{Conflict: true, Reason: fmt.Sprintf("Secure Boot is enabled, and it exists only under boot mode UEFI: "+
+		"BootSourceOverrideMode %s is refused while it is. Disable Secure Boot (SecureBootEnable false) first, then set the mode.", o.Mode)}
 }
 
 // BuildBoot returns redfish-boot's complete intent for override o given a

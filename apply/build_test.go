@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -207,7 +208,8 @@ func TestBuildBootSecureBoot(t *testing.T) {
 }
 
 // TestValidateSecureBoot: Secure Boot Enabled needs mode UEFI; Disabled
-// goes with any mode.
+// goes with any mode. The reason of a refusal says what is (Secure Boot
+// enabled), never that the system is in the mode the request asked for.
 func TestValidateSecureBoot(t *testing.T) {
 	tests := []struct {
 		o    system.BootOverride
@@ -224,6 +226,9 @@ func TestValidateSecureBoot(t *testing.T) {
 		refused, ok := errors.AsType[*RefusedError](err)
 		if tt.want != (ok && refused.Conflict && errors.Is(err, ErrInvalid)) || (!tt.want && err != nil) {
 			t.Errorf("ValidateSecureBoot(%+v) = %v, want refused %v", tt.o, err, tt.want)
+		}
+		if ok && (!strings.Contains(refused.Reason, "Secure Boot is enabled") || strings.Contains(refused.Reason, "BootSourceOverrideMode is")) {
+			t.Errorf("ValidateSecureBoot(%+v) reason %q: want it to say Secure Boot is enabled, not what the mode is", tt.o, refused.Reason)
 		}
 	}
 }

@@ -41,7 +41,10 @@ func (b *Backend) Backends(a *auth.Authenticator) redfish.Backends {
 	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Trust: b, Auth: a}
 }
 
-// List implements redfish.Systems: the VMs in scope, sorted by id.
+// List implements redfish.Systems: the VMs in scope, sorted by id. Its
+// views are decoded from cached VMs without their owners, so their
+// BootModes omit Legacy on a VM with efi set; the service lists systems
+// only for their tasks (Get's views, which a System shows, carry them).
 func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemView, error) {
 	vms, err := b.vmsInScope(scope)
 	if err != nil {

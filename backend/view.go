@@ -35,6 +35,11 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 	}
 	v.MemoryBytes = kubevirt.SpecMemoryOf(spec)
 	v.BootMode, v.SecureBoot = kubevirt.Firmware(vm.Object)
+	v.BootModes = power.BootModes(vm)
+	if vm.VMI != nil && !kubevirt.Final(vm.VMI) {
+		mode, secure := kubevirt.VMIFirmware(vm.VMI)
+		v.Booted = &redfish.Firmware{Mode: mode, SecureBoot: secure}
+	}
 	v.NICs = nics(vm, spec)
 	v.Disks = disks(vm.Key.Namespace, spec, pvc)
 	for _, id := range slots {

@@ -45,7 +45,13 @@ const (
 // Options configure [Start].
 type Options struct {
 	Variant crds.Variant
-	VMs     int
+	// VMs is the number of sample VMs ([SampleVM]: their author owns
+	// firmware.bootloader.efi, so they boot UEFI whatever a client asks).
+	VMs int
+	// FirmwareVMs is the number of firmware sample VMs besides them
+	// ([SampleFirmwareVM], named [FirmwareVMNames]): their boot firmware
+	// is the bridge's to change (Legacy and UEFI, Secure Boot).
+	FirmwareVMs int
 	// Listen is the Redfish address; "127.0.0.1:0" picks a free port.
 	Listen string
 	// StartDelay and StopDelay are the node side's VMI delays (sim: how
@@ -139,7 +145,10 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if err != nil {
 		return env, fmt.Errorf("admin dynamic client: %w", err)
 	}
-	if err := createSampleVMs(ctx, dyn, VMNamespace, opts.VMs, opts.GracePeriodSeconds); err != nil {
+	if err := createVMs(ctx, dyn, VMNamespace, SampleVMNames(opts.VMs), SampleVM, opts.GracePeriodSeconds); err != nil {
+		return env, err
+	}
+	if err := createVMs(ctx, dyn, VMNamespace, FirmwareVMNames(opts.FirmwareVMs), SampleFirmwareVM, opts.GracePeriodSeconds); err != nil {
 		return env, err
 	}
 	if env.Images, err = StartImageServer([]string{"boot.iso", "deploy.iso"}, opts.ImageSize); err != nil {
@@ -175,7 +184,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	env.URL = "https://" + env.Bridge.Addr
 	// As in a cluster where VMs exist before a Redfish client comes:
 	// virt-controller's first writes to the sample VMs are done.
-	if err := WaitSynced(ctx, dyn, VMNamespace, SampleVMNames(opts.VMs)...); err != nil {
+	if err := WaitSynced(ctx, dyn, VMNamespace, append(SampleVMNames(opts.VMs), FirmwareVMNames(opts.FirmwareVMs)...)...); err != nil {
 		return env, err
 	}
 	return env, nil

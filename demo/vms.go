@@ -55,6 +55,27 @@ func SampleVM(namespace, name string) *unstructured.Unstructured {
 	}}
 }
 
+// SampleFirmwareVM is [SampleVM] without firmware.bootloader: its author
+// leaves the boot firmware to KubeVirt's default (BIOS, Redfish's Legacy)
+// and so to the bridge, which may switch it to UEFI (with Secure Boot) and
+// back, as Ironic switches a bare-metal host's boot mode. On a SampleVM,
+// whose author owns firmware.bootloader.efi, the bridge refuses Legacy.
+func SampleFirmwareVM(namespace, name string) *unstructured.Unstructured {
+	vm := SampleVM(namespace, name)
+	unstructured.RemoveNestedField(vm.Object, kubevirt.Bootloader...)
+	return vm
+}
+
+// FirmwareVMNames are the names of n firmware sample VMs
+// ([SampleFirmwareVM]): vm-fw-0..vm-fw-(n-1).
+func FirmwareVMNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("vm-fw-%d", i)
+	}
+	return names
+}
+
 // SampleVMNames are the names of n sample VMs: vm-0..vm-(n-1).
 func SampleVMNames(n int) []string {
 	names := make([]string, n)
@@ -76,14 +97,20 @@ func SetGracePeriod(vm *unstructured.Unstructured, seconds int64) {
 // CreateSampleVMs creates n sample VMs ([SampleVMNames]) in namespace, as
 // the field manager "demo-author".
 func CreateSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
-	return createSampleVMs(ctx, dyn, namespace, n, 0)
+	return createVMs(ctx, dyn, namespace, SampleVMNames(n), SampleVM, 0)
 }
 
-// createSampleVMs is CreateSampleVMs with the VMs' grace period set to
-// graceSeconds unless it is 0.
-func createSampleVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int, graceSeconds int64) error {
-	for _, name := range SampleVMNames(n) {
-		vm := SampleVM(namespace, name)
+// CreateFirmwareVMs creates n firmware sample VMs ([FirmwareVMNames],
+// [SampleFirmwareVM]) in namespace, as the field manager "demo-author".
+func CreateFirmwareVMs(ctx context.Context, dyn dynamic.Interface, namespace string, n int) error {
+	return createVMs(ctx, dyn, namespace, FirmwareVMNames(n), SampleFirmwareVM, 0)
+}
+
+// createVMs creates the VMs names built by sample, their grace period set
+// to graceSeconds unless it is 0.
+func createVMs(ctx context.Context, dyn dynamic.Interface, namespace string, names []string, sample func(namespace, name string) *unstructured.Unstructured, graceSeconds int64) error {
+	for _, name := range names {
+		vm := sample(namespace, name)
 		if graceSeconds != 0 {
 			SetGracePeriod(vm, graceSeconds)
 		}

@@ -15,8 +15,9 @@
 // Objects are trimmed before they enter a cache (trim.go): no managedFields
 // (a VM's are kept aside per version, [Inventory.VMManagedFields], for the
 // Writer's ownership decisions), no kubectl last-applied annotation, and a
-// VMI's spec holds only domain.firmware.uuid and domain.rebootPolicy. A new
-// reader of another VMI spec field must add it to trimVMI.
+// VMI's spec holds only domain.firmware.uuid, domain.firmware.bootloader
+// and domain.rebootPolicy. A new reader of another VMI spec field must add
+// it to trimVMI.
 // [Inventory.Membership] moves when a VM is added, deleted or relabelled:
 // the Redfish collections are kept rendered while it stays.
 //

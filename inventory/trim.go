@@ -23,9 +23,11 @@ import (
 //     VMIs' and PVCs' are not read at all.
 //   - kubectl's last-applied-configuration annotation goes (a copy of the
 //     object as its author last applied it).
-//   - a VMI's spec keeps only spec.domain.firmware.uuid (the System's UUID)
-//     and spec.domain.rebootPolicy (what the running VMI does on a guest
-//     reboot); its status and metadata stay whole.
+//   - a VMI's spec keeps only spec.domain.firmware.uuid (the System's UUID),
+//     spec.domain.firmware.bootloader (the firmware the running system
+//     booted: Bios and SecureBootCurrentBoot) and spec.domain.rebootPolicy
+//     (what the running VMI does on a guest reboot); its status and
+//     metadata stay whole.
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -49,9 +51,9 @@ func trimVMI(obj any) (any, error) {
 	trimMeta(u)
 	if spec, ok := u.Object["spec"].(map[string]any); ok {
 		kept := map[string]any{}
-		for _, p := range []kubevirt.Path{kubevirt.SpecFirmwareUUID, kubevirt.SpecRebootPolicy} {
+		for _, p := range []kubevirt.Path{kubevirt.SpecFirmwareUUID, kubevirt.SpecBootloader, kubevirt.SpecRebootPolicy} {
 			if v, found, _ := unstructured.NestedFieldNoCopy(spec, p...); found {
-				_ = unstructured.SetNestedField(kept, v, p...) // a string: never fails
+				_ = unstructured.SetNestedField(kept, v, p...) // a string or a map of JSON values: never fails
 			}
 		}
 		u.Object["spec"] = kept

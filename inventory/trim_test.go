@@ -18,9 +18,10 @@ import (
 
 // TestTrimmedCache checks on a real apiserver, both CRD variants, what the
 // caches keep: VMs, VMIs and PVCs without managedFields or kubectl's
-// last-applied annotation, a VMI's spec cut to firmware.uuid and
-// rebootPolicy; a VM's managedFields kept aside, equal to the live ones of
-// the cached version, and forgotten when the VM is deleted.
+// last-applied annotation, a VMI's spec cut to firmware.uuid,
+// firmware.bootloader and rebootPolicy; a VM's managedFields kept aside,
+// equal to the live ones of the cached version, and forgotten when the VM
+// is deleted.
 func TestTrimmedCache(t *testing.T) {
 	eachVariant(t, func(t *testing.T, c *testcluster.Cluster) {
 		ctx := t.Context()
@@ -44,7 +45,8 @@ func TestTrimmedCache(t *testing.T) {
 			"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
 			"metadata": map[string]any{"name": "a", "namespace": ns},
 			"spec": map[string]any{"domain": map[string]any{
-				"firmware":     map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001", "serial": "x"},
+				"firmware": map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001", "serial": "x",
+					"bootloader": map[string]any{"efi": map[string]any{"secureBoot": true}}},
 				"rebootPolicy": "Terminate",
 				"devices":      map[string]any{"disks": []any{map[string]any{"name": "rootdisk"}}},
 			}},
@@ -113,7 +115,9 @@ func TestTrimmedCache(t *testing.T) {
 			t.Errorf("cached VMI carries %d managedFields entries, want none", len(mf))
 		}
 		wantSpec := map[string]any{"domain": map[string]any{
-			"firmware": map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001"}, "rebootPolicy": "Terminate"}}
+			"firmware": map[string]any{"uuid": "5f1c7d3e-0000-4000-8000-000000000001",
+				"bootloader": map[string]any{"efi": map[string]any{"secureBoot": true}}},
+			"rebootPolicy": "Terminate"}}
 		if diff := cmp.Diff(wantSpec, cachedVMI.Object["spec"]); diff != "" {
 			t.Errorf("cached VMI spec (-want +got):\n%s", diff)
 		}

@@ -98,6 +98,8 @@ var (
 	VMISpec             = jsonPath(vmiType, "Spec")
 	VMIRebootPolicy     = VMISpec.Child(SpecRebootPolicy...)
 	VMIFirmwareUUID     = VMISpec.Child(SpecFirmwareUUID...)
+	VMIBootloader       = VMISpec.Child(SpecBootloader...)
+	VMIEFI              = VMISpec.Child(SpecEFI...)
 	VMIPhase            = jsonPath(vmiType, "Status", "Phase")
 	VMIConditions       = jsonPath(vmiType, "Status", "Conditions")
 	VMIInterfaces       = jsonPath(vmiType, "Status", "Interfaces")

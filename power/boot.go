@@ -23,29 +23,8 @@ import (
 // UEFI). It returns the VM as written.
 func (s *Service) SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
-		if patch.Target != nil {
-			o.Target = *patch.Target
-		}
-		if patch.Enabled != nil {
-			o.Enabled = *patch.Enabled
-		}
-		if patch.Mode != nil {
-			keepSecureBoot(vm, o, *patch.Mode)
-			o.Mode = *patch.Mode
-		}
-		if patch.HTTPBootURI != nil {
-			o.HTTPBootURI = *patch.HTTPBootURI
-		}
-		if err := validateUefiHttp(vm, *o); err != nil {
+		if err := mergeBoot(vm, o, patch); err != nil {
 			return s.confirm(ctx, vm, err)
-		}
-		if err := apply.ValidateSecureBoot(*o); err != nil {
-			return s.confirm(ctx, vm, err)
-		}
-		if patch.Mode != nil && *patch.Mode == system.BootLegacy {
-			if err := apply.ValidateLegacy(vm); err != nil {
-				return s.confirm(ctx, vm, err)
-			}
 		}
 		if o.Enabled == system.BootOnce && (patch.Target != nil || patch.Enabled != nil) {
 			o.ArmedVMI = ""
@@ -62,6 +41,52 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch system.Boot
 		return nil, fmt.Errorf("set boot override of %s: %w", key, err)
 	}
 	return vm, nil
+}
+
+// mergeBoot merges patch into o and decides it on vm: the refusal of
+// [Service.SetBoot] (nil when the patch is accepted). It reads no more than
+// vm, so [BootModes] asks it what SetBoot would answer.
+func mergeBoot(vm *apply.VM, o *system.BootOverride, patch system.BootPatch) error {
+	if patch.Target != nil {
+		o.Target = *patch.Target
+	}
+	if patch.Enabled != nil {
+		o.Enabled = *patch.Enabled
+	}
+	if patch.Mode != nil {
+		keepSecureBoot(vm, o, *patch.Mode)
+		o.Mode = *patch.Mode
+	}
+	if patch.HTTPBootURI != nil {
+		o.HTTPBootURI = *patch.HTTPBootURI
+	}
+	if err := validateUefiHttp(vm, *o); err != nil {
+		return err
+	}
+	if err := apply.ValidateSecureBoot(*o); err != nil {
+		return err
+	}
+	if patch.Mode != nil && *patch.Mode == system.BootLegacy {
+		return apply.ValidateLegacy(vm)
+	}
+	return nil
+}
+
+// BootModes are the BootSourceOverrideMode values [Service.SetBoot] accepts
+// for vm now, each sent alone (what a System advertises as the mode's
+// allowable values): UEFI, and Legacy unless it is refused (Secure Boot
+// Enabled, a pending UefiHttp override, or firmware.bootloader.efi owned
+// by another writer: [apply.ValidateLegacy]). vm must carry its owners (a
+// read through the Writer).
+func BootModes(vm *apply.VM) []system.BootMode {
+	var out []system.BootMode
+	for _, m := range system.BootModes {
+		o := vm.Boot
+		if mergeBoot(vm, &o, system.BootPatch{Mode: &m}) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // SetSecureBoot records Secure Boot enabled or disabled in the override and

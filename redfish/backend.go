@@ -22,10 +22,18 @@ type SystemView struct {
 	PowerState system.PowerState
 	// Boot is the recorded boot override.
 	Boot system.BootOverride
-	// BootMode is the firmware the VM boots with now (efi or bios).
+	// BootMode is the firmware the VM's next boot uses (its spec: efi or
+	// bios); a mode just set reads back at once.
 	BootMode system.BootMode
-	// SecureBoot is whether EFI Secure Boot is enabled in the VM spec.
+	// SecureBoot is whether EFI Secure Boot is enabled in the VM spec (the
+	// next boot's).
 	SecureBoot bool
+	// BootModes are the BootSourceOverrideMode values a PATCH accepts now
+	// (its allowable values): never one the backend then refuses.
+	BootModes []system.BootMode
+	// Booted is the firmware the running system booted (its VMI's spec),
+	// nil when no VMI exists: no boot is current.
+	Booted *Firmware
 	// Sockets, Cores (per socket) and Threads (per core) of the VM's CPU.
 	Sockets, Cores, Threads int
 	MemoryBytes             int64
@@ -43,6 +51,12 @@ type SystemView struct {
 	Health system.Health
 	// BootProgress is where the last boot got ("" LastState shows as None).
 	BootProgress system.BootProgress
+}
+
+// Firmware is a boot mode and whether Secure Boot is on.
+type Firmware struct {
+	Mode       system.BootMode
+	SecureBoot bool
 }
 
 // NIC is one network interface.

@@ -13,19 +13,35 @@ import (
 // BIOS attributes are the two firmware settings a VM has: boot mode and
 // Secure Boot. Changes are written to the VM spec at once and take effect at
 // the next boot (KubeVirt applies firmware changes on restart), which is
-// Redfish's OnReset apply time.
+// Redfish's OnReset apply time. So the Bios resource shows what the running
+// system booted (its VMI's firmware) and its @Redfish.Settings object, the
+// Settings resource, what the next boot uses (the VM spec): the pending
+// values. With no VMI nothing booted and nothing is pending: both show the
+// spec, which the next power-on boots.
 
 var (
 	biosBootModes = map[system.BootMode]string{system.BootUEFI: "Uefi", system.BootLegacy: "Bios"}
 	onOff         = map[bool]string{true: "Enabled", false: "Disabled"}
 )
 
-func biosAttributes(v SystemView) obj {
-	attrs := obj{"SecureBoot": onOff[v.SecureBoot]}
-	if m, ok := biosBootModes[v.BootMode]; ok {
+// biosAttributes are the attributes of firmware f.
+func biosAttributes(f Firmware) obj {
+	attrs := obj{"SecureBoot": onOff[f.SecureBoot]}
+	if m, ok := biosBootModes[f.Mode]; ok {
 		attrs["BootMode"] = m
 	}
 	return attrs
+}
+
+// nextBoot is the firmware v's next boot uses: its spec.
+func nextBoot(v SystemView) Firmware { return Firmware{Mode: v.BootMode, SecureBoot: v.SecureBoot} }
+
+// currentBoot is the firmware v booted, or (no VMI) the one it boots next.
+func currentBoot(v SystemView) Firmware {
+	if v.Booted != nil {
+		return *v.Booted
+	}
+	return nextBoot(v)
 }
 
 func (s *Server) getBios(c echo.Context) error {
@@ -39,7 +55,7 @@ func (s *Server) getBios(c echo.Context) error {
 		"@odata.type": "#Bios.v1_2_3.Bios",
 		"Id":          "Bios",
 		"Name":        "BIOS Configuration",
-		"Attributes":  biosAttributes(v),
+		"Attributes":  biosAttributes(currentBoot(v)),
 		"@Redfish.Settings": obj{
 			"@odata.type":         "#Settings.v1_4_0.Settings",
 			"SettingsObject":      link(uri + "/Settings"),
@@ -49,15 +65,15 @@ func (s *Server) getBios(c echo.Context) error {
 	})
 }
 
-// renderBiosSettings is the Settings object of the Bios (pending values;
-// they are the current ones, applied at the next boot).
+// renderBiosSettings is the Settings object of the Bios: the pending
+// values, those the next boot uses.
 func renderBiosSettings(v SystemView) obj {
 	return obj{
 		"@odata.id":   systemURI(v) + "/Bios/Settings",
 		"@odata.type": "#Bios.v1_2_3.Bios",
 		"Id":          "Settings",
 		"Name":        "BIOS Pending Settings",
-		"Attributes":  biosAttributes(v),
+		"Attributes":  biosAttributes(nextBoot(v)),
 	}
 }
 
@@ -145,14 +161,21 @@ func asAttribute(err error, name, value string) error {
 	return err
 }
 
+// renderSecureBoot shows SecureBootEnable as set for the next boot and
+// SecureBootCurrentBoot as the running system booted (null with no VMI: no
+// boot is current).
 func (s *Server) renderSecureBoot(v SystemView) obj {
+	var current any
+	if v.Booted != nil {
+		current = onOff[v.Booted.SecureBoot]
+	}
 	return obj{
 		"@odata.id":             systemURI(v) + "/SecureBoot",
 		"@odata.type":           "#SecureBoot.v1_1_2.SecureBoot",
 		"Id":                    "SecureBoot",
 		"Name":                  "UEFI Secure Boot",
 		"SecureBootEnable":      v.SecureBoot,
-		"SecureBootCurrentBoot": onOff[v.SecureBoot],
+		"SecureBootCurrentBoot": current,
 		"SecureBootMode":        "DeployedMode",
 	}
 }

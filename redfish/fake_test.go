@@ -60,6 +60,7 @@ func (f *fake) add(ns, name string, lbls map[string]string, mac string) {
 		Labels:      lbls,
 		PowerState:  system.PowerOff,
 		BootMode:    system.BootUEFI,
+		BootModes:   system.BootModes,
 		Sockets:     2,
 		Cores:       2,
 		Threads:     1,

@@ -65,10 +65,16 @@ func (s *Server) getSystem(c echo.Context) error {
 const systemType = "#ComputerSystem.v1_27_0.ComputerSystem"
 
 // bootView is the Boot object as shown: the recorded override, and the mode
-// the VM boots (a mode just set reads back at once: the write changed the
-// spec).
+// the VM boots next (a mode just set reads back at once: the write changed
+// the spec). Each AllowableValues lists what a PATCH of that property alone
+// (UefiHttp with its HttpBootUri) accepts on this system now; BiosSetup is
+// not a target (see [system.BootTargets]).
 func bootView(v SystemView) obj {
 	target, enabled, mode := v.Boot.Target, v.Boot.Enabled, v.BootMode
+	modes := v.BootModes
+	if modes == nil {
+		modes = []system.BootMode{} // an empty list, not null
+	}
 	if target == "" {
 		target = system.BootNone
 	}
@@ -80,7 +86,7 @@ func bootView(v SystemView) obj {
 		"BootSourceOverrideTarget@Redfish.AllowableValues":  bootTargets(mode),
 		"BootSourceOverrideEnabled":                         enabled,
 		"BootSourceOverrideEnabled@Redfish.AllowableValues": system.BootEnableds,
-		"BootSourceOverrideMode@Redfish.AllowableValues":    system.BootModes,
+		"BootSourceOverrideMode@Redfish.AllowableValues":    modes,
 		"BootSourceOverrideMode":                            nil,
 	}
 	if mode != "" {

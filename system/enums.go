@@ -50,6 +50,12 @@ const (
 )
 
 // BootTargets lists the targets in the order they are advertised.
+// BiosSetup (Ironic's boot device "bios") is not one: entering the firmware
+// setup menu needs a switch KubeVirt v1.9.0 does not have (its Bootloader
+// holds only bios.useSerial and efi.secureBoot/persistent, and OVMF's
+// menu opens only on a key press at the console), so a request for it is a
+// value outside this list (sushy refuses it before sending, from the
+// AllowableValues; a PATCH is a 400 PropertyValueNotInList).
 var BootTargets = []BootTarget{BootNone, BootPxe, BootHdd, BootCd, BootUefiHttp}
 
 // BootEnabled is Boot.BootSourceOverrideEnabled.

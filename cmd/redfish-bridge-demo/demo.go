@@ -15,7 +15,8 @@ import (
 // runDemo runs the product on its embedded default until Ctrl-C.
 func runDemo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("redfish-bridge-demo", flag.ContinueOnError)
-	vms := fs.Int("vms", 3, "number of sample VirtualMachines")
+	vms := fs.Int("vms", 3, "number of sample VirtualMachines (vm-0..; their author owns firmware.bootloader.efi: they boot UEFI)")
+	firmwareVMs := fs.Int("firmware-vms", 1, "number of sample VirtualMachines without an authored bootloader (vm-fw-0..): the bridge may switch their boot mode between Legacy and UEFI")
 	variant := fs.String("crd-variant", string(crds.Stock), "KubeVirt CRD variant: stock (atomic lists, as KubeVirt installs it) or maplist")
 	listen := fs.String("listen", "127.0.0.1:8443", "Redfish HTTPS address")
 	if err := fs.Parse(args); err != nil {
@@ -23,20 +24,21 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 	began := time.Now()
 	env, err := demo.Start(ctx, demo.Options{
-		Variant: crds.Variant(*variant), VMs: *vms, Listen: *listen,
+		Variant: crds.Variant(*variant), VMs: *vms, FirmwareVMs: *firmwareVMs, Listen: *listen,
 		StartDelay: 2 * time.Second, StopDelay: time.Second,
 	})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	slog.InfoContext(ctx, "demo ready", "after", time.Since(began).Round(time.Millisecond))
-	printDemo(env)
+	printDemo(env, *firmwareVMs > 0)
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "stopping the demo ...")
 	return env.Stop()
 }
 
-func printDemo(env *demo.Env) {
+// printDemo prints how to use env; withFirmwareVM: vm-fw-0 exists.
+func printDemo(env *demo.Env, withFirmwareVM bool) {
 	sys := demo.VMNamespace + ".vm-0"
 	fmt.Printf(`
 redfish-bridge demo is running (Ctrl-C stops everything).
@@ -54,4 +56,12 @@ Try:
   curl -k -u %[2]s:%[3]s -H 'Content-Type: application/json' -d '{"ResetType":"On"}' %[1]s/redfish/v1/Systems/%[7]s/Actions/ComputerSystem.Reset
   redfishtool -r %[8]s -u %[2]s -p %[3]s -S Always Systems
 `, env.URL, env.User, env.Password, env.Cluster.Kubeconfig, demo.VMNamespace, env.Images.URL, sys, env.Bridge.Addr)
+	if !withFirmwareVM {
+		return
+	}
+	fmt.Printf(`
+Boot mode (vm-fw-0's firmware is the bridge's to change; vm-0's author owns efi, so it stays UEFI):
+  curl -k -u %[2]s:%[3]s -X PATCH -H 'Content-Type: application/json' -d '{"Boot":{"BootSourceOverrideMode":"UEFI"}}' %[1]s/redfish/v1/Systems/%[4]s
+  curl -k -u %[2]s:%[3]s %[1]s/redfish/v1/Systems/%[4]s/Bios   (current; /Bios/Settings: pending, applied at the next boot)
+`, env.URL, env.User, env.Password, demo.VMNamespace+"."+demo.FirmwareVMNames(1)[0])
 }
