@@ -30,8 +30,10 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
-// waitTimeout bounds every wait in these tests but syncTimeout.
-const waitTimeout = 20 * time.Second
+// waitTimeout bounds every wait in these tests but syncTimeout: a
+// deadline for an event, generous for a loaded machine (a clean-clone CI
+// run beside a benchmark took over 30 s for a restart).
+const waitTimeout = 60 * time.Second
 
 // syncTimeout bounds the wait for virt-controller's first sync of a new VM:
 // longer, as virt-controller starts again when CDI is installed.

@@ -46,7 +46,7 @@ func TestOnWhileBootOrderUnsettled(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Wait until the Writer's reads (the cache) show it too.
-		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 			vm, err := e.w.Read(ctx, key)
 			return err == nil && !apply.Settled(vm), nil
 		}); err != nil {

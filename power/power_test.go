@@ -172,7 +172,8 @@ func (e *env) createVMFrom(t *testing.T, u *unstructured.Unstructured) system.Ke
 	key := system.Key{Namespace: e.ns, Name: name}
 	// The Writer reads from the informer cache, where a miss is NotFound:
 	// hand the VM over once the cache has it.
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	// (60 s, as eventually: an informer on a loaded machine took over 10.)
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := e.w.Read(ctx, key)
 		return err == nil, nil
 	}); err != nil {
@@ -189,8 +190,13 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 		t.Fatal(err)
 	}
 	vmi, err := e.admin.Resource(kubevirt.VirtualMachineInstances).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
 		vmi = nil
+	case err != nil:
+		// Not "no VMI": a failed read (a loaded apiserver) read so would
+		// pass for a guest that went.
+		t.Fatal(err)
 	}
 	return apply.Decode(t.Context(), key, vm, vmi)
 }
@@ -202,8 +208,14 @@ func (e *env) live(t *testing.T, key system.Key) *apply.VM {
 // whether the VM was in a start backoff.
 func (e *env) eventually(t *testing.T, key system.Key, what string, cond func(vm *apply.VM) bool) *apply.VM {
 	t.Helper()
+	return e.eventuallyFor(t, key, what, 60*time.Second, cond)
+}
+
+// eventuallyFor is eventually with another deadline.
+func (e *env) eventuallyFor(t *testing.T, key system.Key, what string, deadline time.Duration, cond func(vm *apply.VM) bool) *apply.VM {
+	t.Helper()
 	var last *apply.VM
-	testutil.Eventually(t, what, 60*time.Second, 20*time.Millisecond, func(context.Context) error {
+	testutil.Eventually(t, what, deadline, 20*time.Millisecond, func(context.Context) error {
 		if last = e.live(t, key); !cond(last) {
 			startFailure, _, _ := unstructured.NestedFieldNoCopy(last.Object.Object, "status", "startFailure")
 			conditions, _, _ := unstructured.NestedFieldNoCopy(last.Object.Object, "status", "conditions")

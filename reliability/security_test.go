@@ -281,14 +281,14 @@ func addUser(t *testing.T, env *demo.Env, user, password, namespaces string) {
 // waitLogin waits until the bridge has read a new user.
 func waitLogin(t *testing.T, c *client, a auth) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(settle)
 	for {
 		r := c.do(t.Context(), t, http.MethodGet, "/redfish/v1/Systems", a, "")
 		if r.status == http.StatusOK {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("user %s not accepted after 30s: %d %s", a.user, r.status, r.body)
+			t.Fatalf("user %s not accepted after %s: %d %s", a.user, settle, r.status, r.body)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -13,9 +13,10 @@
 //     running and ready, so virt-controller hands the VMI over: phase
 //     Scheduled), ends it when its VMI is final or gone (virt-launcher
 //     exits with the domain) and confirms its deletion (virt-controller
-//     deletes it with a grace period only a kubelet ends) once a deleted
-//     VMI's guest has stopped (virt-controller deletes the pod as soon as
-//     the VMI is deleted; virt-launcher shuts the domain down first);
+//     deletes it with a grace period only a kubelet ends) once its guest
+//     has stopped: virt-launcher, sent SIGTERM, shuts the domain down
+//     within the VMI's grace period first, whoever deleted the pod
+//     ([Simulator.LauncherHeld] tells that a stop is so in progress);
 //   - virt-handler for the VMIs handed to NodeName: Scheduled -> Running
 //     after [Options.StartDelay], with a phaseTransitionTimestamps entry
 //     (virt-controller reads it to tell a run from a start failure) and the

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
@@ -29,10 +30,8 @@ const LauncherSelector = kubevirtv1.AppLabel + "=virt-launcher"
 // ready: virt-controller then hands the VMI to the node, phase Scheduled),
 // end it once its VMI is final or gone (virt-launcher exits with the
 // domain), and confirm its deletion (virt-controller deletes it with a
-// grace period only a kubelet would end) once the guest of a VMI being
-// deleted has stopped (stopWait: virt-launcher shuts the domain down within
-// the VMI's grace period before it exits; virt-controller deletes the pod
-// as soon as the VMI is deleted).
+// grace period only a kubelet would end) once its guest has stopped
+// (holdLauncher).
 func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, error) {
 	ns, _, err := cache.SplitMetaNamespaceKey(k)
 	c := s.cachesFor(ns)
@@ -50,10 +49,8 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 		if err != nil {
 			return 0, err
 		}
-		if vmi != nil && vmi.GetDeletionTimestamp() != nil && !kubevirt.Final(vmi) {
-			if wait := s.stopWait(vmi); wait > 0 {
-				return wait, nil
-			}
+		if wait := s.holdLauncher(vmi); wait > 0 {
+			return wait, nil
 		}
 		return 0, s.confirmDeletion(ctx, pod)
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
@@ -89,6 +86,43 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 		st.Conditions = podConditions(corev1.ConditionTrue)
 		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}})
 	})
+}
+
+// holdLauncher is how long the deleted launcher pod of vmi stays: the
+// kubelet sends virt-launcher SIGTERM, and virt-launcher shuts the domain
+// down within the VMI's grace period (stopWait) before it exits, whoever
+// deleted the pod and whatever the simulator's cache says of the VMI. (It
+// used to wait only for a VMI its cache showed deleted: virt-controller
+// deletes the pod as soon as it sees the VMI deleted, so on a loaded
+// machine the simulator's VMI informer, a moment behind its pod informer,
+// still showed the VMI undeleted, the pod was confirmed at once,
+// virt-controller failed the Running VMI without a pod and a guest with an
+// hour's grace was gone within a second.) A VMI gone or final has no
+// guest left to wait for.
+func (s *Simulator) holdLauncher(vmi *unstructured.Unstructured) time.Duration {
+	if vmi == nil || kubevirt.Final(vmi) || s.stopDelay(vmi) <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	if !s.launcherHeld[vmi.GetUID()] {
+		s.launcherHeld[vmi.GetUID()] = true
+		s.launchersHeld.Add(1)
+	}
+	s.mu.Unlock()
+	return s.stopWait(vmi)
+}
+
+// LauncherHeld reports whether the simulator has held the deleted
+// virt-launcher pod of the VMI with uid for its guest's stop: the kubelet
+// and virt-launcher's part of a graceful stop has begun, and the guest
+// runs until its VMI's grace period (or [Options.StopDelay]) has passed
+// from the first time the simulator saw the stop. It stays true until the
+// VMI is gone. Tests wait on it to know a graceful stop is in progress
+// instead of watching a guest for a while.
+func (s *Simulator) LauncherHeld(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.launcherHeld[uid]
 }
 
 // launcherVMI is the VMI a launcher pod runs (its controller owner), read

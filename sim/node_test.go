@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,7 @@ func TestNodeSide(t *testing.T) {
 	t.Run("GuestShutdownManual", e.testGuestShutdownManual)
 	t.Run("GuestReboot", e.testGuestReboot)
 	t.Run("Halt", e.testHalt)
+	t.Run("LauncherDeleted", e.testLauncherDeleted)
 	t.Run("PVCVolume", e.testPVCVolume)
 }
 
@@ -163,6 +165,37 @@ func (e *env) testHalt(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// testLauncherDeleted: the deleted launcher pod of a running VMI whose
+// deletion the simulator has not seen (what its VMI informer shows a
+// moment after virt-controller deleted the pod of a VMI being deleted, on a
+// loaded machine) is held for the guest's stop, as the kubelet and
+// virt-launcher do, not confirmed at once: confirmed at once, virt-controller
+// failed the Running VMI without a pod, and a guest with an hour's grace
+// was gone within a second (TestForce's control in package power).
+func (e *env) testLauncherDeleted(t *testing.T) {
+	_, vmi := e.runningVM(t, "launcher-deleted", "Always")
+	pod := e.launcherPod(t, vmi)
+	before := e.sim.Counters().LaunchersHeld
+	if err := e.kube.CoreV1().Pods(e.ns).Delete(t.Context(), pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "launcher pod "+pod.Name+" gone", func(ctx context.Context) error {
+		got, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case got.UID != pod.UID:
+			return nil
+		}
+		return fmt.Errorf("still there (deletionTimestamp %v)", got.DeletionTimestamp)
+	})
+	if after := e.sim.Counters().LaunchersHeld; after <= before {
+		t.Errorf("the deleted launcher pod of a running VMI was confirmed without waiting for its guest's stop (LaunchersHeld %d, then %d)", before, after)
+	}
 }
 
 // launcherPod returns the virt-launcher pod of a VMI.

@@ -57,6 +57,9 @@ type Counters struct {
 	ImportsFailed       int64
 	MultiAttachRefusals int64 // import pods refused (counted once per pod)
 	PVCsBound           int64
+	// LaunchersHeld counts deleted virt-launcher pods held for their
+	// guest's stop (once per VMI; see [Simulator.LauncherHeld]).
+	LaunchersHeld int64
 }
 
 // Corruption is one observation of a VM whose template pairs a volume with
@@ -87,11 +90,13 @@ type Simulator struct {
 	vmisStarted, vmisFailed                  atomic.Int64
 	importsStarted, importsOK, importsFailed atomic.Int64
 	multiAttachRefusals, pvcsBound           atomic.Int64
+	launchersHeld                            atomic.Int64
 	mu                                       sync.Mutex
 	corruptions                              []Corruption
 	corruptSeen                              map[types.UID]string // VM -> problems last recorded
 	phaseSince                               map[types.UID]phaseMark
 	stopSeen                                 map[types.UID]time.Time
+	launcherHeld                             map[types.UID]bool // VMIs whose deleted launcher pod was held for the guest's stop
 	downloads                                map[types.UID]context.CancelFunc
 	finished                                 map[types.UID]bool // imports done, until the pod is gone
 	refused                                  map[types.UID]bool // import pods already told Multi-Attach
@@ -133,6 +138,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		corruptSeen:   map[types.UID]string{},
 		phaseSince:    map[types.UID]phaseMark{},
 		stopSeen:      map[types.UID]time.Time{},
+		launcherHeld:  map[types.UID]bool{},
 		downloads:     map[types.UID]context.CancelFunc{},
 		finished:      map[types.UID]bool{},
 		refused:       map[types.UID]bool{},
@@ -207,6 +213,7 @@ func (s *Simulator) Counters() Counters {
 		ImportsFailed:       s.importsFailed.Load(),
 		MultiAttachRefusals: s.multiAttachRefusals.Load(),
 		PVCsBound:           s.pvcsBound.Load(),
+		LaunchersHeld:       s.launchersHeld.Load(),
 	}
 }
 

@@ -79,10 +79,7 @@ func (s *Simulator) stopVMI(ctx context.Context, vmi *unstructured.Unstructured)
 // the first time its stop was seen, at most its
 // terminationGracePeriodSeconds (virt-handler kills the domain then).
 func (s *Simulator) stopWait(vmi *unstructured.Unstructured) time.Duration {
-	delay := s.opts.StopDelay
-	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && time.Duration(grace)*time.Second < delay {
-		delay = time.Duration(grace) * time.Second
-	}
+	delay := s.stopDelay(vmi)
 	s.mu.Lock()
 	first, ok := s.stopSeen[vmi.GetUID()]
 	if !ok {
@@ -91,6 +88,16 @@ func (s *Simulator) stopWait(vmi *unstructured.Unstructured) time.Duration {
 	}
 	s.mu.Unlock()
 	return delay - time.Since(first)
+}
+
+// stopDelay is how long the VMI's guest takes to stop from the first time
+// its stop was seen: StopDelay, at most its terminationGracePeriodSeconds.
+func (s *Simulator) stopDelay(vmi *unstructured.Unstructured) time.Duration {
+	delay := s.opts.StopDelay
+	if grace, found, _ := unstructured.NestedInt64(vmi.Object, "spec", "terminationGracePeriodSeconds"); found && time.Duration(grace)*time.Second < delay {
+		delay = time.Duration(grace) * time.Second
+	}
+	return delay
 }
 
 // setVMIPhase writes status.phase, a phaseTransitionTimestamps entry for
@@ -162,6 +169,7 @@ func (s *Simulator) forgetVMI(obj any) {
 	s.mu.Lock()
 	delete(s.phaseSince, u.GetUID())
 	delete(s.stopSeen, u.GetUID())
+	delete(s.launcherHeld, u.GetUID())
 	s.mu.Unlock()
 }
 

@@ -24,8 +24,11 @@ import (
 // unless [Options.BridgeNamespace] says otherwise.
 const DefaultBridgeNamespace = "redfish-bridge"
 
-// defaultStartTimeout bounds Start when ctx has no deadline.
-const defaultStartTimeout = 3 * time.Minute
+// defaultStartTimeout bounds Start when ctx has no deadline: a deadline
+// for the cluster to be ready, not a measure of it, so generous for a
+// loaded machine (at load ~40 kube-apiserver took 2 min to serve the
+// KubeVirt CRDs, and 3 min ran out before virt-api answered).
+const defaultStartTimeout = 10 * time.Minute
 
 // Options configure [Start]. The zero value is usable.
 type Options struct {
