@@ -79,7 +79,10 @@ type Config struct {
 	// Leader configures leader election for the reconcilers; the zero value
 	// elects on the Lease "redfish-bridge" in Namespace.
 	Leader LeaderElection
-	Log    *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// UserWrites is each Redfish user's share of the apiserver budget for
+	// writes (redfish.WriteShare); the zero value does not limit.
+	UserWrites redfish.WriteShare
+	Log        *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.
@@ -210,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
+		UserWrites: cfg.UserWrites,
 	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
