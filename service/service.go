@@ -173,9 +173,16 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start inventory: %w", err)
 	}
+	// The slots' trust ConfigMaps, so GETs of VirtualMedia and Certificates
+	// read no apiserver (the bridge's own, selected by label: few).
+	trust, err := media.StartTrustCache(ctx, kube, cfg.Namespaces)
+	if err != nil {
+		return nil, fmt.Errorf("start trust cache: %w", err)
+	}
 	writer := apply.New(dyn, inv, mode, apply.Options{})
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube)
+	mediaSvc.SetTrustCache(trust)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	if cfg.ImportMethod != media.ImportMethodPod {
 		// CDI's importer may import: it checks no address it dials, so an
