@@ -24,6 +24,7 @@ func translate(err error) error {
 	var badURL *media.InvalidURLError
 	var busy *media.BusyError
 	var badCert *media.InvalidCertificateError
+	var full *media.TrustLimitError
 	var status apierrors.APIStatus
 	var netErr net.Error
 	switch {
@@ -31,6 +32,10 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Image", Value: badURL.URL, Reason: badURL.Reason}, err)
 	case errors.As(err, &badCert):
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "CertificateString", Reason: badCert.Reason}, err)
+	case errors.As(err, &full):
+		return fmt.Errorf("%w: %w", &redfish.RefusedValueError{Property: "CertificateString", Value: "(the certificate posted)", Resolution: "The certificate is refused: " + full.Reason + "."}, err)
+	case errors.Is(err, media.ErrForeignTrust):
+		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
 	case errors.Is(err, media.ErrCertificateNotFound):
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.Is(err, media.ErrInvalidSlot):

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
@@ -34,9 +36,28 @@ type stack struct {
 	h     http.Handler
 	w     *apply.Client
 	inv   *inventory.Inventory
+	media *media.Service
 	admin dynamic.Interface
-	key   system.Key
-	uri   string
+	// adminKube is the admin's typed client.
+	adminKube kubernetes.Interface
+	key       system.Key
+	uri       string
+	// requests counts the bridge's apiserver requests other than watches.
+	requests *atomic.Int64
+}
+
+// countRequests counts the requests of the client it wraps, watches aside
+// (an informer's one long request).
+type countRequests struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Query().Get("watch") != "true" {
+		c.n.Add(1)
+	}
+	return c.next.RoundTrip(req)
 }
 
 // newStack starts a cluster of variant v and the stack on it; the Writer
@@ -52,8 +73,11 @@ func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) appl
 	if err := demo.CreateSampleVMs(ctx, admin, stackNS, 1); err != nil {
 		t.Fatal(err)
 	}
-	bridge := dynamic.NewForConfigOrDie(c.Bridge)
-	kube := kubernetes.NewForConfigOrDie(c.Bridge)
+	requests := &atomic.Int64{}
+	cfg := rest.CopyConfig(c.Bridge)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countRequests{next: rt, n: requests} })
+	bridge := dynamic.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mode, err := apply.DetectMode(ctx, bridge)
 	if err != nil {
@@ -67,8 +91,14 @@ func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) appl
 	if wrap != nil {
 		cache = wrap(inv)
 	}
+	trust, err := media.StartTrustCache(ctx, kube, []string{stackNS})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := apply.New(bridge, cache, mode, apply.Options{})
-	be := backend.New(inv, w, media.NewService(w, kube), power.New(w, bridge, nil), nil)
+	ms := media.NewService(w, kube)
+	ms.SetTrustCache(trust)
+	be := backend.New(inv, w, ms, power.New(w, bridge, nil), nil)
 	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +115,8 @@ func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) appl
 		t.Fatal(err)
 	}
 	key := system.Key{Namespace: stackNS, Name: "vm-0"}
-	return &stack{h: h, w: w, inv: inv, admin: admin, key: key, uri: "/redfish/v1/Systems/" + key.ID()}
+	return &stack{h: h, w: w, inv: inv, media: ms, admin: admin, adminKube: kubernetes.NewForConfigOrDie(c.Admin), key: key,
+		uri: "/redfish/v1/Systems/" + key.ID(), requests: requests}
 }
 
 // do sends one request as the stack's user (body as JSON when not empty,

@@ -62,6 +62,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		t.Fatal(err)
 	}
 	vmSecrets, vmCMs := kube.CoreV1().Secrets(vmNS), kube.CoreV1().ConfigMaps(vmNS)
+	trustLabels := metav1.ListOptions{LabelSelector: media.LabelComponent + "=" + media.ComponentTrust + "," + media.LabelPartOf + "=" + media.PartOf}
 	leases := kube.CoordinationV1().Leases(releaseNS)
 	return map[grant]probe{
 		// apply.DetectMode.
@@ -177,11 +178,17 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		{"cdi.kubevirt.io", "datavolumes", "delete", vmNS}: func(ctx context.Context) error {
 			return dvs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
-		// media: a slot's trust ConfigMap (media/trust.go).
+		// media: a slot's trust ConfigMap (media/trust.go), cached by label
+		// (media/trustcache.go).
 		{"", "configmaps", "get", vmNS}: func(ctx context.Context) error {
 			_, err := vmCMs.Get(ctx, "absent", metav1.GetOptions{})
 			return err
 		},
+		{"", "configmaps", "list", vmNS}: func(ctx context.Context) error {
+			_, err := vmCMs.List(ctx, trustLabels)
+			return err
+		},
+		{"", "configmaps", "watch", vmNS}: func(ctx context.Context) error { return stopWatch(vmCMs.Watch(ctx, trustLabels)) },
 		{"", "configmaps", "create", vmNS}: func(ctx context.Context) error {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS}}
 			_, err := vmCMs.Create(ctx, cm, metav1.CreateOptions{DryRun: dryRun})

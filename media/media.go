@@ -21,6 +21,8 @@ type Service struct {
 	bundle   CABundle
 	policy   AddrPolicy
 	resolver HostResolver
+	// trustCache serves Trust's reads; nil reads live.
+	trustCache *TrustCache
 }
 
 // NewService returns a Service writing VMs through w and deleting import

@@ -50,14 +50,6 @@ func (o owner) owns(obj metav1.Object) bool {
 	return false
 }
 
-// ownedBy reports whether obj has an ownerReference to the VM named name.
-// Good enough to decide what to read; never what to delete (see
-// [owner.owns]).
-func ownedBy(obj metav1.Object, name string) bool {
-	n, ok := ownerName(obj)
-	return ok && n == name
-}
-
 // ownerName returns the name of obj's owning VirtualMachine.
 func ownerName(obj metav1.Object) (string, bool) {
 	for _, r := range obj.GetOwnerReferences() {

@@ -36,11 +36,25 @@ const (
 	MaxCertificates = 16
 	// maxCertificateBytes bounds one posted CertificateString.
 	maxCertificateBytes = 64 << 10
+	// MaxTrustBytes bounds the PEM text of all a slot's certificates
+	// together: what the trust cache holds for one slot.
+	MaxTrustBytes = 64 << 10
 )
 
 // ErrCertificateNotFound reports a certificate id the slot does not hold
 // (Redfish 404).
 var ErrCertificateNotFound = errors.New("certificate not found")
+
+// ErrForeignTrust reports a ConfigMap with the slot's trust name that the
+// bridge did not create for this VM (no part-of label, or no owner
+// reference to this VM's UID): it is neither read nor written.
+var ErrForeignTrust = errors.New("trust ConfigMap not created by redfish-bridge for this VM")
+
+// TrustLimitError reports a certificate that would take the slot past
+// [MaxCertificates] or [MaxTrustBytes] (Redfish 400 on CertificateString).
+type TrustLimitError struct{ Reason string }
+
+func (e *TrustLimitError) Error() string { return "certificate refused: " + e.Reason }
 
 // InvalidCertificateError reports a CertificateString the bridge refuses
 // (Redfish 400).
@@ -51,16 +65,53 @@ func (e *InvalidCertificateError) Error() string { return "invalid certificate: 
 // TrustConfigMapName is the ConfigMap holding the trust of a VM's slot.
 func TrustConfigMapName(key system.Key, slot string) string { return ClaimName(key, slot) + "-tls" }
 
-// Trust returns the slot's trust settings.
+// SetTrustCache makes [Service.Trust] read the trust ConfigMaps from c
+// instead of the apiserver.
+func (s *Service) SetTrustCache(c *TrustCache) { s.trustCache = c }
+
+// Trust returns the slot's trust settings: those of the slot's ConfigMap
+// when the bridge made it for this VM ([owner.owns]), else the defaults.
+// With a [TrustCache] it reads no apiserver.
 func (s *Service) Trust(ctx context.Context, key system.Key, slot string) (system.MediaTrust, error) {
+	defaults := system.MediaTrust{VerifyCertificate: true}
 	if !ValidSlot(slot) {
 		return system.MediaTrust{}, fmt.Errorf("trust of %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
-	cm, err := s.trustConfigMap(ctx, key, slot)
-	if err != nil || cm == nil {
-		return system.MediaTrust{VerifyCertificate: true}, err
+	o, err := s.trustOwner(ctx, key)
+	if err != nil {
+		return system.MediaTrust{}, err
+	}
+	name := TrustConfigMapName(key, slot)
+	var cm *corev1.ConfigMap
+	if s.trustCache != nil {
+		cm, err = s.trustCache.get(key.Namespace, name)
+	} else {
+		cm, err = s.liveTrust(ctx, key.Namespace, name)
+	}
+	if err != nil {
+		return system.MediaTrust{}, fmt.Errorf("read trust ConfigMap %s/%s: %w", key.Namespace, name, err)
+	}
+	if cm == nil || !ownsTrust(o, cm) {
+		return defaults, nil
 	}
 	return decodeTrust(cm), nil
+}
+
+// ownsTrust reports whether cm is a trust ConfigMap the bridge made for
+// o's VM: its trust label and [owner.owns] (part-of label, owner
+// reference with the VM's UID). A ConfigMap that merely names the VM is
+// not.
+func ownsTrust(o owner, cm *corev1.ConfigMap) bool {
+	return cm.Labels[LabelComponent] == ComponentTrust && o.owns(cm)
+}
+
+// trustOwner is the VM whose slots' trust is asked, with its UID.
+func (s *Service) trustOwner(ctx context.Context, key system.Key) (owner, error) {
+	vm, err := s.w.Read(ctx, key)
+	if err != nil {
+		return owner{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return owner{key: key, uid: vm.Object.GetUID()}, nil
 }
 
 // SetVerifyCertificate sets the slot's VerifyCertificate; it applies to
@@ -81,8 +132,8 @@ func (s *Service) AddCertificate(ctx context.Context, key system.Key, slot, pemT
 	}
 	var added system.MediaCertificate
 	_, err := s.editTrust(ctx, key, slot, func(t *system.MediaTrust) error {
-		if len(t.Certificates) >= MaxCertificates {
-			return &InvalidCertificateError{Reason: fmt.Sprintf("the slot holds %d certificates already, the most it takes", MaxCertificates)}
+		if err := withinTrustLimits(*t, pemText); err != nil {
+			return err
 		}
 		next := 1
 		for _, c := range t.Certificates {
@@ -150,34 +201,55 @@ func ParseCertificates(pemText string) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-// trustConfigMap reads the slot's ConfigMap; nil when there is none.
-func (s *Service) trustConfigMap(ctx context.Context, key system.Key, slot string) (*corev1.ConfigMap, error) {
-	name := TrustConfigMapName(key, slot)
-	cm, err := s.kube.CoreV1().ConfigMaps(key.Namespace).Get(ctx, name, metav1.GetOptions{})
+// withinTrustLimits refuses pemText when t holds [MaxCertificates]
+// already, or when it would take t's PEM text past [MaxTrustBytes].
+func withinTrustLimits(t system.MediaTrust, pemText string) error {
+	if len(t.Certificates) >= MaxCertificates {
+		return &TrustLimitError{Reason: fmt.Sprintf("the slot holds %d certificates already, the most it takes; delete one first", MaxCertificates)}
+	}
+	held := 0
+	for _, c := range t.Certificates {
+		held += len(c.PEM)
+	}
+	if held+len(pemText) > MaxTrustBytes {
+		return &TrustLimitError{Reason: fmt.Sprintf("the slot's certificates may total at most %d bytes; it holds %d in %d certificates and this one is %d: delete certificates first",
+			MaxTrustBytes, held, len(t.Certificates), len(pemText))}
+	}
+	return nil
+}
+
+// liveTrust reads ConfigMap namespace/name; nil when there is none.
+func (s *Service) liveTrust(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	cm, err := s.kube.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read trust ConfigMap %s/%s: %w", key.Namespace, name, err)
-	}
-	if !ownedBy(cm, key.Name) {
-		return nil, fmt.Errorf("ConfigMap %s/%s exists and does not belong to VM %s", key.Namespace, name, key)
-	}
-	return cm, nil
+	return cm, err
 }
 
-// editTrust applies edit to the slot's trust on a fresh read and writes it
-// back (resourceVersion precondition, retried on conflict), creating the
-// ConfigMap, owned by the VM, on the first edit.
+// editTrust applies edit to the slot's trust on a fresh (live) read and
+// writes it back (resourceVersion precondition, retried on conflict),
+// creating the ConfigMap, owned by the VM, on the first edit. A ConfigMap
+// of that name the bridge did not make for this VM is [ErrForeignTrust].
+// With a [TrustCache] it returns once the cache shows the write.
 func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, edit func(*system.MediaTrust) error) (system.MediaTrust, error) {
 	if !ValidSlot(slot) {
 		return system.MediaTrust{}, fmt.Errorf("trust of %s slot %q: %w", key, slot, ErrInvalidSlot)
 	}
+	name := TrustConfigMapName(key, slot)
 	var out system.MediaTrust
+	var written *corev1.ConfigMap
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm, err := s.trustConfigMap(ctx, key, slot)
+		o, err := s.trustOwner(ctx, key)
 		if err != nil {
 			return err
+		}
+		cm, err := s.liveTrust(ctx, key.Namespace, name)
+		if err != nil {
+			return fmt.Errorf("read trust ConfigMap %s/%s: %w", key.Namespace, name, err)
+		}
+		if cm != nil && !ownsTrust(o, cm) {
+			return fmt.Errorf("ConfigMap %s/%s: %w", key.Namespace, name, ErrForeignTrust)
 		}
 		t := system.MediaTrust{VerifyCertificate: true}
 		if cm != nil {
@@ -190,23 +262,19 @@ func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, ed
 		cms := s.kube.CoreV1().ConfigMaps(key.Namespace)
 		if cm != nil {
 			cm.Data = encodeTrust(t)
-			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: apply.ManagerMedia})
+			written, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: apply.ManagerMedia})
 			return err
-		}
-		vm, err := s.w.Read(ctx, key)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", key, err)
 		}
 		cm = &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:            TrustConfigMapName(key, slot),
+				Name:            name,
 				Namespace:       key.Namespace,
 				Labels:          objectLabels(ComponentTrust, slot),
-				OwnerReferences: []metav1.OwnerReference{owner{key: key, uid: vm.Object.GetUID()}.ref()},
+				OwnerReferences: []metav1.OwnerReference{o.ref()},
 			},
 			Data: encodeTrust(t),
 		}
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: apply.ManagerMedia})
+		written, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: apply.ManagerMedia})
 		if apierrors.IsAlreadyExists(err) { // another request created it: edit that one
 			return apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, err)
 		}
@@ -214,6 +282,9 @@ func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, ed
 	})
 	if err != nil {
 		return system.MediaTrust{}, fmt.Errorf("edit trust of %s slot %s: %w", key, slot, err)
+	}
+	if s.trustCache != nil && written != nil {
+		s.trustCache.await(ctx, key.Namespace, name, written.ResourceVersion)
 	}
 	return out, nil
 }

@@ -32,6 +32,9 @@ type Config struct {
 	// matched route template (e.g. /redfish/v1/Systems/:id; "" when no route
 	// matched), the status code and the duration: the metrics hook.
 	Observe func(method, route string, status int, d time.Duration)
+	// UserWrites is each user's share of the apiserver budget for writes
+	// (fairshare.go); the zero value does not limit.
+	UserWrites WriteShare
 }
 
 // Server holds the handlers.
@@ -43,6 +46,8 @@ type Server struct {
 	systemBodies systemBodies
 	// allow is the Allow header value of each route template.
 	allow map[string][]string
+	// writes are the users' write shares (nil: no limit).
+	writes *writeShares
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).
@@ -79,7 +84,7 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, b: b}
+	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites)}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -91,9 +96,12 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 
 // handle registers h for method on path, with and without a trailing slash
 // (never redirecting), adding HEAD for GET. Unless public, the caller must
-// be authenticated.
+// be authenticated, and a write draws on the caller's write share.
 func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
 	if !public {
+		if method != http.MethodGet {
+			h = s.limitWrites(h)
+		}
 		h = s.authenticated(h)
 	}
 	methods := []string{method}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -110,6 +111,11 @@ func (s *Server) login(c echo.Context) error {
 		return err
 	}
 	req := c.Request()
+	// A login records the session (a write): a user whose write share is
+	// spent is refused first, a successful login draws on it.
+	if err := s.writes.check(user, time.Now()); err != nil {
+		return err
+	}
 	who, token, err := s.b.Auth.Login(req.Context(), peerIP(req), user, pass)
 	if errors.Is(err, auth.ErrBadCredentials) {
 		return &Error{Status: http.StatusUnauthorized, Messages: []Message{msg("AccessDenied", nil, req.URL.Path)}, Cause: err}
@@ -117,6 +123,7 @@ func (s *Server) login(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("log in %q: %w", user, err)
 	}
+	_ = s.writes.take(who.User, time.Now()) // this login's write is made: it counts
 	c.Set(loginUserKey, who.User)
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)

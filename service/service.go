@@ -82,7 +82,10 @@ type Config struct {
 	// Leader configures leader election for the reconcilers; the zero value
 	// elects on the Lease "redfish-bridge" in Namespace.
 	Leader LeaderElection
-	Log    *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// UserWrites is each Redfish user's share of the apiserver budget for
+	// writes (redfish.WriteShare); the zero value does not limit.
+	UserWrites redfish.WriteShare
+	Log        *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.
@@ -173,9 +176,16 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start inventory: %w", err)
 	}
+	// The slots' trust ConfigMaps, so GETs of VirtualMedia and Certificates
+	// read no apiserver (the bridge's own, selected by label: few).
+	trust, err := media.StartTrustCache(ctx, kube, cfg.Namespaces)
+	if err != nil {
+		return nil, fmt.Errorf("start trust cache: %w", err)
+	}
 	writer := apply.New(dyn, inv, mode, apply.Options{})
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube)
+	mediaSvc.SetTrustCache(trust)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	if cfg.ImportMethod != media.ImportMethodPod {
 		// CDI's importer may import: it checks no address it dials, so an
@@ -213,6 +223,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
+		UserWrites: cfg.UserWrites,
 	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
@@ -38,6 +39,7 @@ type serveOptions struct {
 	addrPolicy                          media.AddrPolicy
 	kubeQPS                             float64
 	kubeBurst                           int
+	userWrites                          redfish.WriteShare
 	maxImageSize, imageClaimSize        string
 	maxImageBytes                       int64
 	imageClaim                          resource.Quantity
@@ -52,6 +54,15 @@ type serveOptions struct {
 const (
 	defaultKubeQPS   = 100
 	defaultKubeBurst = 200
+)
+
+// Defaults of --user-write-qps and --user-write-burst: a user's writes
+// (one to a few apiserver requests each) leave most of --kube-qps to the
+// other users and the reconcilers, and are far above what one Ironic
+// conductor's provisioning sends.
+const (
+	defaultUserWriteQPS   = 20
+	defaultUserWriteBurst = 40
 )
 
 // parseServe parses the serve command line. Every flag can also be set
@@ -92,6 +103,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.podName, "pod-name", podName, "leader identity (default $POD_NAME, else the hostname)")
 	fs.Float64Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "client-side rate limit of apiserver requests per second")
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
+	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average, its share of --kube-qps (beyond it: 429 with Retry-After); 0 for no limit")
+	fs.IntVar(&o.userWrites.Burst, "user-write-burst", defaultUserWriteBurst, "writes each Redfish user may make at once")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections served at once per listener (TLS handshakes included); -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
@@ -123,6 +136,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	}
 	if o.imageClaim, err = resource.ParseQuantity(o.imageClaimSize); err != nil || o.imageClaim.Sign() <= 0 {
 		return nil, fmt.Errorf("serve: --image-claim-size %q: a positive quantity such as 8Gi is required", o.imageClaimSize)
+	}
+	if o.userWrites.PerSecond > 0 && o.userWrites.Burst <= 0 {
+		return nil, fmt.Errorf("serve: --user-write-burst must be positive (got %d)", o.userWrites.Burst)
 	}
 	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
 		return nil, fmt.Errorf("serve: --kube-qps and --kube-burst must be positive (got %v, %d)", o.kubeQPS, o.kubeBurst)
@@ -160,8 +176,9 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
-		Leader: service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
-		Log:    logctx.From(ctx),
+		Leader:     service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
+		UserWrites: o.userWrites,
+		Log:        logctx.From(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -130,12 +130,13 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["create", "delete"]
-# A slot's trust (VerifyCertificate and Certificates), read by name and
-# written back with its resourceVersion; the import ConfigMap of an insert
-# (its CAs), created and deleted.
+# A slot's trust (VerifyCertificate and Certificates): listed and watched
+# (by label: the bridge's own) for GETs, read by name and written back with
+# its resourceVersion; the import ConfigMap of an insert (its CAs), created
+# and deleted.
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "create", "update", "delete"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # Events on VMs the media reconciler healed.
 - apiGroups: [""]
   resources: ["events"]

@@ -1,0 +1,122 @@
+package media
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+)
+
+// TrustCache is the informer cache of the slots' trust ConfigMaps: only
+// those carrying the labels the bridge gives them (component media-tls,
+// part-of redfish-bridge) are listed and watched, so a GET of a slot, its
+// Certificates or one certificate reads no apiserver, and a ConfigMap
+// someone else made without those labels is never even seen. Ownership
+// (the VM's UID) is checked on every read ([Service.Trust]).
+type TrustCache struct {
+	// informers by namespace ("" when cluster-wide).
+	informers map[string]cache.SharedIndexInformer
+}
+
+// trustSelector selects the ConfigMaps [Service.editTrust] creates.
+func trustSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{LabelComponent: ComponentTrust, LabelPartOf: PartOf})
+}
+
+// StartTrustCache starts the trust ConfigMap informers of namespaces (all
+// when empty) and waits until they have synced or ctx ends. They stop
+// when ctx ends.
+func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces []string) (*TrustCache, error) {
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	c := &TrustCache{informers: make(map[string]cache.SharedIndexInformer, len(namespaces))}
+	var synced []cache.InformerSynced
+	for _, ns := range namespaces {
+		if _, dup := c.informers[ns]; dup {
+			continue
+		}
+		f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = trustSelector().String() }))
+		inf := f.Core().V1().ConfigMaps().Informer()
+		if err := inf.SetTransform(trimTrust); err != nil {
+			return nil, fmt.Errorf("trust cache: %w", err)
+		}
+		c.informers[ns] = inf
+		f.Start(ctx.Done())
+		synced = append(synced, inf.HasSynced)
+	}
+	start := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil, fmt.Errorf("trust cache of namespaces %q did not sync: %w", namespaces, context.Cause(ctx))
+	}
+	logctx.From(ctx).Info("trust cache synced", "namespaces", namespaces, "took", time.Since(start))
+	return c, nil
+}
+
+// trimTrust drops a cached ConfigMap's managedFields (one entry per
+// certificate key), which nothing reads.
+func trimTrust(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// get returns the cached ConfigMap namespace/name, nil when there is none.
+// It is shared with the cache: do not modify it.
+func (c *TrustCache) get(namespace, name string) (*corev1.ConfigMap, error) {
+	inf, ok := c.informers[namespace]
+	if !ok {
+		inf = c.informers[metav1.NamespaceAll]
+	}
+	if inf == nil {
+		return nil, nil
+	}
+	obj, ok, err := inf.GetIndexer().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return nil, fmt.Errorf("trust cache: %s/%s: unexpected type %T", namespace, name, obj)
+	}
+	return cm, nil
+}
+
+// trustCacheWait bounds how long a trust write waits for the cache to
+// show it; the watch normally delivers within milliseconds.
+const trustCacheWait = 2 * time.Second
+
+// await waits (bounded) until the cache holds namespace/name at
+// resourceVersion rv or later, so the client's next GET reads its own
+// write back.
+func (c *TrustCache) await(ctx context.Context, namespace, name, rv string) {
+	want, err := strconv.ParseUint(rv, 10, 64)
+	deadline := time.Now().Add(trustCacheWait)
+	for time.Now().Before(deadline) {
+		cm, _ := c.get(namespace, name)
+		if cm != nil {
+			if cm.ResourceVersion == rv {
+				return
+			}
+			if got, err2 := strconv.ParseUint(cm.ResourceVersion, 10, 64); err == nil && err2 == nil && got >= want {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
