@@ -40,8 +40,15 @@ type stack struct {
 }
 
 // newStack starts a cluster of variant v and the stack on it; the Writer
-// reads through wrap(inventory) (wrap may be nil).
+// reads through wrap(inventory) (wrap may be nil). It logs warnings to the
+// test's output.
 func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache) *stack {
+	t.Helper()
+	return newStackLog(t, v, wrap, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// newStackLog is [newStack] logging to log.
+func newStackLog(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache, log *slog.Logger) *stack {
 	t.Helper()
 	ctx := t.Context()
 	c := testcluster.ForTest(t, v)
@@ -54,7 +61,6 @@ func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) appl
 	}
 	bridge := dynamic.NewForConfigOrDie(c.Bridge)
 	kube := kubernetes.NewForConfigOrDie(c.Bridge)
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mode, err := apply.DetectMode(ctx, bridge)
 	if err != nil {
 		t.Fatal(err)
