@@ -107,7 +107,8 @@ func TestValuesRejected(t *testing.T) {
 		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
 		{"max image size not a quantity", []string{"--set", "maxImageSize=lots"}, "maxImageSize"},
 		{"image claim size not a quantity", []string{"--set", "imageClaimSize=-8Gi"}, "imageClaimSize"},
-		{"CDI importer NetworkPolicy without watchNamespaces", []string{"--set", "cdiImporterNetworkPolicy.enabled=true"}, "cdiImporterNetworkPolicy.enabled needs watchNamespaces"},
+		{"CDI import without watchNamespaces behind no NetworkPolicy", []string{"--set", "extraConfig.import-method=cdi"}, "extraConfig.import-method cdi needs watchNamespaces while cdiImporterNetworkPolicy.enabled"},
+		{"auto import without watchNamespaces behind no NetworkPolicy", []string{"--set", "extraConfig.import-method=auto"}, "extraConfig.import-method auto needs watchNamespaces"},
 		{"CDI importer NetworkPolicy CIDR", []string{"--set", "cdiImporterNetworkPolicy.allow={images.example}"}, "cdiImporterNetworkPolicy"},
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
@@ -123,6 +124,45 @@ func TestValuesRejected(t *testing.T) {
 			}
 			if !strings.Contains(errOut, tt.wantErr) {
 				t.Errorf("helm template error does not name %q:\n%s", tt.wantErr, errOut)
+			}
+		})
+	}
+}
+
+// importMethodPod is the config line making the bridge import with its pod.
+var importMethodPod = regexp.MustCompile(`(?m)^    import-method: pod$`)
+
+// TestCDIImportsBehindNetworkPolicy: by default no CDI importer pod the
+// bridge starts runs without the chart's NetworkPolicy (CDI's importer
+// checks no address policy: DNS rebinding and redirects reach the metadata
+// service): with watchNamespaces each gets one, without them the bridge
+// imports with its own pod; enabled=false opts out.
+func TestCDIImportsBehindNetworkPolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		policies  int  // NetworkPolicies rendered
+		importPod bool // import-method: pod in the config
+	}{
+		{"default: every namespace, the pod imports", nil, 0, true},
+		{"watchNamespaces: a NetworkPolicy in each", []string{"--set", "watchNamespaces={vms-a,vms-b}"}, 2, false},
+		{"every namespace, import-method pod given", []string{"--set", "extraConfig.import-method=pod"}, 0, true},
+		{"opted out, every namespace", []string{"--set", "cdiImporterNetworkPolicy.enabled=false"}, 0, false},
+		{"opted out, watchNamespaces", []string{"--set", "cdiImporterNetworkPolicy.enabled=false", "--set", "watchNamespaces={vms-a}"}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := mustHelm(t, append([]string{"template", "rb", chartDir, "--namespace", "bm"}, tt.args...)...)
+			got := struct {
+				Policies  int
+				ImportPod bool
+			}{strings.Count(out, "\nkind: NetworkPolicy\n"), importMethodPod.MatchString(out)}
+			want := struct {
+				Policies  int
+				ImportPod bool
+			}{tt.policies, tt.importPod}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("helm template %v (-want +got):\n%s", tt.args, diff)
 			}
 		})
 	}

@@ -87,8 +87,8 @@ func upgradeClusterWide(t *testing.T, env *installed) {
 	before := generated()
 	mustHelm(t, "upgrade", release, chartDir, "--namespace", releaseNS, "--kubeconfig", env.cluster.Kubeconfig,
 		// All namespaces: the per-namespace CDI importer NetworkPolicy
-		// cannot follow (the chart refuses it), so it goes.
-		"--reuse-values", "--set-json", "watchNamespaces=[]", "--set", "cdiImporterNetworkPolicy.enabled=false")
+		// cannot follow, so it goes and the bridge imports with its pod.
+		"--reuse-values", "--set-json", "watchNamespaces=[]")
 	if diff := cmp.Diff(before, generated()); diff != "" {
 		t.Errorf("generated secrets changed on upgrade (-before +after):\n%s", diff)
 	}

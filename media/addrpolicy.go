@@ -181,12 +181,14 @@ func (e *RefusedAddrError) Error() string {
 }
 
 // PolicyClient returns an HTTP client whose every connection, redirects
-// included, is checked by p. The environment's proxy settings are honoured
-// (the proxy's address is what is checked then: an operator-chosen proxy
-// is trusted to enforce its own rules).
+// included, is checked by p. It takes no proxy from the environment
+// (HTTP_PROXY, HTTPS_PROXY): through a proxy the dialed address is the
+// proxy's, and the destination would go unchecked. It follows at most 10
+// redirects and refuses one from https to http ([*DowngradeError]).
 func PolicyClient(p AddrPolicy, timeout time.Duration) *http.Client {
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: p.Control}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = d.DialContext
-	return &http.Client{Transport: t, Timeout: timeout}
+	t.Proxy = nil
+	return &http.Client{Transport: t, Timeout: timeout, CheckRedirect: checkRedirect}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +45,8 @@ func TestMediaCDI(t *testing.T) {
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
 			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })
-			t.Run("PrivateCAAndCredentials", func(t *testing.T) { testCDITrust(t, e) })
+			t.Run("PrivateCA", func(t *testing.T) { testCDITrust(t, e) })
+			t.Run("CredentialsUseThePod", func(t *testing.T) { testCDICredentials(t, e) })
 			t.Run("EjectDeletesOwnedDataVolumeOnly", func(t *testing.T) { testCDIEject(t, e) })
 			t.Run("FailureFailsTheSlot", func(t *testing.T) { testCDIFailure(t, e) })
 			t.Run("VerifyOffUsesThePod", func(t *testing.T) { testCDIVerifyOff(t, e) })
@@ -159,26 +161,21 @@ func testCDIImport(t *testing.T, e *env) {
 }
 
 // testCDITrust: the slot's private CA reaches the DataVolume's
-// certConfigMap and InsertMedia's credentials its secretRef (CDI's
-// accessKeyId/secretKey), and the import succeeds only with both.
+// certConfigMap, and the import succeeds with it.
 func testCDITrust(t *testing.T, e *env) {
-	srv := newPrivateServer(t, true)
+	srv := newPrivateServer(t, false)
 	key := e.createVM(t, vmName(t))
 	if _, err := e.svc.AddCertificate(t.Context(), key, slot, srv.ca.PEM); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/gated.iso", UserName: imageUser, Password: imagePass})
+	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/gated.iso"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dv := e.dataVolumeOf(t, key, got.InsertID)
 	source, _, _ := unstructured.NestedStringMap(dv.Object, "spec", "source", "http")
-	if source["secretRef"] != got.ImportSecret || source["certConfigMap"] != got.ImportSecret || got.ImportSecret == "" {
-		t.Fatalf("DataVolume http source %v, want secretRef and certConfigMap %q", source, got.ImportSecret)
-	}
-	sec, err := e.adminKube.CoreV1().Secrets(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{})
-	if err != nil || string(sec.Data["accessKeyId"]) != imageUser || string(sec.Data["secretKey"]) != imagePass {
-		t.Fatalf("secretRef %s (err %v): keys %v, want CDI's accessKeyId and secretKey", got.ImportSecret, err, keys(sec.Data))
+	if source["certConfigMap"] != got.ImportSecret || got.ImportSecret == "" || source["secretRef"] != "" {
+		t.Fatalf("DataVolume http source %v, want certConfigMap %q and no secretRef", source, got.ImportSecret)
 	}
 	cm, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{})
 	if err != nil || !strings.Contains(cm.Data[media.CAKey], strings.TrimSpace(srv.ca.PEM)) {
@@ -191,6 +188,52 @@ func testCDITrust(t *testing.T, e *env) {
 		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
 	}
 	e.waitImportObjectsGone(t, got.ImportSecret)
+}
+
+// testCDICredentials: CDI's importer re-sends a DataVolume's secretRef
+// credentials on every redirect, to any host, so an insert with UserName
+// and Password is imported by the bridge's pod, even with CDI: no
+// DataVolume is made, and the host the image server redirects to never
+// sees the credentials.
+func testCDICredentials(t *testing.T, e *env) {
+	var leaked, elsewhereHits atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereHits.Add(1)
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		_, _ = w.Write([]byte(strings.Repeat("redirected image|", 4096)))
+	}))
+	t.Cleanup(elsewhere.Close)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, pw, ok := r.BasicAuth(); !ok || u != imageUser || pw != imagePass {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(w, r, elsewhere.URL+"/a.iso", http.StatusFound)
+	}))
+	t.Cleanup(srv.Close)
+	key := e.createVM(t, vmName(t))
+	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/redirect.iso", UserName: imageUser, Password: imagePass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+	if ready.InsertID != got.InsertID || ready.Method != media.ImportMethodPod {
+		t.Errorf("slot %+v: want insert %s imported by the pod method", ready, got.InsertID)
+	}
+	dvs, err := e.dataVolumes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dv := range dvs {
+		if dv.GetLabels()[media.LabelInsertID] == got.InsertID {
+			t.Errorf("DataVolume %s made for an insert with credentials (CDI hands them to every redirect)", dv.GetName())
+		}
+	}
+	if elsewhereHits.Load() == 0 || leaked.Load() != 0 {
+		t.Errorf("the host redirected to got %d requests, %d with credentials; want some, none with credentials", elsewhereHits.Load(), leaked.Load())
+	}
 }
 
 // testCDIEject: eject deletes the slot's DataVolume (and with it its PVC);

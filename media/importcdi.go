@@ -25,24 +25,29 @@ import (
 // slot's claim, with an http source: CDI creates the PVC (same name, owned
 // by the DataVolume, labelled like it), downloads the image and reports
 // status.progress, which becomes the Task's PercentComplete. The import
-// ConfigMap (CAs) is its certConfigMap, the import Secret (accessKeyId,
-// secretKey) its secretRef. The DataVolume is owned by the VM and stays
-// while the slot holds its image (CDI's garbage collection of completed
-// DataVolumes is refused by annotation); it is deleted on eject, on
-// re-insert and when its import failed, and its PVC goes with it.
+// ConfigMap (CAs) is its certConfigMap; it is never given credentials (no
+// secretRef: an insert with credentials never comes here, see below).
+// The DataVolume is owned by the VM and stays while the slot holds its image
+// (CDI's garbage collection of completed DataVolumes is refused by
+// annotation); it is deleted on eject, on re-insert and when its import
+// failed, and its PVC goes with it.
 //
-// What CDI cannot express is imported by the pod instead: an insert with
-// VerifyCertificate false (CDI's http source always verifies). CDI's
-// importer applies none of the bridge's address policy when it connects:
-// the policy is checked at insert instead, on literal IPs and on every
-// address the host name resolves to then ([Service.SetHostResolver]); a
-// DNS answer that changes between that check and the importer's dial
-// (rebinding) and HTTP redirects (CDI follows them, to any host) are not
-// checked: a NetworkPolicy on CDI's importer pods closes them (see
-// docs/operations.md). The maximum image size bounds the DataVolume's
-// requested size ([dataVolumeSize]); CDI fails an image that does not fit
-// its PVC. The DataVolume is never resized: an image larger than the
-// default claim size fails on this path.
+// What CDI cannot do safely is imported by the pod instead: an insert with
+// VerifyCertificate false (CDI's http source always verifies) and one with
+// credentials (CDI's importer re-attaches them on every redirect, to any
+// host; the pod sends them to the image URL's scheme, host and port only,
+// and refuses a redirect from https to http). CDI's importer applies none of
+// the bridge's address policy when it connects: the policy is checked at
+// insert instead, on literal IPs and on every address the host name resolves
+// to then ([Service.SetHostResolver]); a DNS answer that changes between
+// that check and the importer's dial (rebinding) and HTTP redirects (CDI
+// follows them, to any host) are not checked: a NetworkPolicy on CDI's
+// importer pods closes them (the chart renders one by default, and makes the
+// bridge import with the pod where it cannot: see docs/operations.md). The
+// maximum image size bounds the DataVolume's requested size
+// ([dataVolumeSize]); CDI fails an image that does not fit its PVC. The
+// DataVolume is never resized: an image larger than the default claim size
+// fails on this path.
 
 // DataVolumeResource is CDI's DataVolume.
 var DataVolumeResource = schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
@@ -84,6 +89,9 @@ func (c *cdiImporter) method() string { return ImportMethodCDI }
 func (c *cdiImporter) refuses(slot system.MediaSlot) string {
 	if slot.Insecure {
 		return "CDI's http source cannot skip TLS verification (VerifyCertificate false)"
+	}
+	if slot.Credentials {
+		return "CDI's importer sends InsertMedia's UserName and Password on every redirect, to any host"
 	}
 	return ""
 }
@@ -280,10 +288,9 @@ func dataVolumeFor(o owner, slot system.MediaSlot, size resource.Quantity, stora
 	for k, v := range l {
 		labels[k] = v
 	}
+	// Never a secretRef: CDI's importer sends its credentials on every
+	// redirect, to any host ([cdiImporter.refuses]).
 	http := map[string]any{"url": slot.Image}
-	if slot.ImportSecret != "" && slot.Credentials {
-		http["secretRef"] = slot.ImportSecret
-	}
 	if slot.ImportSecret != "" && slot.CABundle {
 		http["certConfigMap"] = slot.ImportSecret
 	}

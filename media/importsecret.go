@@ -19,8 +19,9 @@ import (
 // ConfigMap the CAs the download trusts: what an import needs besides the
 // URL. Both are created, owned by the VM, before the insert is recorded;
 // the import pod mounts them under [ImportConfigPath] (only file paths
-// reach its arguments), a CDI DataVolume names them as its secretRef and
-// certConfigMap; both are deleted when the import ends (succeeded,
+// reach its arguments), a CDI DataVolume names the ConfigMap as its
+// certConfigMap (an insert with credentials is never imported by CDI:
+// importcdi.go); both are deleted when the import ends (succeeded,
 // failed, timed out) and on eject. Credentials are needed for the
 // download only, so they do not outlive it.
 

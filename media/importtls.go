@@ -23,8 +23,9 @@ const (
 
 // Client is the HTTP client of the import: the address policy on every
 // connection, the request's TLS trust (system roots plus CAFile, or none
-// under SkipVerify), and its credentials sent to the image URL's host only,
-// never to a host a redirect leads to.
+// under SkipVerify), and its credentials sent to the image URL's scheme,
+// host and port only, never to another one a redirect leads to (and a
+// redirect from https to http is refused outright: [PolicyClient]).
 func (r ImportRequest) Client() (*http.Client, error) {
 	c := PolicyClient(r.Policy, 0)
 	t := c.Transport.(*http.Transport)
@@ -48,7 +49,7 @@ func (r ImportRequest) Client() (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image URL: %w", err)
 	}
-	c.Transport = &basicAuth{base: t, host: u.Host, user: user, pass: pass}
+	c.Transport = &basicAuth{base: t, scheme: u.Scheme, host: u.Host, user: user, pass: pass}
 	return c, nil
 }
 
@@ -84,16 +85,16 @@ func readCredential(dir, key string) (string, error) {
 	return string(b), nil
 }
 
-// basicAuth adds HTTP Basic credentials to requests for one host (with its
-// port: net/http itself would forward them to another port of the same
-// host name on a redirect).
+// basicAuth adds HTTP Basic credentials to requests for one scheme and
+// host (with its port: net/http itself would forward them to another port
+// or scheme of the same host name on a redirect).
 type basicAuth struct {
-	base             http.RoundTripper
-	host, user, pass string
+	base                     http.RoundTripper
+	scheme, host, user, pass string
 }
 
 func (b *basicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host == b.host && req.Header.Get("Authorization") == "" {
+	if req.URL.Scheme == b.scheme && req.URL.Host == b.host && req.Header.Get("Authorization") == "" {
 		req = req.Clone(req.Context())
 		req.SetBasicAuth(b.user, b.pass)
 	}
@@ -107,7 +108,10 @@ func (r ImportRequest) hint(err error) string {
 	var verify *tls.CertificateVerificationError
 	var hostname x509.HostnameError
 	var status *HTTPStatusError
+	var downgrade *DowngradeError
 	switch {
+	case errors.As(err, &downgrade):
+		return " (the image server redirected from HTTPS to plain HTTP: serve the image over HTTPS throughout)"
 	case errors.As(err, &unknown) || errors.As(err, &verify) || errors.As(err, &hostname):
 		return " (the image server's TLS certificate is not trusted: POST its CA to the slot's Certificates, " +
 			"add it to the bridge's CA bundle, or PATCH VerifyCertificate false)"

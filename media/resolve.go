@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // HostResolver looks up a host name's addresses; [net.Resolver] is one
@@ -34,14 +36,14 @@ func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw, n
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return &InvalidURLError{URL: raw, Reason: err.Error()} // ValidateURL parsed it: not reached
+		return &InvalidURLError{URL: logctx.RedactURL(raw), Reason: parseReason(raw, err)} // ValidateURL parsed it: not reached
 	}
 	host := u.Hostname()
 	if _, err := netip.ParseAddr(strings.TrimSuffix(host, ".")); err == nil {
 		return nil // a literal IP: ValidateURL checked it
 	}
 	if why := p.checkName(ctx, r, host, namespace); why != "" {
-		return &InvalidURLError{URL: raw, Reason: why}
+		return &InvalidURLError{URL: logctx.RedactURL(raw), Reason: why}
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package media
 
 import (
+	"errors"
 	"net/url"
 	"strings"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // maxURLLength bounds an image URL; it travels in a VM annotation and a pod
@@ -12,14 +15,15 @@ const maxURLLength = 4096
 // ValidateURL checks an image URL: absolute http or https with a host, no
 // userinfo (credentials would land in a VM annotation and a pod spec), no
 // control characters, and no literal IP the default [AddrPolicy] refuses
-// (cloud metadata, link-local...). It returns an [*InvalidURLError].
+// (cloud metadata, link-local...). It returns an [*InvalidURLError], whose
+// URL has its password redacted (it is logged and answered).
 func ValidateURL(raw string) error {
 	return AddrPolicy{}.ValidateURL(raw)
 }
 
 // ValidateURL is [ValidateURL] under policy p: also no literal IP p refuses.
 func (p AddrPolicy) ValidateURL(raw string) error {
-	bad := func(reason string) error { return &InvalidURLError{URL: raw, Reason: reason} }
+	bad := func(reason string) error { return &InvalidURLError{URL: logctx.RedactURL(raw), Reason: reason} }
 	if raw == "" {
 		return bad("empty")
 	}
@@ -31,7 +35,7 @@ func (p AddrPolicy) ValidateURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return bad(err.Error())
+		return bad(parseReason(raw, err))
 	}
 	if !u.IsAbs() {
 		return bad("not absolute")
@@ -49,4 +53,17 @@ func (p AddrPolicy) ValidateURL(raw string) error {
 		return bad(why)
 	}
 	return nil
+}
+
+// parseReason is why raw does not parse, without raw itself (url.Error
+// quotes it whole, password included); nothing more than that when raw
+// holds an "@" (the parser's detail may quote part of a password).
+func parseReason(raw string, err error) string {
+	if strings.Contains(raw, "@") {
+		return "not a valid URL"
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -37,7 +38,7 @@ func httpBootURI(b *props) *string {
 		return new("")
 	}
 	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		b.add(msg("PropertyValueFormatError", []string{b.path + name}, s, name))
+		b.add(msg("PropertyValueFormatError", []string{b.path + name}, logctx.RedactURL(s), name))
 		return nil
 	}
 	return &s

@@ -134,7 +134,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 	if ok {
 		u, err := url.Parse(image)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add(msg("ActionParameterValueFormatError", []string{"#/Image"}, image, "Image", insertAction))
+			p.add(msg("ActionParameterValueFormatError", []string{"#/Image"}, logctx.RedactURL(image), "Image", insertAction))
 		} else {
 			scheme = strings.ToUpper(u.Scheme)
 		}
@@ -156,7 +156,7 @@ func (s *Server) insertMedia(c echo.Context) error {
 	}
 	got, err := s.b.Media.Insert(c.Request().Context(), v.Key, sl.Slot, req)
 	if err != nil {
-		return fmt.Errorf("insert %s into %s slot %s: %w", image, v.Key, sl.Slot, err)
+		return fmt.Errorf("insert %s into %s slot %s: %w", logctx.RedactURL(image), v.Key, sl.Slot, err)
 	}
 	if !validTaskID(got.InsertID) {
 		if got.InsertID != "" {

@@ -25,5 +25,16 @@
 {{- $_ := set $cfg "tls-cert" "/etc/redfish-bridge/tls/tls.crt" }}
 {{- $_ := set $cfg "tls-key" "/etc/redfish-bridge/tls/tls.key" }}
 {{- end }}
+{{- /* CDI's importer pods check no address policy: CDI imports only
+where the chart's NetworkPolicy covers them (docs/operations.md, "CDI and
+the address policy"); serving every namespace it cannot, so the bridge
+imports with its own pod. */}}
+{{- if and .Values.cdiImporterNetworkPolicy.enabled (not .Values.watchNamespaces) }}
+{{- $method := index .Values.extraConfig "import-method" | default "pod" }}
+{{- if ne $method "pod" }}
+{{- fail (printf "extraConfig.import-method %s needs watchNamespaces while cdiImporterNetworkPolicy.enabled: the NetworkPolicy that keeps CDI's importer pods from the metadata service applies to one namespace (set cdiImporterNetworkPolicy.enabled=false to let CDI import without it)" $method) }}
+{{- end }}
+{{- $_ := set $cfg "import-method" "pod" }}
+{{- end }}
 {{- toYaml (mergeOverwrite $cfg .Values.extraConfig) }}
 {{- end }}
