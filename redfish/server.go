@@ -83,7 +83,7 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.protocol, checkQuery, limitBody)
+	e.Use(s.protocol, limitBody)
 	s.routes(e)
 	s.allow = allowedMethods(e.Routes())
 	return s, e, nil
@@ -91,8 +91,11 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 
 // handle registers h for method on path, with and without a trailing slash
 // (never redirecting), adding HEAD for GET. Unless public, the caller must
-// be authenticated.
+// be authenticated, before anything else about the request is judged: the
+// query string ([checkQuery]) is checked after authentication, so an
+// unauthenticated caller learns nothing but 401.
 func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
+	h = checkQuery(h)
 	if !public {
 		h = s.authenticated(h)
 	}
