@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -112,5 +113,59 @@ func TestObserveLabelsBounded(t *testing.T) {
 	}
 	if rec.Code != http.StatusOK || rec.Body.Len() > maxScrape {
 		t.Errorf("/metrics after the attack: %d, %d bytes, want 200 and at most %d", rec.Code, rec.Body.Len(), maxScrape)
+	}
+}
+
+// TestAuthenticatedHook: Config.Authenticated is called for each request
+// that authenticated (Basic, token, a login) and for no other, so the
+// connection limit never takes an unauthenticated connection for an
+// authenticated one.
+func TestAuthenticatedHook(t *testing.T) {
+	base := newEnv(t)
+	var calls int
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
+		Authenticated: func(ctx context.Context) {
+			if ctx == nil {
+				t.Error("Authenticated called without a context")
+			}
+			calls++
+		}},
+		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &env{fake: base.fake, e: e, auth: base.auth}
+	loginBody := func(pw string) string { return `{"UserName":"alice","Password":"` + pw + `"}` }
+	var token string
+	for _, tc := range []struct {
+		name string
+		r    func() req
+		want int
+	}{
+		{"public resource", func() req { return req{path: "/redfish/v1"} }, 0},
+		{"no credentials", func() req { return req{path: "/redfish/v1/Systems"} }, 0},
+		{"wrong password", func() req {
+			return req{path: "/redfish/v1/Systems", header: map[string]string{"Authorization": "Basic YWRtaW46bm8="}}
+		}, 0},
+		{"bad token", func() req { return req{path: "/redfish/v1/Systems", token: "nope"} }, 0},
+		{"failed login", func() req {
+			return req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: loginBody("wrong")}
+		}, 0},
+		{"Basic", func() req { return req{path: "/redfish/v1/Systems", user: "admin"} }, 1},
+		{"login", func() req {
+			return req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: loginBody("alice-pw")}
+		}, 1},
+		{"token", func() req { return req{path: "/redfish/v1/Systems", token: token} }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls = 0
+			rec := env.do(t, tc.r())
+			if tok := rec.Header().Get(HeaderAuthToken); tok != "" {
+				token = tok
+			}
+			if calls != tc.want {
+				t.Errorf("status %d: Authenticated called %d times, want %d", rec.Code, calls, tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -28,10 +29,17 @@ type Config struct {
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).
 	RequestTimeout time.Duration
-	// Observe, if set, is called once per request with the method, the
-	// matched route template (e.g. /redfish/v1/Systems/:id; "" when no route
-	// matched), the status code and the duration: the metrics hook.
+	// Observe, if set, is called once per request with the method (as the
+	// client sent it: any string), the matched route template (e.g.
+	// /redfish/v1/Systems/:id; "" when the path matched no route, so that
+	// the routes are a closed set), the status code and the duration: the
+	// metrics hook.
 	Observe func(method, route string, status int, d time.Duration)
+	// Authenticated, if set, is called with the request's context each
+	// time a request authenticated (a session token or Basic credentials
+	// accepted, a login succeeded): the hook by which the server's
+	// connection limit tells authenticated connections from the others.
+	Authenticated func(ctx context.Context)
 }
 
 // Server holds the handlers.

@@ -118,6 +118,7 @@ func (s *Server) login(c echo.Context) error {
 		return fmt.Errorf("log in %q: %w", user, err)
 	}
 	c.Set(loginUserKey, who.User)
+	s.authenticatedHook(req.Context())
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)
 	h.Set(echo.HeaderLocation, sessionsURI+"/"+who.Session)

@@ -28,8 +28,11 @@ type Limits struct {
 	// from it); default [DefaultMaxHeaderBytes].
 	MaxHeaderBytes int
 	// MaxConnections caps open connections, TLS handshakes in progress
-	// included; further connections wait in the kernel's accept queue until
-	// one closes. Default [DefaultMaxConnections]; negative means no cap.
+	// included. A connection over the cap closes an unauthenticated one
+	// (see limitListener: of the address holding the most, the oldest
+	// idle); only while all are authenticated do further connections wait
+	// in the kernel's accept queue until one closes. Default
+	// [DefaultMaxConnections]; negative means no cap.
 	MaxConnections int
 }
 
@@ -87,6 +90,9 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if limits.MaxConnections > 0 {
+		trackConns(srv)
 	}
 	wg.Go(func() {
 		var err error

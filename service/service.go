@@ -210,6 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
+		Authenticated: markAuthenticated,
 	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)

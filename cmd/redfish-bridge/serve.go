@@ -91,7 +91,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.Float64Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "client-side rate limit of apiserver requests per second")
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
-	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections served at once per listener (TLS handshakes included); -1 for no cap")
+	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included); at the cap a new connection closes an unauthenticated one (the oldest idle of the address holding the most), and waits only while all are authenticated; -1 for no cap")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
