@@ -80,6 +80,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 	}
 	if tlsCfg != nil {
 		tlsCfg = HardenTLS(tlsCfg)
+		h = withHSTS(h)
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -112,4 +113,19 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		_ = srv.Shutdown(shutdownCtx)
 	})
 	return ln.Addr().String(), nil
+}
+
+// hsts is the Strict-Transport-Security of every HTTPS answer (RFC 6797):
+// a browser that reached the bridge over HTTPS refuses plain HTTP to it
+// for a year, as real BMCs ask. No includeSubDomains: the names below the
+// bridge's are not the bridge's to pin.
+const hsts = "max-age=31536000"
+
+// withHSTS sets [hsts] on every answer of h. Only HTTPS servers use it:
+// the header means nothing over plain HTTP (RFC 6797 section 7.2).
+func withHSTS(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", hsts)
+		h.ServeHTTP(w, r)
+	})
 }
