@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
@@ -52,14 +53,29 @@ func New() *Metrics {
 	return m
 }
 
-// ObserveRequest is the redfish.Config.Observe hook. An empty route (no
-// route matched) is reported as "unmatched".
+// ObserveRequest is the redfish.Config.Observe hook. Labels come from
+// closed sets, whatever the client sends: a method other than the nine of
+// RFC 9110 and RFC 5789 is reported as "other" (the method is the
+// client's, e.g. 8 KiB of random letters); an empty route (no route
+// matched; redfish reports only its route templates) as "unmatched".
 func (m *Metrics) ObserveRequest(method, route string, status int, d time.Duration) {
+	if !knownMethods[method] {
+		method = otherMethod
+	}
 	if route == "" {
 		route = "unmatched"
 	}
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// otherMethod is the method label of every method not in knownMethods.
+const otherMethod = "other"
+
+// knownMethods are the method label's values besides otherMethod.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodOptions: true, http.MethodConnect: true, http.MethodTrace: true,
 }
 
 // ObserveImport is the media.Options.ObserveImport hook.

@@ -32,6 +32,8 @@ func TestCollect(t *testing.T) {
 	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 3*time.Millisecond)
 	m.ObserveRequest("GET", "/redfish/v1/Systems/:id", 200, 5*time.Millisecond)
 	m.ObserveRequest("GET", "", 404, time.Millisecond)
+	m.ObserveRequest("XYZZY", "/redfish/v1/Systems/:id", 405, time.Millisecond)
+	m.ObserveRequest("get", "", 404, time.Millisecond)
 	m.ObserveImport("succeeded", 3*time.Second)
 	m.SetLeader(true)
 
@@ -46,6 +48,8 @@ redfish_bridge_applies_total{manager="redfish-media",outcome="retry"} 1
 # TYPE redfish_bridge_http_requests_total counter
 redfish_bridge_http_requests_total{code="200",method="GET",route="/redfish/v1/Systems/:id"} 2
 redfish_bridge_http_requests_total{code="404",method="GET",route="unmatched"} 1
+redfish_bridge_http_requests_total{code="404",method="other",route="unmatched"} 1
+redfish_bridge_http_requests_total{code="405",method="other",route="/redfish/v1/Systems/:id"} 1
 # HELP redfish_bridge_leader 1 while this replica holds the Lease and runs the reconcilers.
 # TYPE redfish_bridge_leader gauge
 redfish_bridge_leader 1
@@ -69,8 +73,8 @@ redfish_bridge_reconciler_queue_depth{reconciler="power"} 0
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(m.latency); n != 2 {
-		t.Errorf("latency series = %d, want 2 (one per method+route)", n)
+	if n := testutil.CollectAndCount(m.latency); n != 4 {
+		t.Errorf("latency series = %d, want 4 (one per method+route)", n)
 	}
 	if n := testutil.CollectAndCount(m.importDuration); n != 1 {
 		t.Errorf("import duration series = %d, want 1", n)

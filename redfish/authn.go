@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -41,7 +42,15 @@ func (s *Server) authenticated(next echo.HandlerFunc) echo.HandlerFunc {
 			return fmt.Errorf("authenticate: %w", err)
 		}
 		c.Set(principalKey, &p)
+		s.authenticatedHook(ctx)
 		return next(c)
+	}
+}
+
+// authenticatedHook calls [Config.Authenticated], if set.
+func (s *Server) authenticatedHook(ctx context.Context) {
+	if s.cfg.Authenticated != nil {
+		s.cfg.Authenticated(ctx)
 	}
 }
 

@@ -81,7 +81,7 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 				slog.String("remote", req.RemoteAddr), slog.Duration("duration", took.Round(time.Microsecond)))
 		}
 		if s.cfg.Observe != nil {
-			s.cfg.Observe(req.Method, routeOf(c), c.Response().Status, took)
+			s.cfg.Observe(req.Method, s.routeOf(c), c.Response().Status, took)
 		}
 		return nil
 	}
@@ -114,14 +114,16 @@ func checkODataVersion(req *http.Request) error {
 }
 
 // routeOf is the matched route template without a trailing slash, or ""
-// when no route matched (404, 405), so that metrics stay bounded.
-func routeOf(c echo.Context) string {
+// when the request matched none of the service's routes (a 404 path, or
+// a prefix echo's router stopped at), so that metrics labels come from the
+// closed set of route templates.
+func (s *Server) routeOf(c echo.Context) string {
 	p := c.Path()
-	if c.Response().Status == http.StatusNotFound && p == "/*" {
-		return ""
-	}
 	if len(p) > 1 {
 		p = strings.TrimSuffix(p, "/")
+	}
+	if _, ok := s.allow[p]; !ok {
+		return ""
 	}
 	return p
 }

@@ -31,6 +31,12 @@ func TestQueryParameters(t *testing.T) {
 		{"top on a resource", req{path: sys + "/team-a.vm1?$top=1", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnResource"}}},
 		{"top on an action", req{method: http.MethodPost, path: reset + "?$top=1", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnOperation"}}},
 		{"expand on an action", req{method: http.MethodPost, path: reset + "?$expand=.", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		// Authentication comes first: an unauthenticated caller gets 401
+		// whatever its query (issue 22 item 13).
+		{"expand unauthenticated", req{path: sys + "?$expand=."}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
+		{"top not a number unauthenticated", req{path: sys + "?$top=x"}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
+		{"expand on an action unauthenticated", req{method: http.MethodPost, path: reset + "?$expand=.", body: `{"ResetType":"On"}`}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
+		{"expand on a public resource", req{path: "/redfish/v1?$expand=."}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
 	}
 	e := newEnv(t)
 	for _, tc := range tests {

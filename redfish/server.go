@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -28,13 +29,20 @@ type Config struct {
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).
 	RequestTimeout time.Duration
-	// Observe, if set, is called once per request with the method, the
-	// matched route template (e.g. /redfish/v1/Systems/:id; "" when no route
-	// matched), the status code and the duration: the metrics hook.
+	// Observe, if set, is called once per request with the method (as the
+	// client sent it: any string), the matched route template (e.g.
+	// /redfish/v1/Systems/:id; "" when the path matched no route, so that
+	// the routes are a closed set), the status code and the duration: the
+	// metrics hook.
 	Observe func(method, route string, status int, d time.Duration)
 	// UserWrites is each user's share of the apiserver budget for writes
 	// (fairshare.go); the zero value does not limit.
 	UserWrites WriteShare
+	// Authenticated, if set, is called with the request's context each
+	// time a request authenticated (a session token or Basic credentials
+	// accepted, a login succeeded): the hook by which the server's
+	// connection limit tells authenticated connections from the others.
+	Authenticated func(ctx context.Context)
 }
 
 // Server holds the handlers.
@@ -88,7 +96,7 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.protocol, checkQuery, limitBody)
+	e.Use(s.protocol, limitBody)
 	s.routes(e)
 	s.allow = allowedMethods(e.Routes())
 	return s, e, nil
@@ -96,8 +104,12 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 
 // handle registers h for method on path, with and without a trailing slash
 // (never redirecting), adding HEAD for GET. Unless public, the caller must
-// be authenticated, and a write draws on the caller's write share.
+// be authenticated, before anything else about the request is judged (the
+// query string, [checkQuery], after authentication, so an unauthenticated
+// caller learns nothing but 401), and a write draws on the caller's write
+// share.
 func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
+	h = checkQuery(h)
 	if !public {
 		if method != http.MethodGet {
 			h = s.limitWrites(h)

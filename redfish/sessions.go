@@ -125,6 +125,7 @@ func (s *Server) login(c echo.Context) error {
 	}
 	_ = s.writes.take(who.User, time.Now()) // this login's write is made: it counts
 	c.Set(loginUserKey, who.User)
+	s.authenticatedHook(req.Context())
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)
 	h.Set(echo.HeaderLocation, sessionsURI+"/"+who.Session)

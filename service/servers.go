@@ -28,8 +28,11 @@ type Limits struct {
 	// from it); default [DefaultMaxHeaderBytes].
 	MaxHeaderBytes int
 	// MaxConnections caps open connections, TLS handshakes in progress
-	// included; further connections wait in the kernel's accept queue until
-	// one closes. Default [DefaultMaxConnections]; negative means no cap.
+	// included. A connection over the cap closes an unauthenticated one
+	// (see limitListener: of the address holding the most, the oldest
+	// idle); only while all are authenticated do further connections wait
+	// in the kernel's accept queue until one closes. Default
+	// [DefaultMaxConnections]; negative means no cap.
 	MaxConnections int
 }
 
@@ -77,6 +80,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 	}
 	if tlsCfg != nil {
 		tlsCfg = HardenTLS(tlsCfg)
+		h = withHSTS(h)
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -87,6 +91,9 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if limits.MaxConnections > 0 {
+		trackConns(srv)
 	}
 	wg.Go(func() {
 		var err error
@@ -106,4 +113,19 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		_ = srv.Shutdown(shutdownCtx)
 	})
 	return ln.Addr().String(), nil
+}
+
+// hsts is the Strict-Transport-Security of every HTTPS answer (RFC 6797):
+// a browser that reached the bridge over HTTPS refuses plain HTTP to it
+// for a year, as real BMCs ask. No includeSubDomains: the names below the
+// bridge's are not the bridge's to pin.
+const hsts = "max-age=31536000"
+
+// withHSTS sets [hsts] on every answer of h. Only HTTPS servers use it:
+// the header means nothing over plain HTTP (RFC 6797 section 7.2).
+func withHSTS(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", hsts)
+		h.ServeHTTP(w, r)
+	})
 }

@@ -76,3 +76,56 @@ func TestServeTLSAndHeaderLimits(t *testing.T) {
 		tr.CloseIdleConnections()
 	}
 }
+
+// TestHSTS: every HTTPS answer carries Strict-Transport-Security, also
+// an error the handler writes; a plain HTTP answer does not.
+func TestHSTS(t *testing.T) {
+	var wg sync.WaitGroup
+	ctx := t.Context()
+	ca, err := testca.New("bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS, err := ca.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	log := slog.New(slog.DiscardHandler)
+	tlsAddr, err := serve(ctx, &wg, "https", "127.0.0.1:0", h, serverTLS, Limits{}, log, func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainAddr, err := serve(ctx, &wg, "http", "127.0.0.1:0", h, nil, Limits{}, log, func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wg.Wait)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the test's own certificate
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for _, tc := range []struct{ url, want string }{
+		{"https://" + tlsAddr + "/redfish/v1", "max-age=31536000"},
+		{"https://" + tlsAddr + "/missing", "max-age=31536000"},
+		{"http://" + plainAddr + "/redfish/v1", ""},
+	} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tc.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if got := resp.Header.Get("Strict-Transport-Security"); got != tc.want {
+			t.Errorf("GET %s: Strict-Transport-Security %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}

@@ -224,6 +224,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
 		UserWrites: cfg.UserWrites,
+		Authenticated: markAuthenticated,
 	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)

@@ -1,0 +1,175 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"testing"
+	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+)
+
+// answerBound is how soon an authenticated client must be answered under
+// a connection flood (issue 22 item 2: "within a second"); served
+// normally it takes milliseconds, locked out it waited 10-60 s.
+const answerBound = time.Second
+
+// TestConnectionFlood performs issue 22 item 2's attacks on a server
+// capped at the default DefaultMaxConnections, over TLS: as many
+// unauthenticated keep-alive connections from 127.0.0.2 that made one
+// request each and idle, plus 1500 TCP connections from 127.0.0.3-5 that
+// never send a byte. A client from 127.0.0.1 must still be answered on
+// fresh connections within answerBound, the listener must hold at most
+// the cap, and an authenticated keep-alive connection must survive a flood
+// from its own address.
+func TestConnectionFlood(t *testing.T) {
+	const limit = DefaultMaxConnections
+	ctx := t.Context()
+	ca, err := testca.New("bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS, err := ca.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The handler authenticates requests carrying the right header, as the
+	// redfish service does with credentials.
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer ok" {
+			markAuthenticated(r.Context())
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	// The server as serve builds it, keeping the listener to count.
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(tcp, limit)
+	srv := &http.Server{Handler: h, TLSConfig: HardenTLS(serverTLS), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: time.Minute, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
+	trackConns(srv)
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := tcp.Addr().String()
+
+	keepAlive := floodKeepAlive(t, addr, "127.0.0.2", limit)
+	for i, src := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		floodIdle(t, addr, src, 500)
+		t.Logf("flood: %d keep-alive connections answered, %d idle TCP connections opened; listener holds %d", keepAlive, (i+1)*500, ln.openConns())
+	}
+
+	t.Run("fresh connections answered", func(t *testing.T) {
+		c := clientFrom(t, "127.0.0.1", true)
+		for i := range 5 {
+			took, err := timedGet(ctx, c, addr, "Bearer ok")
+			t.Logf("request %d on a fresh connection: %v, err %v", i, took, err)
+			if err != nil {
+				t.Errorf("request %d on a fresh connection under the flood: %v", i, err)
+			}
+		}
+	})
+	t.Run("authenticated connection survives its own address's flood", func(t *testing.T) {
+		c := clientFrom(t, "127.0.0.1", false)
+		if _, err := timedGet(ctx, c, addr, "Bearer ok"); err != nil {
+			t.Fatal(err)
+		}
+		floodIdle(t, addr, "127.0.0.1", 2*limit)
+		var reused bool
+		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
+		if _, err := timedGet(tctx, c, addr, "Bearer ok"); err != nil || !reused {
+			t.Errorf("after %d idle connections from its address: err %v, connection reused %t, want nil and true", 2*limit, err, reused)
+		}
+	})
+	if n := ln.openConns(); n > limit {
+		t.Errorf("listener holds %d connections, limit %d", n, limit)
+	}
+}
+
+// openConns is how many connections l counts as open.
+func (l *limitListener) openConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// floodKeepAlive opens n TLS connections from src, makes one
+// unauthenticated request on each and keeps them open; it returns how
+// many answered.
+func floodKeepAlive(t *testing.T, addr, src string, n int) int {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+	ok := 0
+	for range n {
+		c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
+		if err != nil {
+			t.Fatalf("keep-alive connection from %s: %v", src, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := fmt.Fprintf(c, "GET /redfish/v1 HTTP/1.1\r\nHost: bridge\r\n\r\n"); err != nil {
+			continue
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err == nil {
+			_ = resp.Body.Close()
+			ok++
+		}
+		_ = c.SetDeadline(time.Time{})
+	}
+	return ok
+}
+
+// floodIdle opens n TCP connections from src that send nothing and keeps
+// them open.
+func floodIdle(t *testing.T, addr, src string, n int) {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+	for range n {
+		c, err := d.DialContext(t.Context(), "tcp", addr)
+		if err != nil {
+			t.Fatalf("idle connection from %s: %v", src, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+	}
+}
+
+// clientFrom is an HTTPS client connecting from src, on a fresh connection
+// for every request unless keepAlive, giving up after answerBound.
+func clientFrom(t *testing.T, src string, fresh bool) *http.Client {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	tr := &http.Transport{
+		DialContext: d.DialContext, DisableKeepAlives: fresh,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the test's own certificate
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: answerBound}
+}
+
+// timedGet GETs /redfish/v1/Systems with authorization and wants 204.
+func timedGet(ctx context.Context, c *http.Client, addr, authorization string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/redfish/v1/Systems", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", authorization)
+	start := time.Now()
+	resp, err := c.Do(req)
+	took := time.Since(start)
+	if err != nil {
+		return took, err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return took, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return took, nil
+}
