@@ -20,7 +20,7 @@ import (
 func TestBootModes(t *testing.T) {
 	efiFields := func(manager string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "kubevirt.io/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`)}}
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`)}
 	}
 	both := []system.BootMode{system.BootUEFI, system.BootLegacy}
 	uefi := []system.BootMode{system.BootUEFI}

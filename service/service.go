@@ -223,7 +223,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
-		UserWrites: cfg.UserWrites,
+		UserWrites:    cfg.UserWrites,
 		Authenticated: markAuthenticated,
 	}, be.Backends(authn.authn))
 	if err != nil {
