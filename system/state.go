@@ -9,10 +9,10 @@ type MediaPhase string
 // Eject goes back to "" from any phase.
 const (
 	MediaEmpty     MediaPhase = ""
-	MediaPending   MediaPhase = "Pending"   // accepted, recorded on the VM, no import pod yet
-	MediaImporting MediaPhase = "Importing" // PVC and import pod exist
+	MediaPending   MediaPhase = "Pending"   // accepted, recorded on the VM, no import pod yet; Inserted=true
+	MediaImporting MediaPhase = "Importing" // PVC and import pod exist; Inserted=true
 	MediaReady     MediaPhase = "Ready"     // image is on the PVC; Inserted=true
-	MediaFailed    MediaPhase = "Failed"    // import failed; Reason says why
+	MediaFailed    MediaPhase = "Failed"    // import failed; Reason says why; Inserted=false
 )
 
 // Busy reports whether an import is still in flight (power-on must wait).
@@ -59,9 +59,14 @@ type MediaSlot struct {
 	Percent int `json:"percent,omitempty"`
 }
 
-// Inserted reports Redfish VirtualMedia.Inserted: true only when the image is
-// really there.
-func (s MediaSlot) Inserted() bool { return s.Phase == MediaReady }
+// Inserted reports Redfish VirtualMedia.Inserted: true from the moment an
+// insert is accepted (Pending, Importing) until it is ejected or its import
+// fails, so that a client's eject-if-inserted ejects an insert whose import
+// is still running (Ironic reads Inserted false as "already ejected" and
+// sends no EjectMedia). Whether the image is there yet is the slot's
+// Status.State (Starting while busy) and its insert's Task; the CD-ROM
+// appears on the VM only once Ready.
+func (s MediaSlot) Inserted() bool { return s.Phase.Busy() || s.Phase == MediaReady }
 
 // BootOverride is the boot override as recorded on the VM by the boot manager
 // (annotation redfish-bridge.io/boot).
