@@ -114,11 +114,26 @@ func (b BootOverride) Pending() bool {
 // redfish-bridge.io/power).
 type PowerIntent struct {
 	// OnDeferred is set when a power-on arrived while an import was in
-	// flight; it is executed when the import completes, or dropped with
-	// DroppedReason when it fails.
-	OnDeferred    bool      `json:"onDeferred,omitempty"`
-	DeferredAt    time.Time `json:"deferredAt,omitzero"`
-	DroppedReason string    `json:"droppedReason,omitempty"`
+	// flight (a held power-on); it is executed when the imports complete,
+	// or dropped with DroppedReason when one fails or Until passes, or
+	// cancelled (no reason) by a power-off or an eject of an insert it
+	// awaits.
+	OnDeferred bool      `json:"onDeferred,omitempty"`
+	DeferredAt time.Time `json:"deferredAt,omitzero"`
+	// Until is when a held power-on expires (the last On plus the
+	// bridge's held power-on timeout); zero in records written before it
+	// existed (DeferredAt plus the timeout then).
+	Until time.Time `json:"until,omitzero"`
+	// Awaits maps each slot whose import was in flight when the power-on
+	// was held to that insert's InsertID: the power-on runs only for those
+	// inserts, and an eject (or another insert) of one cancels it.
+	Awaits        map[string]string `json:"awaits,omitempty"`
+	DroppedReason string            `json:"droppedReason,omitempty"`
+}
+
+// IsZero reports whether p records nothing.
+func (p PowerIntent) IsZero() bool {
+	return !p.OnDeferred && p.DeferredAt.IsZero() && p.Until.IsZero() && len(p.Awaits) == 0 && p.DroppedReason == ""
 }
 
 // MediaInsert is one InsertMedia request.
