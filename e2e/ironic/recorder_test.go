@@ -83,6 +83,19 @@ func (r *recorder) count(method, part string) int {
 	return n
 }
 
+// writesFor is every exchange but a GET whose path names the system.
+func (r *recorder) writesFor(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.log {
+		if e.method != http.MethodGet && strings.Contains(e.path, "/"+id) {
+			out = append(out, e.String())
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // lastAt is when the last exchange matching method, a path containing
 // part and a request body containing body was sent.
 func (r *recorder) lastAt(method, part, body string) (time.Time, bool) {
