@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
-	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // BuildPower returns redfish-power's complete intent: the annotation (while
@@ -15,7 +14,7 @@ import (
 // would delete it) and left out otherwise. Power always forces.
 func BuildPower(vm *VM, c PowerChange) (*Body, error) {
 	body := skeleton(vm)
-	if c.Intent != (system.PowerIntent{}) {
+	if !c.Intent.IsZero() {
 		if err := setAnnotation(body, AnnotationPower, c.Intent); err != nil {
 			return nil, err
 		}

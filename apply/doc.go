@@ -46,7 +46,7 @@
 //	                 feature gate off), the override is applied without it
 //	                 (a Warning event, RebootPolicyFallbacks)
 //	redfish-power  metadata.annotations[redfish-bridge.io/power]                     same
-//	                 (while a power-on is deferred or was dropped)
+//	                 (while a power-on is held or was dropped)
 //	               spec.runStrategy                                                  same
 //	               status.stateChangeRequests (status subresource; the whole         same
 //	                 atomic list, while a Start or Stop request is pending:

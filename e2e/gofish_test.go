@@ -117,6 +117,7 @@ func TestGofish(t *testing.T) {
 		if err := cd.InsertMedia(image, true, true); err != nil {
 			t.Fatalf("gofish InsertMedia: %v", err)
 		}
+		// Inserted from the moment the insert is accepted (the import may still run).
 		waitFor(t, "cd0 Inserted over gofish", func() (bool, string) {
 			v, err := redfish.GetVirtualMedia(c, cd.ODataID)
 			if err != nil {
@@ -124,7 +125,7 @@ func TestGofish(t *testing.T) {
 			}
 			return v.Inserted, "Inserted false"
 		})
-		t.Logf("TIMING gofish InsertMedia until Inserted: %s", time.Since(start).Round(time.Millisecond))
+		t.Logf("TIMING gofish InsertMedia until Inserted (accepted): %s", time.Since(start).Round(time.Millisecond))
 		after := rawResource(t, c, sys.ODataID)
 		t.Run("system ETag follows its body", func(t *testing.T) { checkETag(t, before, after) })
 		// gofish sends If-Match with the ETag of the object it holds: re-read.

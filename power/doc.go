@@ -36,9 +36,12 @@
 // its guest does itself ends it, and the [Reconciler] starts the VM again
 // (from the disk) where KubeVirt does not: see reboot.go for what KubeVirt
 // v1.9 does, and why PowerState stays On across it.
-// Power-on while any media slot is Pending or Importing records OnDeferred
-// on the VM instead; the [Reconciler] starts the VM when the imports are
-// done, or drops the request (DroppedReason) when one failed. Reset types
+// Power-on while any media slot is Pending or Importing is held: it records
+// OnDeferred (with its deadline and the inserts it awaits) on the VM
+// instead, and the System shows PoweringOn meanwhile; the [Reconciler]
+// starts the VM when those imports are done. A power-off or an eject of an
+// awaited insert cancels it, a failed import or its deadline
+// (--held-power-on-timeout) drops it (DroppedReason): see hold.go. Reset types
 // outside [system.ResetTypes] (Nmi: KubeVirt cannot inject one) are
 // refused with [ErrInvalid].
 package power

@@ -57,6 +57,8 @@ type Service struct {
 	dyn   dynamic.Interface
 	force Forcer // nil: ForceOff and ForceRestart stay graceful
 	now   func() time.Time
+	// holdTimeout bounds a held power-on (hold.go).
+	holdTimeout time.Duration
 	// notServed logs once that the cluster cannot force.
 	notServed sync.Once
 }
@@ -66,7 +68,7 @@ type Service struct {
 // ForceOff and ForceRestart then act as GracefulShutdown and
 // GracefulRestart). It logs with the logger in each call's context.
 func New(w Writer, dyn dynamic.Interface, force Forcer) *Service {
-	return &Service{w: w, dyn: dyn, force: force, now: time.Now}
+	return &Service{w: w, dyn: dyn, force: force, now: time.Now, holdTimeout: DefaultHoldTimeout}
 }
 
 // errUnsettled: the boot layout changed between Relayout and power-on.
@@ -120,11 +122,9 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 					return apply.ErrNoChange
 				}
 				deferred = true
-				if !p.Intent.OnDeferred {
-					p.Intent = system.PowerIntent{OnDeferred: true, DeferredAt: s.now().UTC().Truncate(time.Second),
-						DroppedReason: ""}
-				}
-				logctx.From(ctx).Info("power-on deferred until media import completes", "vm", key, "slot", slot.Slot, "phase", slot.Phase)
+				p.Intent = s.holdFor(vm, vm.Power, s.now())
+				logctx.From(ctx).Info("power-on held until media import completes", "vm", key, "slot", slot.Slot, "phase", slot.Phase,
+					"until", p.Intent.Until)
 				return nil
 			}
 			if !apply.Settled(vm) {
@@ -165,7 +165,7 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 }
 
 // stop withdraws a pending Start request, sets runStrategy Halted and clears
-// a deferred power-on; virt-controller then deletes the VMI. The Start
+// a held power-on (hold.go); virt-controller then deletes the VMI. The Start
 // request goes first: virt-controller answers a Start on a Halted VM
 // without a VMI by switching it to runStrategy Always.
 //
@@ -192,13 +192,18 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 	if err != nil {
 		return fmt.Errorf("power off %s: withdraw start request: %w", key, err)
 	}
-	vm, err := s.w.Power(ctx, key, func(_ *apply.VM, p *apply.PowerChange) error {
+	wasHeld := false
+	vm, err := s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
+		wasHeld = vm.Power.OnDeferred
 		p.Intent = system.PowerIntent{}
 		p.RunStrategy = runOff
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("power off %s: %w", key, err)
+	}
+	if wasHeld {
+		logctx.From(ctx).Info("held power-on cancelled by a power-off", "vm", key, "force", force)
 	}
 	if force {
 		return s.forceStop(ctx, vm)

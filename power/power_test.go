@@ -63,6 +63,8 @@ type envOptions struct {
 	// stopDelay is the simulator's StopDelay (default 20 ms).
 	stopDelay time.Duration
 	noForce   bool // the Service has no Forcer: ForceOff and ForceRestart stay graceful
+	// holdTimeout, when set, is the Service's held power-on timeout.
+	holdTimeout time.Duration
 }
 
 func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
@@ -140,6 +142,7 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 		}
 	}
 	e.s = New(e.w, bridge, forcer)
+	e.s.SetHoldTimeout(o.holdTimeout)
 	if o.noReconciler {
 		return e
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/workqueue"
@@ -22,7 +23,7 @@ type Events interface {
 // Reconciler finishes what a request started, driven by VM and VMI
 // changes: (a) reverts a Once override after exactly one boot, (b) starts
 // the VM again after a guest reboot ended the VMI that booted it
-// (reboot.go), (c) runs or drops a deferred power-on, (d) re-lays out boot
+// (reboot.go), (c) runs, cancels or drops a held power-on (hold.go), (d) re-lays out boot
 // orders when disks changed under a pending override.
 type Reconciler struct {
 	s *Service
@@ -145,29 +146,63 @@ func (r *Reconciler) revertOnce(ctx context.Context, key system.Key) error {
 	return nil
 }
 
-// deferred starts the VM once no import is in flight, or drops the request
-// when an import failed.
+// deferred runs a held power-on once the imports it awaits are done, and
+// cancels or drops it as hold.go says. While it waits, the VM is looked at
+// again at its deadline (no VM change may come before it).
 func (r *Reconciler) deferred(ctx context.Context, key system.Key, vm *apply.VM) error {
-	if _, busy := busySlot(vm); busy {
-		return nil // the media change will wake us
-	}
-	if _, failed := failedSlot(vm); failed {
-		_, err := r.s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
-			s, failed := failedSlot(vm)
-			if !vm.Power.OnDeferred || !failed {
-				return apply.ErrNoChange
-			}
-			p.Intent = system.PowerIntent{DroppedReason: fmt.Sprintf("virtual media %s failed: %s", s.Slot, s.Reason)}
-			return nil
+	now := r.s.now()
+	switch v, _ := r.s.judge(vm, now); v {
+	case heldNone:
+		return nil
+	case heldWait:
+		r.q.AddAfter(key, r.s.holdDeadline(vm.Power).Sub(now)+time.Second)
+		return nil // the media change will wake us sooner
+	case heldRun:
+		logctx.From(ctx).Info("held power-on runs: its media imports completed", "vm", key)
+		_, err := r.s.startIf(ctx, key, func(vm *apply.VM) bool {
+			// On the fresh read: still held and due, or (the Start request
+			// after the power write) meant to run: a power-off, eject or
+			// deadline in between wins.
+			v, _ := r.s.judge(vm, r.s.now())
+			return v == heldRun || (!vm.Power.OnDeferred && meantToRun(vm))
 		})
-		if err != nil {
-			return fmt.Errorf("drop deferred power-on of %s: %w", key, err)
+		if err != nil && !errors.Is(err, apply.ErrNoChange) {
+			return err
 		}
-		logctx.From(ctx).Info("deferred power-on dropped: media import failed", "vm", key)
 		return nil
 	}
-	if _, err := r.s.start(ctx, key); err != nil && !errors.Is(err, apply.ErrNoChange) {
-		return err
+	return r.endHold(ctx, key)
+}
+
+// endHold cancels or drops a held power-on, as judged on the fresh read.
+func (r *Reconciler) endHold(ctx context.Context, key system.Key) error {
+	var v verdict
+	var reason string
+	_, err := r.s.w.Power(ctx, key, func(vm *apply.VM, p *apply.PowerChange) error {
+		v, reason = r.s.judge(vm, r.s.now())
+		switch v {
+		case heldCancel:
+			p.Intent = system.PowerIntent{}
+		case heldDrop, heldExpired:
+			p.Intent = system.PowerIntent{DroppedReason: reason}
+		default:
+			return apply.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("end held power-on of %s: %w", key, err)
+	}
+	log := logctx.From(ctx)
+	switch v {
+	case heldRun, heldWait: // the cached read was behind: decide again
+		r.q.Add(key)
+	case heldCancel:
+		log.Info("held power-on cancelled: an awaited insert was ejected", "vm", key, "reason", reason)
+	case heldDrop:
+		log.Info("held power-on dropped: media import failed", "vm", key, "reason", reason)
+	case heldExpired:
+		log.Warn("held power-on expired: the VM stays off", "vm", key, "reason", reason)
 	}
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 
 // Reset performs #ComputerSystem.Reset:
 //
-//   - On, ForceOn: power on, or record OnDeferred while an import is in
-//     flight (the Reconciler starts the VM later);
+//   - On, ForceOn: power on, or hold the power-on (OnDeferred, hold.go)
+//     while an import is in flight (the Reconciler starts the VM later);
 //   - ForceOff, GracefulShutdown: withdraw a pending Start request and set
 //     runStrategy Halted (virt-controller deletes the VMI, virt-handler
 //     stops the guest within the VMI's terminationGracePeriodSeconds);
@@ -25,7 +25,7 @@ import (
 //   - anything else (Nmi among them: KubeVirt cannot inject one): an error
 //     wrapping ErrInvalid.
 //
-// Off and shutdown clear a deferred power-on.
+// Off and shutdown cancel a held power-on.
 func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
 	switch kind {
 	case system.ResetOn, system.ResetForceOn:

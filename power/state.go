@@ -1,6 +1,8 @@
 package power
 
 import (
+	"time"
+
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -13,13 +15,18 @@ import (
 //   - Pending, Scheduling, Scheduled (or no phase yet): PoweringOn;
 //   - Running: On, or Paused when its Paused condition is True;
 //   - but On throughout a guest reboot the bridge follows (reboot.go): from
-//     the end of the VMI that booted a Once override to the next one Running.
+//     the end of the VMI that booted a Once override to the next one Running;
+//   - and PoweringOn instead of Off while a power-on is held behind a
+//     media import (hold.go), until it runs, is cancelled or expires.
 func State(vm *apply.VM) system.PowerState {
 	if rebooting(vm) {
 		return system.PowerOn // a guest reboot under rebootPolicy Terminate (reboot.go)
 	}
 	vmi := vm.VMI
 	if vmi == nil || kubevirt.Final(vmi) {
+		if held(vm, time.Now()) {
+			return system.PowerPoweringOn
+		}
 		return system.PowerOff
 	}
 	if vmi.GetDeletionTimestamp() != nil {

@@ -181,8 +181,8 @@ func TestMediaLifecycle(t *testing.T) {
 		phase system.MediaPhase
 		want  view
 	}{
-		{system.MediaPending, view{false, image, "boot-abc.iso", 200, "Pending", 202, "5", "/redfish/v1/TaskService/TaskMonitors/ins-1"}},
-		{system.MediaImporting, view{false, image, "boot-abc.iso", 200, "Running", 202, "5", "/redfish/v1/TaskService/TaskMonitors/ins-1"}},
+		{system.MediaPending, view{true, image, "boot-abc.iso", 200, "Pending", 202, "5", "/redfish/v1/TaskService/TaskMonitors/ins-1"}},
+		{system.MediaImporting, view{true, image, "boot-abc.iso", 200, "Running", 202, "5", "/redfish/v1/TaskService/TaskMonitors/ins-1"}},
 		{system.MediaReady, view{true, image, "boot-abc.iso", 200, "Completed", 200, "", ""}},
 		{system.MediaFailed, view{false, image, "boot-abc.iso", 200, "Exception", 200, "", ""}},
 	}

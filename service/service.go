@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/dynamic"
@@ -67,6 +68,9 @@ type Config struct {
 	// image's size is known (zero: the media default).
 	MaxImageSize   int64
 	ImageClaimSize resource.Quantity
+	// HeldPowerOnTimeout is how long a power-on may wait for a media
+	// import before it is dropped (0: power.DefaultHoldTimeout).
+	HeldPowerOnTimeout time.Duration
 	// ImportMethod is how images are imported: media.ImportMethodAuto ("":
 	// a CDI DataVolume where CDI is installed, else the import pod),
 	// "pod" or "cdi".
@@ -209,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	powerSvc := power.New(writer, dyn, forcer)
+	powerSvc.SetHoldTimeout(cfg.HeldPowerOnTimeout)
 	r.recs = &reconcilers{
 		newMedia: func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
 		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },

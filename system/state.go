@@ -9,10 +9,10 @@ type MediaPhase string
 // Eject goes back to "" from any phase.
 const (
 	MediaEmpty     MediaPhase = ""
-	MediaPending   MediaPhase = "Pending"   // accepted, recorded on the VM, no import pod yet
-	MediaImporting MediaPhase = "Importing" // PVC and import pod exist
+	MediaPending   MediaPhase = "Pending"   // accepted, recorded on the VM, no import pod yet; Inserted=true
+	MediaImporting MediaPhase = "Importing" // PVC and import pod exist; Inserted=true
 	MediaReady     MediaPhase = "Ready"     // image is on the PVC; Inserted=true
-	MediaFailed    MediaPhase = "Failed"    // import failed; Reason says why
+	MediaFailed    MediaPhase = "Failed"    // import failed; Reason says why; Inserted=false
 )
 
 // Busy reports whether an import is still in flight (power-on must wait).
@@ -59,9 +59,14 @@ type MediaSlot struct {
 	Percent int `json:"percent,omitempty"`
 }
 
-// Inserted reports Redfish VirtualMedia.Inserted: true only when the image is
-// really there.
-func (s MediaSlot) Inserted() bool { return s.Phase == MediaReady }
+// Inserted reports Redfish VirtualMedia.Inserted: true from the moment an
+// insert is accepted (Pending, Importing) until it is ejected or its import
+// fails, so that a client's eject-if-inserted ejects an insert whose import
+// is still running (Ironic reads Inserted false as "already ejected" and
+// sends no EjectMedia). Whether the image is there yet is the slot's
+// Status.State (Starting while busy) and its insert's Task; the CD-ROM
+// appears on the VM only once Ready.
+func (s MediaSlot) Inserted() bool { return s.Phase.Busy() || s.Phase == MediaReady }
 
 // BootOverride is the boot override as recorded on the VM by the boot manager
 // (annotation redfish-bridge.io/boot).
@@ -109,11 +114,26 @@ func (b BootOverride) Pending() bool {
 // redfish-bridge.io/power).
 type PowerIntent struct {
 	// OnDeferred is set when a power-on arrived while an import was in
-	// flight; it is executed when the import completes, or dropped with
-	// DroppedReason when it fails.
-	OnDeferred    bool      `json:"onDeferred,omitempty"`
-	DeferredAt    time.Time `json:"deferredAt,omitzero"`
-	DroppedReason string    `json:"droppedReason,omitempty"`
+	// flight (a held power-on); it is executed when the imports complete,
+	// or dropped with DroppedReason when one fails or Until passes, or
+	// cancelled (no reason) by a power-off or an eject of an insert it
+	// awaits.
+	OnDeferred bool      `json:"onDeferred,omitempty"`
+	DeferredAt time.Time `json:"deferredAt,omitzero"`
+	// Until is when a held power-on expires (the last On plus the
+	// bridge's held power-on timeout); zero in records written before it
+	// existed (DeferredAt plus the timeout then).
+	Until time.Time `json:"until,omitzero"`
+	// Awaits maps each slot whose import was in flight when the power-on
+	// was held to that insert's InsertID: the power-on runs only for those
+	// inserts, and an eject (or another insert) of one cancels it.
+	Awaits        map[string]string `json:"awaits,omitempty"`
+	DroppedReason string            `json:"droppedReason,omitempty"`
+}
+
+// IsZero reports whether p records nothing.
+func (p PowerIntent) IsZero() bool {
+	return !p.OnDeferred && p.DeferredAt.IsZero() && p.Until.IsZero() && len(p.Awaits) == 0 && p.DroppedReason == ""
 }
 
 // MediaInsert is one InsertMedia request.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
@@ -45,6 +47,7 @@ type serveOptions struct {
 	imageClaim                          resource.Quantity
 	maxHeaderBytes, maxConnections      int
 	maxSessionsPerUser                  int
+	heldPowerOn                         time.Duration
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -96,6 +99,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
 	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused); checked at insert (literal IPs, and with --import-method auto or cdi the host name resolved) and by the import pod on every dial")
 	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
+	fs.DurationVar(&o.heldPowerOn, "held-power-on-timeout", power.DefaultHoldTimeout, "how long a power-on that arrives during a virtual-media import is held for it (the System shows PoweringOn meanwhile); when the import has not completed by then, the power-on is dropped (logged, System Off, Status.Health Warning) and the VM stays off")
 	fs.StringVar(&o.imageCAKey, "image-ca-key", media.DefaultCABundleKey, "key of the bundle in --image-ca-configmap")
 	fs.StringVar(&o.metricsListen, "metrics-listen", ":9090", "plain-HTTP address of /metrics, /healthz and /readyz; empty disables")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "run the reconcilers only on the replica holding the Lease (every replica serves Redfish)")
@@ -140,6 +144,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if o.userWrites.PerSecond > 0 && o.userWrites.Burst <= 0 {
 		return nil, fmt.Errorf("serve: --user-write-burst must be positive (got %d)", o.userWrites.Burst)
 	}
+	if o.heldPowerOn <= 0 {
+		return nil, fmt.Errorf("serve: --held-power-on-timeout %s: a positive duration such as 10m is required", o.heldPowerOn)
+	}
 	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
 		return nil, fmt.Errorf("serve: --kube-qps and --kube-burst must be positive (got %v, %d)", o.kubeQPS, o.kubeBurst)
 	}
@@ -176,9 +183,10 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
-		Leader:     service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
-		UserWrites: o.userWrites,
-		Log:        logctx.From(ctx),
+		HeldPowerOnTimeout: o.heldPowerOn,
+		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
+		UserWrites:         o.userWrites,
+		Log:                logctx.From(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

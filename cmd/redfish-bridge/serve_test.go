@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -44,9 +45,10 @@ service-uuid: file-uuid
 		Burst                                                              int
 		MaxImage                                                           int64
 		Claim                                                              string
+		HeldPowerOn                                                        time.Duration
 	}
 	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
-		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst, MaxImage: 64 << 30, Claim: "8Gi"}
+		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst, MaxImage: 64 << 30, Claim: "8Gi", HeldPowerOn: 10 * time.Minute}
 	with := func(edit func(*got)) got { g := defaults; edit(&g); return g }
 	for _, tc := range []struct {
 		name    string
@@ -87,6 +89,9 @@ service-uuid: file-uuid
 		{name: "zero maximum image size", args: append([]string{"--max-image-size", "0"}, base...), wantErr: "--max-image-size"},
 		{name: "bad claim size", args: append([]string{"--image-claim-size", "-1Gi"}, base...), wantErr: "--image-claim-size"},
 		{name: "kube rate limit positive", args: append([]string{"--kube-qps", "0"}, base...), wantErr: "--kube-qps and --kube-burst must be positive"},
+		{name: "held power-on timeout", args: base, env: map[string]string{"REDFISH_BRIDGE_HELD_POWER_ON_TIMEOUT": "25m"},
+			want: with(func(g *got) { g.HeldPowerOn = 25 * time.Minute })},
+		{name: "held power-on timeout positive", args: append([]string{"--held-power-on-timeout", "0s"}, base...), wantErr: "--held-power-on-timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"POD_NAME": "pod-0"}
@@ -104,7 +109,7 @@ service-uuid: file-uuid
 				t.Fatal(err)
 			}
 			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst,
-				o.maxImageBytes, o.imageClaim.String()}
+				o.maxImageBytes, o.imageClaim.String(), o.heldPowerOn}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}

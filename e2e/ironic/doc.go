@@ -3,8 +3,8 @@
 // process and drives the bridge of a demo per CRD variant (stock and
 // maplist) through its REST API, the way an operator does: enroll and
 // manage, power, boot devices, boot mode and Secure Boot, NMI, out-of-band
-// inspection, a virtual-media deploy waiting for an agent, cleaning then
-// abort, a ramdisk deploy with rebuild and undeploy. The demos run
+// inspection, a virtual-media deploy waiting for an agent (also with an
+// ISO whose import outlasts Ironic's power wait), cleaning then abort, a ramdisk deploy with rebuild and undeploy. The demos run
 // KubeVirt's virt-api (demo.Options.VirtAPI) and their guests stop only
 // when forced: a 3600 s grace period and a simulator StopDelay of 10 min,
 // so Ironic's ForceOff (its power-off, and the first half of its reboot)

@@ -14,6 +14,7 @@ var scenarios = []struct {
 	run  func(t *testing.T, s *suite, v crds.Variant)
 }{
 	{"virtual-media-deploy", virtualMediaDeployScenario}, // longest first: it waits out the callback timeout
+	{"slow-import-deploy", slowImportDeployScenario},     // so does this one
 	{"power", powerScenario},
 	{"boot-mode-secure-boot", bootModeScenario},
 	{"ramdisk-deploy", ramdiskDeployScenario},

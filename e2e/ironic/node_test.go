@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +19,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/fields"
 	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -125,6 +127,14 @@ func (n *node) diagnostics() string {
 		fmt.Fprintf(&b, "ironic node: %s\n", got.Summary())
 	}
 	fmt.Fprintf(&b, "--- conductor log (last lines naming the node):\n%s\n", n.s.conductorLog(n.uuid, 40))
+	if vm, err := n.dyn.Resource(kubevirt.VirtualMachines).Namespace(n.key.Namespace).Get(ctx, n.key.Name, metav1.GetOptions{}); err == nil {
+		rs, _, _ := unstructured.NestedString(vm.Object, "spec", "runStrategy")
+		fmt.Fprintf(&b, "VM runStrategy %q annotations %v\n", rs, vm.GetAnnotations())
+	}
+	if vmi, err := n.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(n.key.Namespace).Get(ctx, n.key.Name, metav1.GetOptions{}); err == nil {
+		fmt.Fprintf(&b, "VMI %s phase %q created %s\n", vmi.GetUID(), vmcheck.Phase(vmi), vmi.GetCreationTimestamp())
+	}
+	fmt.Fprintf(&b, "--- bridge writes for %s:\n%s\n", n.key.ID(), n.rec.writesFor(n.key.ID()))
 	fmt.Fprintf(&b, "--- bridge exchanges for %s (last 40):\n%s\n", n.key.ID(), n.rec.forSystem(n.key.ID(), 40))
 	return b.String()
 }

@@ -83,6 +83,32 @@ func (r *recorder) count(method, part string) int {
 	return n
 }
 
+// writesFor is every exchange but a GET whose path names the system.
+func (r *recorder) writesFor(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.log {
+		if e.method != http.MethodGet && strings.Contains(e.path, "/"+id) {
+			out = append(out, e.String())
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// lastAt is when the last exchange matching method, a path containing
+// part and a request body containing body was sent.
+func (r *recorder) lastAt(method, part, body string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.log) - 1; i >= 0; i-- {
+		if e := r.log[i]; e.method == method && strings.Contains(e.path, part) && strings.Contains(e.reqBody, body) {
+			return e.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func (e exchange) String() string {
 	s := fmt.Sprintf("%s %s %s -> %d (%s)", e.at.Format("15:04:05.000"), e.method, e.path, e.status, e.took.Round(time.Millisecond))
 	if e.reqBody != "" {

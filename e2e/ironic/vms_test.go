@@ -15,6 +15,7 @@ const (
 	vmVirtualMedia
 	vmClean
 	vmRamdisk
+	vmSlowImport
 	numScenarios
 )
 
