@@ -1,20 +1,12 @@
 package backend_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -23,35 +15,20 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// certPEM is a self-signed certificate whose PEM is about size bytes
-// (padded with DNS names; at least a few hundred bytes).
+// certPEM is a self-signed certificate whose PEM is about size bytes.
 func certPEM(t *testing.T, cn string, size int) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pem, err := testca.PaddedCertPEM(cn, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for n := 0; n*40*4/3 < size-600; n++ {
-		names = append(names, fmt.Sprintf("host-%06d.padding.example.test", n))
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		DNSNames:     names,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return pem
 }
 
 func certBody(t *testing.T, pemText string) string {

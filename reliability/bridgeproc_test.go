@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
 	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
@@ -25,10 +29,18 @@ type bridgeProc struct{ *bridgeproc.Proc }
 // pod keeps its name), and waits until it answers for system.
 func startBridgeProc(t *testing.T, bin string, cluster *testcluster.Cluster, addr, ns string, a auth, system string) bridgeProc {
 	t.Helper()
-	p, err := bridgeproc.Start(bridgeproc.Options{
-		Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
-		Namespaces: []string{ns}, Listen: addr, Log: filepath.Join(t.TempDir(), "bridge.log"),
-	})
+	return startBridgeWith(t, cluster, bridgeproc.Options{Bin: bin, Namespaces: []string{ns}, Listen: addr}, a, system)
+}
+
+// startBridgeWith runs the bridge binary as o says (its kubeconfig,
+// namespace and log filled in for cluster), waits until it answers for
+// system, and kills it when the test ends, showing its log's tail if the
+// test failed.
+func startBridgeWith(t *testing.T, cluster *testcluster.Cluster, o bridgeproc.Options, a auth, system string) bridgeProc {
+	t.Helper()
+	o.Kubeconfig, o.Namespace = cluster.BridgeKubeconfig, cluster.BridgeNamespace
+	o.Log = filepath.Join(t.TempDir(), "bridge.log")
+	p, err := bridgeproc.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +53,26 @@ func startBridgeProc(t *testing.T, bin string, cluster *testcluster.Cluster, add
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), settle)
 	defer cancel()
-	if err := p.WaitServing(ctx, "http://"+addr+system, a.user, a.password); err != nil {
+	if err := p.WaitServing(ctx, "http://"+o.Listen+system, a.user, a.password); err != nil {
 		t.Fatal(err)
 	}
 	return bp
+}
+
+// clusterWithAdmin starts a stock cluster for the test with the demo's
+// accounts and returns it with the admin's credentials.
+func clusterWithAdmin(t *testing.T) (*testcluster.Cluster, auth) {
+	t.Helper()
+	cluster := testcluster.ForTest(t, crds.Stock)
+	kube, err := kubernetes.NewForConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, err := demo.CreateAccounts(t.Context(), kube, cluster.BridgeNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, auth{user: demo.AdminUser, password: password}
 }
 
 // buildBridge starts building the bridge binary and returns a function

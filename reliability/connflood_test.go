@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Connection flood of issue 22 item 2, against the default cap of 512
@@ -46,36 +41,9 @@ const (
 func TestConnectionFlood(t *testing.T) {
 	ctx := t.Context()
 	binary := buildBridge(t)
-	cluster := testcluster.ForTest(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(cluster.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := auth{user: demo.AdminUser, password: password}
+	cluster, a := clusterWithAdmin(t)
 	addr := freeAddr(t)
-	p, err := bridgeproc.Start(bridgeproc.Options{
-		Bin: binary(), Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
-		Namespaces: []string{demo.VMNamespace}, Listen: addr, Log: filepath.Join(t.TempDir(), "bridge.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := bridgeProc{p}
-	t.Cleanup(func() {
-		bp.kill(t)
-		if t.Failed() {
-			t.Logf("bridge log tail (pid %d):\n%s", p.Pid(), p.Tail())
-		}
-	})
-	wctx, cancel := context.WithTimeout(ctx, settle)
-	defer cancel()
-	if err := p.WaitServing(wctx, "http://"+addr+"/redfish/v1/Systems", a.user, a.password); err != nil {
-		t.Fatal(err)
-	}
+	p := startBridgeWith(t, cluster, bridgeproc.Options{Bin: binary(), Namespaces: []string{demo.VMNamespace}, Listen: addr}, a, "/redfish/v1/Systems")
 	before, err := p.RSS()
 	if err != nil {
 		t.Fatal(err)

@@ -1,21 +1,15 @@
 package reliability
 
 import (
-	"context"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // Header flood of issue 13 item 1: floodConns connections from 127.0.0.2,
@@ -37,33 +31,11 @@ const (
 func TestHeaderFlood(t *testing.T) {
 	ctx := t.Context()
 	binary := buildBridge(t)
-	cluster := testcluster.ForTest(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(cluster.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, a := clusterWithAdmin(t)
 	bin := binary()
-	a := auth{user: demo.AdminUser, password: password}
 	run := func(t *testing.T, args ...string) (grew int64, served bool) {
 		addr := freeAddr(t)
-		p, err := bridgeproc.Start(bridgeproc.Options{
-			Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
-			Namespaces: []string{demo.VMNamespace}, Listen: addr, Log: filepath.Join(t.TempDir(), "bridge.log"), Args: args,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bp := bridgeProc{p}
-		t.Cleanup(func() { bp.kill(t) })
-		wctx, cancel := context.WithTimeout(ctx, settle)
-		defer cancel()
-		if err := p.WaitServing(wctx, "http://"+addr+"/redfish/v1/Systems", a.user, a.password); err != nil {
-			t.Fatal(err)
-		}
+		p := startBridgeWith(t, cluster, bridgeproc.Options{Bin: bin, Namespaces: []string{demo.VMNamespace}, Listen: addr, Args: args}, a, "/redfish/v1/Systems")
 		before, err := p.RSS()
 		if err != nil {
 			t.Fatal(err)

@@ -2,35 +2,24 @@ package reliability
 
 import (
 	"bufio"
-	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // The memory attacks of issue 22 items 1 and 5, on the real binary with
@@ -62,15 +51,7 @@ const (
 func TestMemoryFloods(t *testing.T) {
 	ctx := t.Context()
 	binary := buildBridge(t)
-	cluster := testcluster.ForTest(t, crds.Stock)
-	kube, err := kubernetes.NewForConfig(cluster.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, a := clusterWithAdmin(t)
 	if err := cluster.CreateNamespace(ctx, demo.VMNamespace); err != nil {
 		t.Fatal(err)
 	}
@@ -78,28 +59,10 @@ func TestMemoryFloods(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := "/redfish/v1/Systems/" + system.Key{Namespace: demo.VMNamespace, Name: demo.SampleVMNames(1)[0]}.ID()
-	a := auth{user: demo.AdminUser, password: password}
 	addr, metricsAddr := freeAddr(t), freeAddr(t)
-	p, err := bridgeproc.Start(bridgeproc.Options{
-		Bin: binary(), Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace,
-		Namespaces: []string{demo.VMNamespace}, Listen: addr, MetricsListen: metricsAddr,
-		Log: filepath.Join(t.TempDir(), "bridge.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := bridgeProc{p}
-	t.Cleanup(func() {
-		bp.kill(t)
-		if t.Failed() {
-			t.Logf("bridge log tail (pid %d):\n%s", p.Pid(), p.Tail())
-		}
-	})
-	wctx, cancel := context.WithTimeout(ctx, settle)
-	defer cancel()
-	if err := p.WaitServing(wctx, "http://"+addr+sys, a.user, a.password); err != nil {
-		t.Fatal(err)
-	}
+	p := startBridgeWith(t, cluster, bridgeproc.Options{
+		Bin: binary(), Namespaces: []string{demo.VMNamespace}, Listen: addr, MetricsListen: metricsAddr,
+	}, a, sys).Proc
 	c := newClient(t, "http://"+addr, "127.0.0.1")
 	check := func(t *testing.T, what string, before, peak int64) {
 		t.Helper()
@@ -303,34 +266,16 @@ func scrapeSize(t *testing.T, url string) int {
 }
 
 // certJSON is a CertificateString body holding a self-signed certificate
-// whose PEM is about size bytes (padded with DNS names).
+// whose PEM is about size bytes.
 func certJSON(t *testing.T, cn string, size int) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pemText, err := testca.PaddedCertPEM(cn, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for n := 0; n*40*4/3 < size-600; n++ {
-		names = append(names, fmt.Sprintf("host-%06d.padding.example.test", n))
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		DNSNames:     names,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	b, err := json.Marshal(map[string]string{"CertificateString": pemText, "CertificateType": "PEM"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(map[string]string{
-		"CertificateString": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		"CertificateType":   "PEM",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(b))
+	return string(b)
 }
