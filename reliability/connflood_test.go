@@ -1,9 +1,7 @@
 package reliability
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // Connection flood of issue 22 item 2, against the default cap of 512
@@ -63,9 +62,11 @@ func TestConnectionFlood(t *testing.T) {
 	}
 	c.hc.Timeout = min(max(connFloodAnswer, 10*control), connFloodMaxAnswer)
 
-	answered := holdKeepAlive(t, addr, "127.0.0.2", connFloodKeepAlive)
+	answered := testutil.HoldKeepAlive(t, connFloodKeepAlive, func() (net.Conn, error) {
+		return testutil.FloodDialer("127.0.0.2").DialContext(ctx, "tcp", addr)
+	}, "/redfish/v1/Systems")
 	for _, src := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
-		holdIdle(t, addr, src, connFloodIdle/3)
+		testutil.HoldIdle(t, addr, src, connFloodIdle/3)
 	}
 	var slowest time.Duration
 	failed := 0
@@ -105,44 +106,4 @@ func get(ctx context.Context, hc *http.Client, url string, a auth) (int, error) 
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-// holdKeepAlive opens n connections from src, makes one unauthenticated
-// request on each (answered 401, the connection kept alive) and holds
-// them until the test ends; it returns how many were answered.
-func holdKeepAlive(t *testing.T, addr, src string, n int) int {
-	t.Helper()
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	answered := 0
-	for range n {
-		c, err := d.DialContext(t.Context(), "tcp", addr)
-		if err != nil {
-			t.Fatalf("keep-alive connection from %s: %v", src, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := fmt.Fprint(c, "GET /redfish/v1/Systems HTTP/1.1\r\nHost: bridge\r\n\r\n"); err != nil {
-			continue
-		}
-		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
-			_ = resp.Body.Close()
-			answered++
-		}
-		_ = c.SetDeadline(time.Time{})
-	}
-	return answered
-}
-
-// holdIdle opens n TCP connections from src that send nothing and holds
-// them until the test ends.
-func holdIdle(t *testing.T, addr, src string, n int) {
-	t.Helper()
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	for range n {
-		c, err := d.DialContext(t.Context(), "tcp", addr)
-		if err != nil {
-			t.Fatalf("idle connection from %s: %v", src, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-	}
 }

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // answerBound is how soon an authenticated client must be answered under
@@ -86,9 +86,11 @@ func TestConnectionFlood(t *testing.T) {
 	bound := floodBound(control)
 	t.Logf("control: slowest of 5 requests without a flood %v; bound under the flood %v", control, bound)
 
-	keepAlive := floodKeepAlive(t, addr, "127.0.0.2", limit)
+	keepAlive := testutil.HoldKeepAlive(t, limit, func() (net.Conn, error) {
+		return tls.DialWithDialer(testutil.FloodDialer("127.0.0.2"), "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
+	}, "/redfish/v1")
 	for i, src := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
-		floodIdle(t, addr, src, 500)
+		testutil.HoldIdle(t, addr, src, 500)
 		t.Logf("flood: %d keep-alive connections answered, %d idle TCP connections opened; listener holds %d", keepAlive, (i+1)*500, ln.openConns())
 	}
 
@@ -107,7 +109,7 @@ func TestConnectionFlood(t *testing.T) {
 		if _, err := timedGet(ctx, c, addr, "Bearer ok"); err != nil {
 			t.Fatal(err)
 		}
-		floodIdle(t, addr, "127.0.0.1", 2*limit)
+		testutil.HoldIdle(t, addr, "127.0.0.1", 2*limit)
 		var reused bool
 		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
 		if _, err := timedGet(tctx, c, addr, "Bearer ok"); err != nil || !reused {
@@ -124,47 +126,6 @@ func (l *limitListener) openConns() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
-}
-
-// floodKeepAlive opens n TLS connections from src, makes one
-// unauthenticated request on each and keeps them open; it returns how
-// many answered.
-func floodKeepAlive(t *testing.T, addr, src string, n int) int {
-	t.Helper()
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	ok := 0
-	for range n {
-		c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
-		if err != nil {
-			t.Fatalf("keep-alive connection from %s: %v", src, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := fmt.Fprintf(c, "GET /redfish/v1 HTTP/1.1\r\nHost: bridge\r\n\r\n"); err != nil {
-			continue
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err == nil {
-			_ = resp.Body.Close()
-			ok++
-		}
-		_ = c.SetDeadline(time.Time{})
-	}
-	return ok
-}
-
-// floodIdle opens n TCP connections from src that send nothing and keeps
-// them open.
-func floodIdle(t *testing.T, addr, src string, n int) {
-	t.Helper()
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	for range n {
-		c, err := d.DialContext(t.Context(), "tcp", addr)
-		if err != nil {
-			t.Fatalf("idle connection from %s: %v", src, err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-	}
 }
 
 // clientFrom is an HTTPS client connecting from src, on a fresh connection
