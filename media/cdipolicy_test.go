@@ -66,7 +66,7 @@ func testCDIHostPolicy(t *testing.T, e *env) {
 			svc := media.NewService(e.w, e.kube)
 			svc.SetAddrPolicy(tc.policy)
 			svc.SetHostResolver(tc.resolver)
-			got, err := svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: tc.image, UserName: imageUser, Password: imagePass})
+			got, err := svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: tc.image})
 			if tc.refused == "" {
 				if err != nil {
 					t.Fatalf("insert %s: %v", tc.image, err)
