@@ -17,8 +17,11 @@ import (
 // shared by every user and the reconcilers; reads come from the caches.
 // So no user can use that budget up, each user has a share of it: a token
 // bucket of writes per user. A write past it is refused at once with 429
-// and Retry-After, before it reaches the apiserver; other users' requests
-// do not queue behind it. A login counts as one write of the user logging
+// and Retry-After, before it reaches the apiserver, so other users'
+// requests do not queue behind it; but only while another user contends
+// (wrote, or tried to, within the last Contention): a user alone, such as
+// the one Ironic conductor of most deployments, is never refused for the
+// budget nobody else wants (sushy does not retry a 429). A login counts as one write of the user logging
 // in (it records the session): a user whose share is spent is refused
 // before the password is checked, and a successful login draws on it.
 
@@ -29,7 +32,14 @@ type WriteShare struct {
 	PerSecond float64
 	// Burst is the writes a user may make at once (at least 1).
 	Burst int
+	// Contention is how recently another user must have written for the
+	// share to be enforced; default [DefaultContention].
+	Contention time.Duration
 }
+
+// DefaultContention is how long a user's write counts as contending for
+// the budget.
+const DefaultContention = 30 * time.Second
 
 // WriteThrottledError refuses a write of a user whose share is spent.
 // 429 with Retry-After.
@@ -59,6 +69,8 @@ type writeShares struct {
 	share WriteShare
 	mu    sync.Mutex
 	users map[string]*rate.Limiter
+	// last is when each user last wrote or tried to.
+	last map[string]time.Time
 }
 
 // newWriteShares returns the buckets of share; nil (no limit) when
@@ -68,7 +80,10 @@ func newWriteShares(share WriteShare) *writeShares {
 		return nil
 	}
 	share.Burst = max(1, share.Burst)
-	return &writeShares{share: share, users: map[string]*rate.Limiter{}}
+	if share.Contention <= 0 {
+		share.Contention = DefaultContention
+	}
+	return &writeShares{share: share, users: map[string]*rate.Limiter{}, last: map[string]time.Time{}}
 }
 
 // take draws one write of user's share; a [*WriteThrottledError] when it
@@ -83,8 +98,10 @@ func (w *writeShares) take(user string, now time.Time) error {
 		l = rate.NewLimiter(rate.Limit(w.share.PerSecond), w.share.Burst)
 		w.users[user] = l
 	}
+	contended := w.contended(user, now)
+	w.last[user] = now
 	w.mu.Unlock()
-	if l.AllowN(now, 1) {
+	if l.AllowN(now, 1) || !contended {
 		return nil
 	}
 	return &WriteThrottledError{User: user, RetryAfter: w.wait(l, now), Share: w.share}
@@ -99,11 +116,23 @@ func (w *writeShares) check(user string, now time.Time) error {
 	}
 	w.mu.Lock()
 	l, ok := w.users[user]
+	contended := w.contended(user, now)
 	w.mu.Unlock()
-	if !ok || l.TokensAt(now) >= 1 {
+	if !ok || l.TokensAt(now) >= 1 || !contended {
 		return nil
 	}
 	return &WriteThrottledError{User: user, RetryAfter: w.wait(l, now), Share: w.share}
+}
+
+// contended reports whether a user other than user wrote, or tried to,
+// within the last Contention. Called with mu held.
+func (w *writeShares) contended(user string, now time.Time) bool {
+	for u, at := range w.last {
+		if u != user && now.Sub(at) < w.share.Contention {
+			return true
+		}
+	}
+	return false
 }
 
 // wait is how long until l has a token.

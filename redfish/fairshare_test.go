@@ -4,19 +4,22 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestWriteShare: a user hammering writes is refused (429, Retry-After,
-// GeneralError) once its share is spent, before the backend is called;
-// another user's writes and logins go on; GETs draw nothing; and a user
-// whose share is spent cannot log in (a login is a write) while a wrong
-// password for that name spends nothing.
+// TestWriteShare: a user alone is never refused for the budget nobody
+// else wants; once another user writes, a user hammering writes is
+// refused (429, Retry-After, GeneralError) while its share is spent,
+// before the backend is called; the other user's writes and logins go on;
+// GETs draw nothing; and a user whose share is spent cannot log in (a
+// login is a write) while a wrong password for that name spends nothing.
 func TestWriteShare(t *testing.T) {
 	e := newEnv(t)
 	const burst = 3
-	e.srv.writes = newWriteShares(WriteShare{PerSecond: 0.001, Burst: burst}) // no refill within the test
+	// No refill within the test; a write counts as contending for an hour.
+	e.srv.writes = newWriteShares(WriteShare{PerSecond: 0.001, Burst: burst, Contention: time.Hour})
 	reset := func(user, id string) *http.Response {
 		t.Helper()
 		return e.do(t, req{method: http.MethodPost, user: user, path: "/redfish/v1/Systems/" + id + "/Actions/ComputerSystem.Reset",
@@ -30,10 +33,14 @@ func TestWriteShare(t *testing.T) {
 	for range 5 {
 		e.get(t, "alice", "/redfish/v1/Systems/team-a.vm1") // reads draw nothing
 	}
-	for i := range burst {
+	for i := range burst + 2 {
 		if r := reset("alice", "team-a.vm1"); r.StatusCode != http.StatusNoContent {
-			t.Fatalf("alice's write %d: %d", i+1, r.StatusCode)
+			t.Fatalf("alice's write %d, nobody else writing: %d", i+1, r.StatusCode)
 		}
+	}
+	// bob contends: from now on alice's spent share is enforced.
+	if r := reset("bob", "team-b.vm3"); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("bob's first write: %d", r.StatusCode)
 	}
 	e.fake.takeCalls()
 	rec := e.do(t, req{method: http.MethodPost, user: "alice", path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", body: `{"ResetType":"On"}`})
@@ -50,8 +57,8 @@ func TestWriteShare(t *testing.T) {
 	if code := login("alice", "alice-pw"); code != http.StatusTooManyRequests {
 		t.Errorf("alice's login with her share spent: %d, want 429", code)
 	}
-	// bob's share is his own: two writes and a login.
-	for i := range burst - 1 {
+	// bob's share is his own: with his first, two writes and a login.
+	for i := range burst - 2 {
 		if r := reset("bob", "team-b.vm3"); r.StatusCode != http.StatusNoContent {
 			t.Fatalf("bob's write %d while alice is refused: %d", i+1, r.StatusCode)
 		}

@@ -107,7 +107,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.podName, "pod-name", podName, "leader identity (default $POD_NAME, else the hostname)")
 	fs.Float64Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "client-side rate limit of apiserver requests per second")
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
-	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average, its share of --kube-qps (beyond it: 429 with Retry-After); 0 for no limit")
+	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average while other users write too, its share of --kube-qps (beyond it: 429 with Retry-After; a user writing alone is not refused); 0 for no limit")
 	fs.IntVar(&o.userWrites.Burst, "user-write-burst", defaultUserWriteBurst, "writes each Redfish user may make at once")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included); at the cap a new connection closes an unauthenticated one (the oldest idle of the address holding the most), and waits only while all are authenticated; -1 for no cap")
