@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
@@ -44,14 +43,7 @@ func floodBound(control time.Duration) time.Duration {
 func TestConnectionFlood(t *testing.T) {
 	const limit = DefaultMaxConnections
 	ctx := t.Context()
-	ca, err := testca.New("bridge")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverTLS, err := ca.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	serverTLS := testServerTLS(t)
 	// The handler authenticates requests carrying the right header, as the
 	// redfish service does with credentials.
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -18,14 +18,7 @@ import (
 func TestServeTLSAndHeaderLimits(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx := t.Context()
-	ca, err := testca.New("bridge")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverTLS, err := ca.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	serverTLS := testServerTLS(t)
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	addr, err := serve(ctx, &wg, "test", "127.0.0.1:0", h, serverTLS,
 		Limits{}, slog.New(slog.DiscardHandler), func(err error) { t.Error(err) })
@@ -82,14 +75,7 @@ func TestServeTLSAndHeaderLimits(t *testing.T) {
 func TestHSTS(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx := t.Context()
-	ca, err := testca.New("bridge")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverTLS, err := ca.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	serverTLS := testServerTLS(t)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/missing" {
 			http.NotFound(w, r)
@@ -128,4 +114,19 @@ func TestHSTS(t *testing.T) {
 			t.Errorf("GET %s: Strict-Transport-Security %q, want %q", tc.url, got, tc.want)
 		}
 	}
+}
+
+// testServerTLS is a server TLS config with a certificate of a throwaway
+// CA (what the bridge serves with --tls-cert-file).
+func testServerTLS(t *testing.T) *tls.Config {
+	t.Helper()
+	ca, err := testca.New("bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS, err := ca.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serverTLS
 }
