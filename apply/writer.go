@@ -74,6 +74,8 @@ type counters struct{ applies, conflicts, retries, failures atomic.Int64 }
 type Client struct {
 	// misses rate-limits the live reads that confirm a cache miss.
 	misses flowcontrol.RateLimiter
+	// seen: VMs a live read found that the cache did not have yet.
+	seen *seenLive
 	dyn    dynamic.Interface
 	cache  Cache
 	mode   Mode
@@ -91,7 +93,7 @@ var _ Writer = (*Client)(nil)
 // New returns a Writer. cache may be nil: every read is then a live GET.
 func New(dyn dynamic.Interface, cache Cache, mode Mode, opts Options) *Client {
 	return &Client{dyn: dyn, cache: cache, mode: mode, opts: opts.withDefaults(), recent: newRecent(),
-		misses: flowcontrol.NewTokenBucketRateLimiter(missQPS, missBurst)}
+		misses: flowcontrol.NewTokenBucketRateLimiter(missQPS, missBurst), seen: newSeenLive()}
 }
 
 // Mode returns the list mode the Client writes in.
@@ -138,6 +140,7 @@ func (c *Client) Read(ctx context.Context, key system.Key) (*VM, error) {
 func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, error) {
 	var obj *unstructured.Unstructured
 	var err error
+	missed := false
 	if !live {
 		var r cachedRead
 		r, err = c.cached(key)
@@ -146,8 +149,11 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 			// A VM created a moment ago may not be in the cache yet, so a
 			// miss is confirmed live, but at most missQPS a second: beyond
 			// that the synced informer's NotFound stands, so misses cannot
-			// load the apiserver (nor, beyond the budget, be timed).
-			live = apierrors.IsNotFound(err) && c.misses.TryAccept()
+			// load the apiserver (nor, beyond the budget, be timed). A VM a
+			// live read found a moment ago is read live again, free: it
+			// exists, and must not answer 404 because others spent the budget.
+			missed = apierrors.IsNotFound(err)
+			live = missed && (c.seen.has(key) || c.misses.TryAccept())
 		case r.obj == nil:
 			live = true // the cache is about to show a newer version
 		case r.managedAside:
@@ -160,6 +166,9 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	}
 	if live {
 		obj, err = c.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		if missed && (err == nil || apierrors.IsNotFound(err)) {
+			c.seen.record(key, err == nil)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
