@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -67,10 +68,28 @@ func (c *Client) put(ctx context.Context, namespace, name, sub string, body []by
 			err = ErrNotServed
 		}
 	}
+	if patchTestFailed(err) {
+		err = apierrors.NewConflict(kubevirt.VirtualMachines.GroupResource(), name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("virt-api %s of %s/%s: %w", sub, namespace, name, err)
 	}
 	return nil
+}
+
+// rejectedPatch is the text of the 500 virt-api answers when one of its
+// JSON patches (the VMI's grace period, the VM's stateChangeRequests) no
+// longer applies because the object changed between its read and its
+// patch: virt-controller had just consumed a request. virt-api turns only
+// an older json-patch library's "test operation does not apply" into its
+// 409; kube-apiserver 1.37's refusal reaches it as this 422 text, wrapped
+// in an InternalError.
+const rejectedPatch = "the server rejected our request due to an error in our request"
+
+// patchTestFailed reports whether err is that 500: the same conflict as
+// virt-api's 409, not a failure of virt-api.
+func patchTestFailed(err error) bool {
+	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), rejectedPatch)
 }
 
 // served reports whether kube-apiserver serves the subresource group's

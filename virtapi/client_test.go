@@ -1,0 +1,51 @@
+package virtapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+)
+
+// TestPutConflicts: virt-api's 500 for a JSON patch that no longer applied
+// (the VM's stateChangeRequests changed between its read and its patch:
+// virt-controller had just consumed a Start; seen as a testcluster
+// TestVirtAPI failure on a loaded machine) is a conflict like its 409; any
+// other 500 stays an error.
+func TestPutConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		status       int
+		body         string
+		wantConflict bool
+	}{
+		{"patch test no longer applies", 500, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Internal error occurred: the server rejected our request due to an error in our request","reason":"InternalError","details":{"causes":[{"message":"the server rejected our request due to an error in our request"}]},"code":500}`, true},
+		{"virt-api's own 409", 409, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on virtualmachine.kubevirt.io \"vm\": VM is not running","reason":"Conflict","code":409}`, true},
+		{"another internal error", 500, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Internal error occurred: etcdserver: request timed out","reason":"InternalError","code":500}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPut {
+					t.Errorf("%s %s, want only the PUT", r.Method, r.URL)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			t.Cleanup(srv.Close)
+			c, err := New(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.ForceStop(t.Context(), "ns", "vm")
+			if err == nil {
+				t.Fatal("ForceStop succeeded, want an error")
+			}
+			if got := apierrors.IsConflict(err); got != tc.wantConflict {
+				t.Errorf("IsConflict(%v) = %v, want %v", err, got, tc.wantConflict)
+			}
+		})
+	}
+}
