@@ -88,7 +88,7 @@ $(BIN)/.controller-gen-$(CONTROLLER_GEN_VERSION):
 # (hack/tools/kubevirt: kubevirt's replace block, the published
 # kubevirt.io/api and client-go, stubs for the two virt-template modules
 # the module proxy refuses). Pure Go: CGO off. The slowest tool by far
-# (see README: cold build time).
+# (see docs/testing-kubevirt.md: the first build).
 $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
 	$(CACHED_TOOL) $(VIRT_CONTROLLER) $(TOOLS_DIR)/kubevirt "CGO_ENABLED=0 -s -w" -- env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
@@ -96,7 +96,7 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 
 # KubeVirt's virt-api, for its admission webhooks (testcluster
 # Options.VirtAPI). Same module as virt-controller: after it, 3.5 min more
-# on the loaded 2-core machine (37 s of CPU; see README).
+# on the loaded 2-core machine (37 s of CPU; see docs/testing-kubevirt.md).
 $(BIN)/.virt-api-$(KUBEVIRT_VERSION):
 	@mkdir -p $(BIN)
 	$(CACHED_TOOL) $(VIRT_API) $(TOOLS_DIR)/kubevirt "CGO_ENABLED=0 -s -w" -- env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_API).tmp kubevirt.io/kubevirt/cmd/virt-api
