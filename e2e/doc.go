@@ -4,7 +4,8 @@
 // RBAC-restricted identity, an ISO server)
 // driven by real Redfish clients (OpenStack's sushy library, Debian's 4.3.3
 // and 5.8.0, through Ironic 21's and Ironic 38/39's virtual-media
-// sequences; DMTF's redfishtool; the gofish Go client), with the resulting Kubernetes objects checked through the
+// sequences; DMTF's redfishtool; the gofish Go client; Ansible's
+// community.general Redfish modules), with the resulting Kubernetes objects checked through the
 // admin client. Every test runs on both CRD variants (stock KubeVirt,
 // atomic lists; and list-type map).
 //

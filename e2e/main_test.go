@@ -16,13 +16,14 @@ import (
 // Sample VMs are shared by the tests of one variant's env; each test uses
 // its own so the tests stay independent of their order.
 const (
-	numVMs        = 13
+	numVMs        = 14
 	vmSushyFirst  = 0 // vm-0..vm-5: sushy (3 session, 3 basic)
 	vmRedfishtool = 6
 	vmGofish      = 7
 	vmBadInput    = 8
 	vmSushy39     = 9 // vm-9..vm-11: the Ironic 38/39 sequence through sushy 5.8
 	vmConformance = 12
+	vmAnsible     = 13
 )
 
 // envs holds one running demo per CRD variant, started on first use and

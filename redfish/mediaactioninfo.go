@@ -18,9 +18,13 @@ const (
 // reads them.
 var insertParameters = []obj{
 	{"Name": "Image", "Required": true, "DataType": "String"},
-	// Only true: a slot is inserted and write-protected by the insert.
-	{"Name": "Inserted", "Required": false, "DataType": "Boolean", "AllowableValues": []string{"true"}},
-	{"Name": "WriteProtected", "Required": false, "DataType": "Boolean", "AllowableValues": []string{"true"}},
+	// Only true is accepted (a slot is inserted and write-protected by the
+	// insert; false is a 400 PropertyValueNotInList), yet no AllowableValues:
+	// the schema makes them strings, and clients that check a boolean
+	// against them (community.general's redfish_command VirtualMediaInsert
+	// compares its True with "true") refuse their own insert.
+	{"Name": "Inserted", "Required": false, "DataType": "Boolean"},
+	{"Name": "WriteProtected", "Required": false, "DataType": "Boolean"},
 	{"Name": "TransferProtocolType", "Required": false, "DataType": "String", "AllowableValues": transferProtocols},
 	{"Name": "TransferMethod", "Required": false, "DataType": "String", "AllowableValues": transferMethods},
 	// Given together: the image server's Basic credentials.
