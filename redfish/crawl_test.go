@@ -103,6 +103,7 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 		"#Task.v1_7_4.Task", "#TaskService.v1_3_0.TaskService", "#SessionService.v1_2_0.SessionService",
 		"#AccountService.v1_18_1.AccountService", "#ManagerAccount.v1_14_1.ManagerAccount",
 		"#ActionInfo.v1_5_0.ActionInfo", "#Role.v1_3_1.Role", "#RoleCollection.RoleCollection",
+		"#Memory.v1_23_0.Memory", "#MemoryCollection.MemoryCollection",
 	} {
 		if !types[want] {
 			t.Errorf("crawl never served %s", want)

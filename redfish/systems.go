@@ -133,6 +133,7 @@ func (s *Server) renderSystem(v SystemView) obj {
 		"Bios":               link(uri + "/Bios"),
 		"SecureBoot":         link(uri + "/SecureBoot"),
 		"Processors":         link(uri + "/Processors"),
+		"Memory":             link(uri + "/Memory"),
 		"EthernetInterfaces": link(uri + "/EthernetInterfaces"),
 		"SimpleStorage":      link(uri + "/SimpleStorage"),
 		"Storage":            link(uri + "/Storage"),
