@@ -11,7 +11,7 @@ import (
 // serves ("Collection" types are unversioned). The $metadata document
 // references their DMTF CSDL files; a test checks the list against a crawl.
 var servedTypes = []string{
-	"AccountService.v1_18_1", "ActionInfo.v1_5_0", "Bios.v1_2_3", "Certificate.v1_8_0",
+	"AccountService.v1_18_1", "ActionInfo.v1_5_0", "Bios.v1_2_3", "BootOption.v1_0_6", "BootOptionCollection", "Certificate.v1_8_0",
 	"CertificateCollection", "Chassis.v1_28_0",
 	"ChassisCollection", "ComputerSystem.v1_27_0", "ComputerSystemCollection", "Drive.v1_22_0",
 	"EthernetInterface.v1_12_4", "EthernetInterfaceCollection", "Manager.v1_24_0",

@@ -146,6 +146,8 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, sys+"/Processors", s.listProcessors, false)
 	s.handle(e, get, sys+"/Processors/:sub", s.getProcessor, false)
 	s.handle(e, get, sys+"/Memory", s.listMemory, false)
+	s.handle(e, get, sys+"/BootOptions", s.listBootOptions, false)
+	s.handle(e, get, sys+"/BootOptions/:sub", s.getBootOption, false)
 	s.handle(e, get, sys+"/Memory/:sub", s.getMemory, false)
 	s.handle(e, get, sys+"/EthernetInterfaces", s.listEthernetInterfaces, false)
 	s.handle(e, get, sys+"/EthernetInterfaces/:sub", s.getEthernetInterface, false)

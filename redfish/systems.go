@@ -96,6 +96,8 @@ func bootView(v SystemView) obj {
 	if v.Boot.HTTPBootURI != "" {
 		b["HttpBootUri"] = v.Boot.HTTPBootURI
 	}
+	b["BootOrder"] = bootOrder(v) // read-only (bootoptions.go)
+	b["BootOptions"] = link(systemURI(v) + "/BootOptions")
 	return b
 }
 
