@@ -34,6 +34,7 @@ func (s *Server) getManager(c echo.Context) error {
 		"PowerState":      "On",
 		"Status":          statusOK(),
 		"VirtualMedia":    link(uri + "/VirtualMedia"),
+		"NetworkProtocol": link(uri + "/NetworkProtocol"),
 		"Links": obj{
 			"ManagerForServers": []obj{link(systemURI(v))},
 			"ManagerForChassis": []obj{link(chassisURI(v))},

@@ -15,7 +15,7 @@ var servedTypes = []string{
 	"CertificateCollection", "Chassis.v1_28_0",
 	"ChassisCollection", "ComputerSystem.v1_27_0", "ComputerSystemCollection", "Drive.v1_22_0",
 	"EthernetInterface.v1_12_4", "EthernetInterfaceCollection", "Manager.v1_24_0",
-	"ManagerAccount.v1_14_1", "ManagerAccountCollection", "ManagerCollection", "Memory.v1_23_0", "MemoryCollection", "Message.v1_1_1",
+	"ManagerAccount.v1_14_1", "ManagerAccountCollection", "ManagerCollection", "ManagerNetworkProtocol.v1_12_0", "Memory.v1_23_0", "MemoryCollection", "Message.v1_1_1",
 	"MessageRegistryFile.v1_1_3", "MessageRegistryFileCollection", "Processor.v1_22_0",
 	"ProcessorCollection", "Role.v1_3_1", "RoleCollection", "SecureBoot.v1_1_2", "ServiceRoot.v1_20_0", "Session.v1_8_0",
 	"SessionCollection", "SessionService.v1_2_0", "Settings.v1_4_0", "SimpleStorage.v1_3_2",
