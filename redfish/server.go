@@ -179,6 +179,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, "/redfish/v1/Managers", s.listManagers, false)
 	s.handle(e, get, mgr, s.getManager, false)
 	s.handle(e, get, mgr+"/NetworkProtocol", s.getNetworkProtocol, false)
+	s.handle(e, get, mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces, false)
 	s.handle(e, get, mgr+"/VirtualMedia", s.listVirtualMedia, false)
 	s.handle(e, get, mgr+"/VirtualMedia/:slot", s.getVirtualMedia, false)
 	s.handle(e, patch, mgr+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
