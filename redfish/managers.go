@@ -39,6 +39,8 @@ func (s *Server) getManager(c echo.Context) error {
 		"Links": obj{
 			"ManagerForServers": []obj{link(systemURI(v))},
 			"ManagerForChassis": []obj{link(chassisURI(v))},
+			// the bridge: the only software a manager runs
+			"ActiveSoftwareImage": link(firmwareURI + "/" + bridgeFirmwareID),
 		},
 	})
 }

@@ -19,9 +19,9 @@ var servedTypes = []string{
 	"MessageRegistryFile.v1_1_3", "MessageRegistryFileCollection", "Processor.v1_22_0",
 	"ProcessorCollection", "Role.v1_3_1", "RoleCollection", "SecureBoot.v1_1_2", "ServiceRoot.v1_20_0", "Session.v1_8_0",
 	"SessionCollection", "SessionService.v1_2_0", "Settings.v1_4_0", "SimpleStorage.v1_3_2",
-	"SimpleStorageCollection", "Storage.v1_21_0", "StorageCollection", "StorageController.v1_7_0",
+	"SimpleStorageCollection", "SoftwareInventory.v1_13_0", "SoftwareInventoryCollection", "Storage.v1_21_0", "StorageCollection", "StorageController.v1_7_0",
 	"StorageControllerCollection", "Task.v1_7_4", "TaskCollection", "TaskService.v1_3_0",
-	"VirtualMedia.v1_6_5", "VirtualMediaCollection", "VolumeCollection",
+	"UpdateService.v1_17_0", "VirtualMedia.v1_6_5", "VirtualMediaCollection", "VolumeCollection",
 }
 
 // getMetadata serves the OData CSDL metadata document.

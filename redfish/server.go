@@ -214,6 +214,11 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, "/redfish/v1/TaskService/Tasks/:task", s.getTask, false)
 	s.handle(e, get, "/redfish/v1/TaskService/TaskMonitors/:task", s.getTaskMonitor, false)
 
+	s.handle(e, get, updateServiceURI, s.getUpdateService, false)
+	s.handle(e, get, firmwareURI, s.listFirmware, false)
+	s.handle(e, get, firmwareURI+"/:fw", s.getFirmware, false)
+	s.handle(e, post, updateServiceURI+"/Actions/"+simpleUpdate, s.simpleUpdate, false)
+
 	s.handle(e, get, "/redfish/v1/Registries", s.listRegistries, false)
 	s.handle(e, get, "/redfish/v1/Registries/:reg", s.getRegistryFile, false)
 	s.handle(e, get, "/redfish/v1/Registries/:reg/:file", s.getRegistry, false)
