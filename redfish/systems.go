@@ -97,9 +97,21 @@ func bootView(v SystemView) obj {
 		b["HttpBootUri"] = v.Boot.HTTPBootURI
 	}
 	b["BootOrder"] = bootOrder(v) // read-only (bootoptions.go)
+	b[writeableProperties] = bootWriteable
 	b["BootOptions"] = link(systemURI(v) + "/BootOptions")
 	return b
 }
+
+// bootWriteable are the Boot properties a PATCH of the System writes
+// (patchSystem).
+var bootWriteable = []string{"BootSourceOverrideTarget", "BootSourceOverrideEnabled", "BootSourceOverrideMode", "HttpBootUri"}
+
+// writeableProperties is the annotation that lists, in an object, the
+// properties of it that a PATCH writes (DSP0266 @Redfish.WriteableProperties):
+// served exactly where they are writable, so that clients and the Interop
+// Validator need not guess from the schema's ReadWrite permissions, which
+// are wider than what a VM can change.
+const writeableProperties = "@Redfish.WriteableProperties"
 
 // renderSystem is the ComputerSystem of v. It may show only what
 // v.Revision covers (not Disks): GETs serve it kept per revision.
