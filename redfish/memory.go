@@ -46,7 +46,6 @@ func (s *Server) getMemory(c echo.Context) error {
 		"MemoryDeviceType":     "Logical",
 		"MemoryType":           "DRAM",
 		"OperatingMemoryModes": []string{"Volatile"},
-		"DeviceLocator":        "DIMM 0",
 		"Manufacturer":         "KubeVirt",
 		"Status":               statusOK(),
 	})
