@@ -114,7 +114,8 @@ var bootWriteable = []string{"BootSourceOverrideTarget", "BootSourceOverrideEnab
 const writeableProperties = "@Redfish.WriteableProperties"
 
 // renderSystem is the ComputerSystem of v. It may show only what
-// v.Revision covers (not Disks): GETs serve it kept per revision.
+// v.Revision covers (not Disks' capacities, which come from PVCs; their
+// names and bootOrders are the VM spec's): GETs serve it kept per revision.
 func (s *Server) renderSystem(v SystemView) obj {
 	uri := systemURI(v)
 	cores := v.Sockets * v.Cores
