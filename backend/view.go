@@ -2,6 +2,7 @@ package backend
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -68,7 +69,7 @@ func nics(vm *apply.VM, spec map[string]any) []redfish.NIC {
 		if mac == "" {
 			mac = i.MAC
 		}
-		out = append(out, redfish.NIC{Name: i.Name, MAC: mac})
+		out = append(out, redfish.NIC{Name: i.Name, MAC: mac, BootOrder: i.BootOrder})
 	}
 	return out
 }
@@ -82,7 +83,12 @@ func disks(namespace string, spec map[string]any, pvc PVCLookup) []redfish.Disk 
 	}
 	var out []redfish.Disk
 	for _, d := range kubevirt.SpecDisksOf(spec) {
-		out = append(out, redfish.Disk{Name: d.Name, CDROM: d.CDROM, CapacityBytes: capacity(namespace, volumes[d.Name], pvc)})
+		slot, media := strings.CutPrefix(d.Name, apply.DiskPrefix)
+		if !media {
+			slot = ""
+		}
+		out = append(out, redfish.Disk{Name: d.Name, CDROM: d.CDROM, CapacityBytes: capacity(namespace, volumes[d.Name], pvc),
+			BootOrder: d.BootOrder, Slot: slot})
 	}
 	return out
 }

@@ -63,6 +63,8 @@ type Firmware struct {
 type NIC struct {
 	Name string
 	MAC  string
+	// BootOrder is the interface's bootOrder in the VM spec, 0 for none.
+	BootOrder int64
 }
 
 // Disk is one disk of the VM (virtual-media CD-ROMs have CDROM set).
@@ -70,6 +72,11 @@ type Disk struct {
 	Name          string
 	CapacityBytes int64
 	CDROM         bool
+	// BootOrder is the disk's bootOrder in the VM spec, 0 for none.
+	BootOrder int64
+	// Slot is the media slot whose image the disk holds (a virtual-media
+	// slot or [system.HTTPBootSlot]), "" for the VM's own disks.
+	Slot string
 }
 
 // Member is a system as the collections list it.

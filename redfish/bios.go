@@ -74,6 +74,8 @@ func renderBiosSettings(v SystemView) obj {
 		"Id":          "Settings",
 		"Name":        "BIOS Pending Settings",
 		"Attributes":  biosAttributes(nextBoot(v)),
+		// BootMode and SecureBoot, the attributes there are
+		writeableProperties: []string{"Attributes"},
 	}
 }
 
@@ -177,6 +179,7 @@ func (s *Server) renderSecureBoot(v SystemView) obj {
 		"SecureBootEnable":      v.SecureBoot,
 		"SecureBootCurrentBoot": current,
 		"SecureBootMode":        "DeployedMode",
+		writeableProperties:     []string{"SecureBootEnable"},
 	}
 }
 

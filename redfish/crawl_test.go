@@ -103,6 +103,9 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 		"#Task.v1_7_4.Task", "#TaskService.v1_3_0.TaskService", "#SessionService.v1_2_0.SessionService",
 		"#AccountService.v1_18_1.AccountService", "#ManagerAccount.v1_14_1.ManagerAccount",
 		"#ActionInfo.v1_5_0.ActionInfo", "#Role.v1_3_1.Role", "#RoleCollection.RoleCollection",
+		"#Memory.v1_23_0.Memory", "#MemoryCollection.MemoryCollection", "#BootOption.v1_0_6.BootOption",
+		"#ManagerNetworkProtocol.v1_12_0.ManagerNetworkProtocol", "#UpdateService.v1_17_0.UpdateService",
+		"#SoftwareInventory.v1_13_0.SoftwareInventory",
 	} {
 		if !types[want] {
 			t.Errorf("crawl never served %s", want)

@@ -1,9 +1,11 @@
 // Package redfish is the bridge's DMTF Redfish service: HTTP and JSON only.
 //
 // It serves the resources OpenStack Ironic (through sushy) and other Redfish
-// clients read and drive (service root, systems and their inventory, boot
-// override, BIOS and Secure Boot, managers and virtual media, chassis,
-// sessions, accounts, tasks, the Base message registry), authenticates
+// clients read and drive (service root, systems and their inventory and
+// memory, boot override and boot options, BIOS and Secure Boot, managers,
+// their network protocol and virtual media, chassis, sessions, accounts,
+// tasks, the update service's firmware inventory, the Base message
+// registry), authenticates
 // callers (Basic or session token, see [auth]) and confines each one to the
 // systems in its [auth.Scope]: a system outside it is answered 404, through
 // every path that leads to it (Systems, Managers, Chassis, VirtualMedia,

@@ -66,7 +66,7 @@ func (f *fake) add(ns, name string, lbls map[string]string, mac string) {
 		Threads:     1,
 		MemoryBytes: 4 << 30,
 		NICs:        []NIC{{Name: "default", MAC: mac}},
-		Disks:       []Disk{{Name: "rootdisk", CapacityBytes: 10 << 30}, {Name: "media-cd0", CDROM: true}},
+		Disks:       []Disk{{Name: "rootdisk", CapacityBytes: 10 << 30}, {Name: "media-cd0", CDROM: true, Slot: "cd0"}},
 		Slots:       []system.MediaSlot{{Slot: "cd0"}},
 	}
 	f.systems[v.Key.ID()] = v

@@ -23,20 +23,39 @@ func (s *Server) getManager(c echo.Context) error {
 	}
 	uri := managerURI(v)
 	return send(c, http.StatusOK, obj{
-		"@odata.id":       uri,
-		"@odata.type":     "#Manager.v1_24_0.Manager",
-		"Id":              v.Key.ID(),
-		"Name":            "Manager of " + v.Key.String(),
-		"ManagerType":     "BMC",
-		"UUID":            v.UUID,
-		"Model":           "redfish-bridge",
-		"FirmwareVersion": s.cfg.Version,
-		"PowerState":      "On",
-		"Status":          statusOK(),
-		"VirtualMedia":    link(uri + "/VirtualMedia"),
+		"@odata.id":          uri,
+		"@odata.type":        "#Manager.v1_24_0.Manager",
+		"Id":                 v.Key.ID(),
+		"Name":               "Manager of " + v.Key.String(),
+		"ManagerType":        "BMC",
+		"UUID":               v.UUID,
+		"Model":              "redfish-bridge",
+		"FirmwareVersion":    s.cfg.Version,
+		"PowerState":         "On",
+		"Status":             statusOK(),
+		"VirtualMedia":       link(uri + "/VirtualMedia"),
+		"NetworkProtocol":    link(uri + "/NetworkProtocol"),
+		"EthernetInterfaces": link(uri + "/EthernetInterfaces"),
 		"Links": obj{
 			"ManagerForServers": []obj{link(systemURI(v))},
 			"ManagerForChassis": []obj{link(chassisURI(v))},
+			// the bridge: the only software a manager runs
+			"ActiveSoftwareImage": link(firmwareURI + "/" + bridgeFirmwareID),
 		},
 	})
+}
+
+// listManagerEthernetInterfaces is the manager's own network interfaces:
+// none. The bridge serving every manager is one Kubernetes pod whose
+// network is the cluster's, no interface of any one system's "BMC", so the
+// collection is empty: an honest answer that generic clients (Ansible's
+// GetManagerNicInventory, redfish_info's default Manager query) read as
+// "no NICs" rather than the failure a missing link would be.
+func (s *Server) listManagerEthernetInterfaces(c echo.Context) error {
+	v, err := s.system(c)
+	if err != nil {
+		return err
+	}
+	uri := managerURI(v) + "/EthernetInterfaces"
+	return send(c, http.StatusOK, collection(uri, "#EthernetInterfaceCollection.EthernetInterfaceCollection", "Manager Ethernet Interface Collection", nil))
 }

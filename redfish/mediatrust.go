@@ -34,6 +34,7 @@ func (s *Server) renderMediaTrust(c echo.Context, v SystemView, sl system.MediaS
 	}
 	body := renderMedia(mediaBase(c, v), sl)
 	body["VerifyCertificate"] = t.VerifyCertificate
+	body[writeableProperties] = []string{"VerifyCertificate"} // Image, Inserted: InsertMedia/EjectMedia
 	body["Certificates"] = link(mediaBase(c, v) + "/" + sl.Slot + "/Certificates")
 	return body, nil
 }

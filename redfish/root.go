@@ -37,6 +37,7 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 		"SessionService": link("/redfish/v1/SessionService"),
 		"AccountService": link("/redfish/v1/AccountService"),
 		"Tasks":          link("/redfish/v1/TaskService"),
+		"UpdateService":  link(updateServiceURI),
 		"Registries":     link("/redfish/v1/Registries"),
 		"Links":          obj{"Sessions": link("/redfish/v1/SessionService/Sessions")},
 	})
@@ -56,6 +57,7 @@ func (s *Server) getOData(c echo.Context) error {
 		{"SessionService", "Singleton", "/redfish/v1/SessionService"},
 		{"AccountService", "Singleton", "/redfish/v1/AccountService"},
 		{"TaskService", "Singleton", "/redfish/v1/TaskService"},
+		{"UpdateService", "Singleton", updateServiceURI},
 		{"Registries", "EntitySet", "/redfish/v1/Registries"},
 	} {
 		values = append(values, obj{"name": e.Name, "kind": e.Kind, "url": e.URL})

@@ -145,6 +145,10 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, sys+"/ResetActionInfo", s.getResetActionInfo, false)
 	s.handle(e, get, sys+"/Processors", s.listProcessors, false)
 	s.handle(e, get, sys+"/Processors/:sub", s.getProcessor, false)
+	s.handle(e, get, sys+"/Memory", s.listMemory, false)
+	s.handle(e, get, sys+"/BootOptions", s.listBootOptions, false)
+	s.handle(e, get, sys+"/BootOptions/:sub", s.getBootOption, false)
+	s.handle(e, get, sys+"/Memory/:sub", s.getMemory, false)
 	s.handle(e, get, sys+"/EthernetInterfaces", s.listEthernetInterfaces, false)
 	s.handle(e, get, sys+"/EthernetInterfaces/:sub", s.getEthernetInterface, false)
 	s.handle(e, get, sys+"/SimpleStorage", s.listSimpleStorage, false)
@@ -174,6 +178,8 @@ func (s *Server) routes(e *echo.Echo) {
 
 	s.handle(e, get, "/redfish/v1/Managers", s.listManagers, false)
 	s.handle(e, get, mgr, s.getManager, false)
+	s.handle(e, get, mgr+"/NetworkProtocol", s.getNetworkProtocol, false)
+	s.handle(e, get, mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces, false)
 	s.handle(e, get, mgr+"/VirtualMedia", s.listVirtualMedia, false)
 	s.handle(e, get, mgr+"/VirtualMedia/:slot", s.getVirtualMedia, false)
 	s.handle(e, patch, mgr+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
@@ -207,6 +213,11 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, "/redfish/v1/TaskService/Tasks", s.listTasks, false)
 	s.handle(e, get, "/redfish/v1/TaskService/Tasks/:task", s.getTask, false)
 	s.handle(e, get, "/redfish/v1/TaskService/TaskMonitors/:task", s.getTaskMonitor, false)
+
+	s.handle(e, get, updateServiceURI, s.getUpdateService, false)
+	s.handle(e, get, firmwareURI, s.listFirmware, false)
+	s.handle(e, get, firmwareURI+"/:fw", s.getFirmware, false)
+	s.handle(e, post, updateServiceURI+"/Actions/"+simpleUpdate, s.simpleUpdate, false)
 
 	s.handle(e, get, "/redfish/v1/Registries", s.listRegistries, false)
 	s.handle(e, get, "/redfish/v1/Registries/:reg", s.getRegistryFile, false)

@@ -12,9 +12,9 @@ import (
 // and Ironic polls unchanged systems. The body shows only what the
 // revision covers (the VM and its VMI: power, boot override and mode,
 // media and power intents in its annotations, health, boot progress,
-// CPU, memory, UUID) and the service's own constant configuration; it
-// does not depend on the caller, whose scope is checked against the kept
-// labels on every GET. A revision the backend cannot name ("") is never
+// CPU, memory, UUID, the bootOrder of its disks and interfaces) and the
+// service's own constant configuration; it does not depend on the caller,
+// whose scope is checked against the kept labels on every GET. A revision the backend cannot name ("") is never
 // kept, so the body is rendered afresh.
 
 // maxSystemBodies bounds the kept bodies (~2 KB each). Past it, an

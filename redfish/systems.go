@@ -96,11 +96,26 @@ func bootView(v SystemView) obj {
 	if v.Boot.HTTPBootURI != "" {
 		b["HttpBootUri"] = v.Boot.HTTPBootURI
 	}
+	b["BootOrder"] = bootOrder(v) // read-only (bootoptions.go)
+	b[writeableProperties] = bootWriteable
+	b["BootOptions"] = link(systemURI(v) + "/BootOptions")
 	return b
 }
 
+// bootWriteable are the Boot properties a PATCH of the System writes
+// (patchSystem).
+var bootWriteable = []string{"BootSourceOverrideTarget", "BootSourceOverrideEnabled", "BootSourceOverrideMode", "HttpBootUri"}
+
+// writeableProperties is the annotation that lists, in an object, the
+// properties of it that a PATCH writes (DSP0266 @Redfish.WriteableProperties):
+// served exactly where they are writable, so that clients and the Interop
+// Validator need not guess from the schema's ReadWrite permissions, which
+// are wider than what a VM can change.
+const writeableProperties = "@Redfish.WriteableProperties"
+
 // renderSystem is the ComputerSystem of v. It may show only what
-// v.Revision covers (not Disks): GETs serve it kept per revision.
+// v.Revision covers (not Disks' capacities, which come from PVCs; their
+// names and bootOrders are the VM spec's): GETs serve it kept per revision.
 func (s *Server) renderSystem(v SystemView) obj {
 	uri := systemURI(v)
 	cores := v.Sockets * v.Cores
@@ -133,6 +148,7 @@ func (s *Server) renderSystem(v SystemView) obj {
 		"Bios":               link(uri + "/Bios"),
 		"SecureBoot":         link(uri + "/SecureBoot"),
 		"Processors":         link(uri + "/Processors"),
+		"Memory":             link(uri + "/Memory"),
 		"EthernetInterfaces": link(uri + "/EthernetInterfaces"),
 		"SimpleStorage":      link(uri + "/SimpleStorage"),
 		"Storage":            link(uri + "/Storage"),

@@ -131,6 +131,11 @@ func TestGetSystem(t *testing.T) {
 			"BootSourceOverrideMode":                            "UEFI",
 			"BootSourceOverrideMode@Redfish.AllowableValues":    []any{"UEFI", "Legacy"},
 			"HttpBootUri": nil,
+			"BootOrder":   []any{},
+			"BootOptions": map[string]any{"@odata.id": "/redfish/v1/Systems/team-a.vm1/BootOptions"},
+			"@Redfish.WriteableProperties": []any{
+				"BootSourceOverrideTarget", "BootSourceOverrideEnabled", "BootSourceOverrideMode", "HttpBootUri",
+			},
 		},
 		"Links": map[string]any{
 			"ManagedBy": []any{map[string]any{"@odata.id": "/redfish/v1/Managers/team-a.vm1"}},

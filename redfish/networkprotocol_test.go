@@ -1,0 +1,58 @@
+package redfish
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestNetworkProtocol: each Manager links its NetworkProtocol, which shows
+// the protocol the request came in over (HTTPS, or HTTP under
+// --insecure-http) enabled on the port of the listener it reached, the
+// other one disabled, and nothing else; confined to the caller's scope.
+func TestNetworkProtocol(t *testing.T) {
+	e := newEnv(t)
+	v := newValidator(t)
+	const mgr = "/redfish/v1/Managers/team-a.vm1"
+	checkServed(t, e, v, mgr, "", map[string]any{"NetworkProtocol": map[string]any{"@odata.id": mgr + "/NetworkProtocol"}})
+	// e.do's requests come from no listener: the port is unknown.
+	checkServed(t, e, v, mgr+"/NetworkProtocol", "", map[string]any{
+		"HTTP":  map[string]any{"ProtocolEnabled": true, "Port": nil},
+		"HTTPS": map[string]any{"ProtocolEnabled": false},
+	})
+	checkScoped(t, e, "/redfish/v1/Managers/", "/NetworkProtocol")
+
+	for _, tt := range []struct {
+		name        string
+		tls         bool
+		https, http map[string]any
+	}{
+		{"https", true, map[string]any{"ProtocolEnabled": true, "Port": 8443.0}, map[string]any{"ProtocolEnabled": false}},
+		{"insecure-http", false, map[string]any{"ProtocolEnabled": false}, map[string]any{"ProtocolEnabled": true, "Port": 8443.0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.WithValue(t.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 8443})
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, mgr+"/NetworkProtocol", nil)
+			if tt.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			r.SetBasicAuth("admin", "admin-pw")
+			rec := httptest.NewRecorder()
+			e.e.ServeHTTP(rec, r)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("GET: %d %s", rec.Code, rec.Body)
+			}
+			body := decode(t, rec)
+			v.validate(t, tt.name, body)
+			got := map[string]any{"HTTPS": body["HTTPS"], "HTTP": body["HTTP"]}
+			if diff := cmp.Diff(map[string]any{"HTTPS": tt.https, "HTTP": tt.http}, got); diff != "" {
+				t.Errorf("protocols (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
