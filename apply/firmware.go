@@ -9,19 +9,41 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// RefusedError is a firmware change the bridge refuses because the VM would
-// not boot what Redfish then reports. Reason is written for the Redfish
-// client (it names what to do); the error is also [ErrInvalid].
+// Redfish properties a [RefusedError] names: Boot's, below the
+// ComputerSystem, and SecureBoot's SecureBootEnable.
+const (
+	PropertyBootTarget  = "Boot/BootSourceOverrideTarget"
+	PropertyBootEnabled = "Boot/BootSourceOverrideEnabled"
+	PropertyBootMode    = "Boot/BootSourceOverrideMode"
+	PropertyHTTPBootURI = "Boot/HttpBootUri"
+	PropertySecureBoot  = "SecureBootEnable"
+)
+
+// RefusedError is a value the bridge refuses (a firmware change the VM
+// would not boot as Redfish then reports, a boot override it cannot boot, a
+// reset it cannot do). It names what the client sent, in Redfish's words,
+// so the refusal the client sees names it too; Reason is written for the
+// Redfish client (it names what to do). The error is also [ErrInvalid].
 type RefusedError struct {
-	// Conflict: Secure Boot and the boot mode stand against each other (the
-	// client changes the other one first); false: the VM's spec is in the way.
-	Conflict bool
-	Reason   string
+	// Property is the Redfish property refused, as a path below the
+	// resource the request wrote: "Boot/BootSourceOverrideMode",
+	// "SecureBootEnable", "ResetType".
+	Property string
+	// Value is the value sent ("" for null).
+	Value string
+	// ConflictsWith names the property whose value stands against it (the
+	// client changes that one first, e.g. Secure Boot and the boot mode);
+	// "": the VM's spec or what the bridge can do is in the way.
+	ConflictsWith string
+	Reason        string
 }
 
-func (e *RefusedError) Error() string { return ErrInvalid.Error() + ": " + e.Reason }
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s: value %q of %s: %s", ErrInvalid, e.Value, e.Property, e.Reason)
+}
 
 // Unwrap makes errors.Is(err, ErrInvalid) hold.
 func (e *RefusedError) Unwrap() error { return ErrInvalid }
@@ -58,7 +80,7 @@ func ValidateLegacy(vm *VM) error {
 	if len(others) > 0 {
 		who = "field manager " + strings.Join(others, ", ")
 	}
-	return &RefusedError{Reason: fmt.Sprintf("The VirtualMachine's spec.template.spec.domain.firmware.bootloader.efi is owned by %s, and KubeVirt boots UEFI "+
+	return &RefusedError{Property: PropertyBootMode, Value: string(system.BootLegacy), Reason: fmt.Sprintf("The VirtualMachine's spec.template.spec.domain.firmware.bootloader.efi is owned by %s, and KubeVirt boots UEFI "+
 		"whenever it is set: the bridge will not report Legacy for a VM that boots UEFI. Keep BootSourceOverrideMode UEFI, "+
 		"or remove firmware.bootloader.efi from the VirtualMachine and retry.", who)}
 }

@@ -97,7 +97,7 @@ func TestValidateLegacy(t *testing.T) {
 				return
 			}
 			refused, ok := errors.AsType[*RefusedError](err)
-			if !ok || !errors.Is(err, ErrInvalid) || refused.Conflict {
+			if !ok || !errors.Is(err, ErrInvalid) || refused.ConflictsWith != "" || refused.Property != PropertyBootMode || refused.Value != "Legacy" {
 				t.Fatalf("err %v, want a RefusedError (ErrInvalid, no conflict)", err)
 			}
 			if !strings.Contains(refused.Reason, "owned by "+tt.wantWho) || !strings.Contains(refused.Reason, "boots UEFI") {

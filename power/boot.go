@@ -60,7 +60,7 @@ func mergeBoot(vm *apply.VM, o *system.BootOverride, patch system.BootPatch) err
 	if patch.HTTPBootURI != nil {
 		o.HTTPBootURI = *patch.HTTPBootURI
 	}
-	if err := validateUefiHttp(vm, *o); err != nil {
+	if err := validateUefiHttp(vm, *o, patch); err != nil {
 		return err
 	}
 	if err := apply.ValidateSecureBoot(*o); err != nil {
@@ -101,7 +101,7 @@ func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		mode, _ := kubevirt.Firmware(vm.Object)
 		if enable && mode != system.BootUEFI {
-			return s.confirm(ctx, vm, &apply.RefusedError{Conflict: true, Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
+			return s.confirm(ctx, vm, &apply.RefusedError{Property: apply.PropertySecureBoot, Value: "true", ConflictsWith: "BootSourceOverrideMode", Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
 		}
 		o.SecureBoot = system.SecureBootDisabled
 		if enable {
