@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -64,8 +66,15 @@ func TestRefusalsNameWhatAndWhy(t *testing.T) {
 		legacyVM        = "bridge-firmware"
 		authoredVM      = "authored-uefi"
 		secureVM        = "bridge-firmware-uefi-secureboot"
+		authorSecureVM  = "authored-uefi-author-secureboot"
 	)
-	kinds := map[string]systemKind{}
+	kinds := map[string]systemKind{authorSecureVM: {name: authorSecureVM, sample: func(namespace, name string) *unstructured.Unstructured {
+		vm := demo.SampleVM(namespace, name)
+		if err := unstructured.SetNestedField(vm.Object, true, append(append([]string(nil), kubevirt.EFI...), kubevirt.KeySecureBoot)...); err != nil {
+			t.Fatal(err)
+		}
+		return vm
+	}}}
 	for _, k := range systemKinds {
 		kinds[k.name] = k
 	}
@@ -95,10 +104,10 @@ func TestRefusalsNameWhatAndWhy(t *testing.T) {
 			body: `{"Boot":{"BootSourceOverrideMode":"Legacy"}}`,
 			want: refusal{400, "PropertyValueIncorrect", []string{"Boot/BootSourceOverrideMode", "Legacy"}, []string{"#/Boot/BootSourceOverrideMode"}},
 			why:  "UefiHttp needs boot mode UEFI, and the boot mode would be Legacy"},
-		{name: "Legacy over the author's efi", kind: authoredVM,
+		{name: "Legacy under the author's Secure Boot", kind: authorSecureVM,
 			body: `{"Boot":{"BootSourceOverrideMode":"Legacy"}}`,
-			want: refusal{400, "PropertyValueIncorrect", []string{"Boot/BootSourceOverrideMode", "Legacy"}, []string{"#/Boot/BootSourceOverrideMode"}},
-			why:  "owned by field manager demo-author"},
+			want: refusal{400, "PropertyValueConflict", []string{"Boot/BootSourceOverrideMode", "SecureBootEnable"}, []string{"#/Boot/BootSourceOverrideMode"}},
+			why:  "Secure Boot is enabled (the VirtualMachine's firmware.bootloader.efi.secureBoot)"},
 		{name: "Legacy while Secure Boot is enabled", kind: secureVM,
 			body: `{"Boot":{"BootSourceOverrideMode":"Legacy"}}`,
 			want: refusal{400, "PropertyValueConflict", []string{"Boot/BootSourceOverrideMode", "SecureBootEnable"}, []string{"#/Boot/BootSourceOverrideMode"}},
@@ -111,10 +120,10 @@ func TestRefusalsNameWhatAndWhy(t *testing.T) {
 			path: "/Bios/Settings", body: `{"Attributes":{"SecureBoot":"Enabled"}}`,
 			want: refusal{400, "PropertyValueConflict", []string{"Attributes/SecureBoot", "Attributes/BootMode"}, []string{"#/Attributes/SecureBoot"}},
 			why:  "Secure Boot needs boot mode UEFI"},
-		{name: "Bios BootMode Bios over the author's efi", kind: authoredVM,
+		{name: "Bios BootMode Bios under the author's Secure Boot", kind: authorSecureVM,
 			path: "/Bios/Settings", body: `{"Attributes":{"BootMode":"Bios"}}`,
-			want: refusal{400, "PropertyValueIncorrect", []string{"Attributes/BootMode", "Bios"}, []string{"#/Attributes/BootMode"}},
-			why:  "owned by field manager demo-author"},
+			want: refusal{400, "PropertyValueConflict", []string{"Attributes/BootMode", "Attributes/SecureBoot"}, []string{"#/Attributes/BootMode"}},
+			why:  "Disable Secure Boot (SecureBootEnable false) first"},
 		{name: "Bios BootMode Bios while Secure Boot is enabled", kind: secureVM,
 			path: "/Bios/Settings", body: `{"Attributes":{"BootMode":"Bios"}}`,
 			want: refusal{400, "PropertyValueConflict", []string{"Attributes/BootMode", "Attributes/SecureBoot"}, []string{"#/Attributes/BootMode"}},
