@@ -34,10 +34,10 @@ func ValidateSecureBoot(o system.BootOverride) error {
 		return nil
 	}
 	if o.Mode == "" {
-		return &RefusedError{Conflict: true, Reason: "Secure Boot is enabled, and it exists only under boot mode UEFI, which is not set: " +
+		return &RefusedError{Property: PropertyBootMode, ConflictsWith: PropertySecureBoot, Reason: "Secure Boot is enabled, and it exists only under boot mode UEFI, which is not set: " +
 			"set BootSourceOverrideMode UEFI, or disable Secure Boot (SecureBootEnable false)."}
 	}
-	return &RefusedError{Conflict: true, Reason: fmt.Sprintf("Secure Boot is enabled, and it exists only under boot mode UEFI: "+
+	return &RefusedError{Property: PropertyBootMode, Value: string(o.Mode), ConflictsWith: PropertySecureBoot, Reason: fmt.Sprintf("Secure Boot is enabled, and it exists only under boot mode UEFI: "+
 		"BootSourceOverrideMode %s is refused while it is. Disable Secure Boot (SecureBootEnable false) first, then set the mode.", o.Mode)}
 }
 

@@ -224,7 +224,7 @@ func TestValidateSecureBoot(t *testing.T) {
 	for _, tt := range tests {
 		err := ValidateSecureBoot(tt.o)
 		refused, ok := errors.AsType[*RefusedError](err)
-		if tt.want != (ok && refused.Conflict && errors.Is(err, ErrInvalid)) || (!tt.want && err != nil) {
+		if tt.want != (ok && refused.ConflictsWith == PropertySecureBoot && errors.Is(err, ErrInvalid)) || (!tt.want && err != nil) {
 			t.Errorf("ValidateSecureBoot(%+v) = %v, want refused %v", tt.o, err, tt.want)
 		}
 		if ok && (!strings.Contains(refused.Reason, "Secure Boot is enabled") || strings.Contains(refused.Reason, "BootSourceOverrideMode is")) {

@@ -1,7 +1,9 @@
 // Package apply is the only package that writes KubeVirt VirtualMachines.
 //
 // Every write is a Kubernetes Server-Side Apply under one of three field
-// managers, one per concern. Each manager's builder turns the concern's
+// managers, one per concern, but one: redfish-boot's removal of another
+// writer's firmware.bootloader.efi for Legacy (a preconditioned merge
+// patch, see the table). Each manager's builder turns the concern's
 // complete intent (never a delta: in SSA omission deletes) into a minimal
 // unstructured apply body. Concern packages (media/, power/) decide WHAT the
 // intent is through a change function; this package reads the VM, calls the
@@ -33,8 +35,13 @@
 //	                 already carried one (renumbered after the disks: unique)          an interface is numbered
 //	               T.domain.firmware.bootloader.efi.secureBoot (true only while      same
 //	                 Secure Boot is Enabled) or .bios, once a mode was set
-//	                 (Legacy only when redfish-boot alone owns all of efi:
-//	                 ValidateLegacy)
+//	                 (Legacy where another writer owns efi: efi removed
+//	                 first, below)
+//	redfish-boot   removes T.domain.firmware.bootloader.efi when a client sets     same
+//	  (Update:       Legacy and another writer owns (part of) it: a JSON merge
+//	  merge patch)   patch {efi: null} carrying the resourceVersion read
+//	                 (Client.releaseEFI, ErrForeignEFI); it sets no field, so
+//	                 this entry owns nothing and is not recorded
 //	               T.domain.features.smm.enabled (true) while Secure Boot is         same
 //	                 Enabled (KubeVirt's secure boot needs SMM); dropped when
 //	                 it is not (an author who also set it true keeps it)
@@ -164,9 +171,11 @@
 //     the VM's author, and the Redfish client has explicitly asked to change
 //     exactly those fields; force takes a value, it never removes another
 //     manager's field: an author's firmware.bootloader.efi survives any
-//     apply, KubeVirt boots UEFI while it is set, so Legacy is refused then
-//     ([ValidateLegacy]) and what the VM boots is read from the spec alone
-//     ([Firmware])); redfish-power forces spec.runStrategy (the VM's
+//     apply and KubeVirt boots UEFI while it is set, so Legacy has it
+//     removed first by the one non-apply write of redfish-boot, a merge
+//     patch preconditioned like an apply ([ValidateLegacy],
+//     [ErrForeignEFI]; refused while that efi boots Secure Boot); what the
+//     VM boots is read from the spec alone ([Firmware])); redfish-power forces spec.runStrategy (the VM's
 //     author and virt-api own it; the Redfish power request is the authority
 //     on power). redfish-media never forces in map mode: its entries are its
 //     own, and a conflict there means someone else edited the bridge's

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,35 +10,72 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// RefusedError is a firmware change the bridge refuses because the VM would
-// not boot what Redfish then reports. Reason is written for the Redfish
-// client (it names what to do); the error is also [ErrInvalid].
+// Redfish properties a [RefusedError] names: Boot's, below the
+// ComputerSystem, and SecureBoot's SecureBootEnable.
+const (
+	PropertyBootTarget  = "Boot/BootSourceOverrideTarget"
+	PropertyBootEnabled = "Boot/BootSourceOverrideEnabled"
+	PropertyBootMode    = "Boot/BootSourceOverrideMode"
+	PropertyHTTPBootURI = "Boot/HttpBootUri"
+	PropertySecureBoot  = "SecureBootEnable"
+)
+
+// RefusedError is a value the bridge refuses (a firmware change the VM
+// would not boot as Redfish then reports, a boot override it cannot boot, a
+// reset it cannot do). It names what the client sent, in Redfish's words,
+// so the refusal the client sees names it too; Reason is written for the
+// Redfish client (it names what to do). The error is also [ErrInvalid].
 type RefusedError struct {
-	// Conflict: Secure Boot and the boot mode stand against each other (the
-	// client changes the other one first); false: the VM's spec is in the way.
-	Conflict bool
-	Reason   string
+	// Property is the Redfish property refused, as a path below the
+	// resource the request wrote: "Boot/BootSourceOverrideMode",
+	// "SecureBootEnable", "ResetType".
+	Property string
+	// Value is the value sent ("" for null).
+	Value string
+	// ConflictsWith names the property whose value stands against it (the
+	// client changes that one first, e.g. Secure Boot and the boot mode);
+	// "": the VM's spec or what the bridge can do is in the way.
+	ConflictsWith string
+	Reason        string
 }
 
-func (e *RefusedError) Error() string { return ErrInvalid.Error() + ": " + e.Reason }
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s: value %q of %s: %s", ErrInvalid, e.Value, e.Property, e.Reason)
+}
 
 // Unwrap makes errors.Is(err, ErrInvalid) hold.
 func (e *RefusedError) Unwrap() error { return ErrInvalid }
 
-// ValidateLegacy refuses switching vm to Legacy while anything of
-// firmware.bootloader.efi belongs to someone other than redfish-boot (the
-// VM's author, typically): KubeVirt boots UEFI whenever efi is set, and an
-// apply can only remove fields its own manager owns alone. Taking the
-// author's efi would need SSA to delete another manager's map, which it
-// does not do cleanly (forcing only the leaves left efi owned by the author
-// and emptied to null, which the CRD rejects: the 500 Ironic saw). efi that
-// redfish-boot wrote itself is removed by the Legacy apply.
+// ErrForeignEFI is in the chain of [ValidateLegacy]'s answer when the only
+// thing between vm and Legacy is firmware.bootloader.efi belonging (in
+// part) to another writer (the VM's author, typically). An apply cannot
+// remove another manager's field (forcing only the leaves left efi owned
+// by the author and emptied to null, which the CRD rejects), so
+// [Client.Boot] removes efi first with a merge patch under redfish-boot,
+// preconditioned on the resourceVersion read ([Client.releaseEFI]), and
+// runs the change again on the result. Through any other [Writer] the
+// answer is a refusal ([*RefusedError]).
+var ErrForeignEFI = errors.New("firmware.bootloader.efi belongs to another writer")
+
+// ValidateLegacy decides switching vm to Legacy: refused while the VM's
+// spec boots Secure Boot (efi.secureBoot true or unset: a BMC refuses
+// Legacy while Secure Boot is enabled; the client disables it first), and
+// [ErrForeignEFI] (with the refusal a Writer that cannot release efi
+// answers) while anything of firmware.bootloader.efi belongs to someone
+// other than redfish-boot: KubeVirt boots UEFI whenever efi is set. efi
+// that redfish-boot wrote itself is removed by the Legacy apply.
 func ValidateLegacy(vm *VM) error {
 	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, kubevirt.EFI...)
 	if !found || efi == nil {
 		return nil
+	}
+	if _, secure := kubevirt.Firmware(vm.Object); secure {
+		return &RefusedError{Property: PropertyBootMode, Value: string(system.BootLegacy), ConflictsWith: PropertySecureBoot,
+			Reason: "Secure Boot is enabled (the VirtualMachine's firmware.bootloader.efi.secureBoot), and it exists only under boot mode UEFI: " +
+				"BootSourceOverrideMode Legacy is refused while it is. Disable Secure Boot (SecureBootEnable false) first, then set the mode."}
 	}
 	owned, err := vm.owned()
 	if err != nil {
@@ -58,9 +96,10 @@ func ValidateLegacy(vm *VM) error {
 	if len(others) > 0 {
 		who = "field manager " + strings.Join(others, ", ")
 	}
-	return &RefusedError{Reason: fmt.Sprintf("The VirtualMachine's spec.template.spec.domain.firmware.bootloader.efi is owned by %s, and KubeVirt boots UEFI "+
-		"whenever it is set: the bridge will not report Legacy for a VM that boots UEFI. Keep BootSourceOverrideMode UEFI, "+
-		"or remove firmware.bootloader.efi from the VirtualMachine and retry.", who)}
+	return fmt.Errorf("%w: %w", ErrForeignEFI, &RefusedError{Property: PropertyBootMode, Value: string(system.BootLegacy), Reason: fmt.Sprintf(
+		"The VirtualMachine's spec.template.spec.domain.firmware.bootloader.efi is owned by %s, and KubeVirt boots UEFI "+
+			"whenever it is set: the bridge will not report Legacy for a VM that boots UEFI. Keep BootSourceOverrideMode UEFI, "+
+			"or remove firmware.bootloader.efi from the VirtualMachine and retry.", who)})
 }
 
 // touches reports whether set holds prefix or any path below it.

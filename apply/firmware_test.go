@@ -45,9 +45,11 @@ func TestFirmwareIgnoresRecordedMode(t *testing.T) {
 	}
 }
 
-// TestValidateLegacy: Legacy is refused while anything of efi belongs to
-// another writer (an apply cannot remove it), allowed when redfish-boot
-// wrote all of it (the Legacy apply removes it).
+// TestValidateLegacy: Legacy answers ErrForeignEFI (with a refusal naming
+// the owner, for a Writer that cannot release it) while anything of efi
+// belongs to another writer (an apply cannot remove it: Client.Boot
+// removes it first), nil when redfish-boot wrote all of it (the Legacy
+// apply removes it), and is refused while the spec boots Secure Boot.
 func TestValidateLegacy(t *testing.T) {
 	const efiBoot = `{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`
 	tests := []struct {
@@ -55,6 +57,8 @@ func TestValidateLegacy(t *testing.T) {
 		efi     map[string]any
 		owners  map[string]string // manager -> FieldsV1
 		wantWho string            // "" for allowed
+		// wantSecure: refused, Secure Boot in the way
+		wantSecure bool
 	}{
 		{name: "no efi", owners: map[string]string{"author": `{"f:spec":{"f:runStrategy":{}}}`}},
 		{name: "efi written by redfish-boot", efi: map[string]any{"secureBoot": false}, owners: map[string]string{ManagerBoot: efiBoot}},
@@ -75,6 +79,8 @@ func TestValidateLegacy(t *testing.T) {
 			name: "a leaf redfish-boot does not own", efi: map[string]any{"secureBoot": false, "persistent": true},
 			owners: map[string]string{ManagerBoot: efiBoot}, wantWho: "a writer other than the bridge",
 		},
+		{name: "the author's Secure Boot", efi: map[string]any{"secureBoot": true}, owners: map[string]string{"demo-author": efiBoot}, wantSecure: true},
+		{name: "the author's efi, Secure Boot by default", efi: map[string]any{}, owners: map[string]string{"demo-author": efiBoot}, wantSecure: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +96,13 @@ func TestValidateLegacy(t *testing.T) {
 			}
 			u.SetManagedFields(mfs)
 			err := ValidateLegacy(decodeFixture(u))
+			if tt.wantSecure {
+				refused, ok := errors.AsType[*RefusedError](err)
+				if !ok || errors.Is(err, ErrForeignEFI) || refused.ConflictsWith != PropertySecureBoot || !strings.Contains(refused.Reason, "Secure Boot is enabled") {
+					t.Fatalf("err %v, want a refusal in conflict with %s", err, PropertySecureBoot)
+				}
+				return
+			}
 			if tt.wantWho == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -97,8 +110,8 @@ func TestValidateLegacy(t *testing.T) {
 				return
 			}
 			refused, ok := errors.AsType[*RefusedError](err)
-			if !ok || !errors.Is(err, ErrInvalid) || refused.Conflict {
-				t.Fatalf("err %v, want a RefusedError (ErrInvalid, no conflict)", err)
+			if !ok || !errors.Is(err, ErrForeignEFI) || !errors.Is(err, ErrInvalid) || refused.ConflictsWith != "" || refused.Property != PropertyBootMode || refused.Value != "Legacy" {
+				t.Fatalf("err %v, want ErrForeignEFI and a RefusedError (ErrInvalid, no conflict)", err)
 			}
 			if !strings.Contains(refused.Reason, "owned by "+tt.wantWho) || !strings.Contains(refused.Reason, "boots UEFI") {
 				t.Errorf("reason %q does not name %q and why", refused.Reason, tt.wantWho)

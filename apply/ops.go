@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -67,10 +68,22 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 
 // Boot runs change on a fresh read of the override and applies
 // redfish-boot's complete intent (preconditioned, forced; see BuildBoot).
+//
+// A change that answers [ErrForeignEFI] (Legacy asked while another writer
+// owns firmware.bootloader.efi) has efi removed first ([Client.releaseEFI],
+// preconditioned on the read), then runs again on the result.
 func (c *Client) Boot(ctx context.Context, key system.Key, change BootChange) (*VM, error) {
-	return c.run(ctx, key, ManagerBoot, func(_ context.Context, vm *VM) (*Body, error) {
+	return c.run(ctx, key, ManagerBoot, func(ctx context.Context, vm *VM) (*Body, error) {
 		o := vm.Boot
-		if err := change(vm, &o); err != nil {
+		err := change(vm, &o)
+		if errors.Is(err, ErrForeignEFI) {
+			if vm, err = c.releaseEFI(ctx, vm); err != nil {
+				return nil, err
+			}
+			o = vm.Boot
+			err = change(vm, &o)
+		}
+		if err != nil {
 			return nil, err
 		}
 		return BuildBoot(c.mode, vm, o, nil)

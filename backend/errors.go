@@ -25,6 +25,7 @@ func translate(err error) error {
 	var busy *media.BusyError
 	var badCert *media.InvalidCertificateError
 	var full *media.TrustLimitError
+	var refused *apply.RefusedError
 	var status apierrors.APIStatus
 	var netErr net.Error
 	switch {
@@ -44,6 +45,8 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
 	case errors.Is(err, power.ErrBusy):
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+	case errors.As(err, &refused):
+		return fmt.Errorf("%w: %w", refusal(refused), err)
 	case errors.Is(err, apply.ErrInvalid):
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Boot", Reason: err.Error()}, err)
 	case apierrors.IsNotFound(err):

@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // TestTranslateBusy: a power-on refused because the system is in a
@@ -50,5 +53,25 @@ func TestTranslateDeadline(t *testing.T) {
 		if got := translate(err); !errors.Is(got, redfish.ErrUnavailable) || !errors.Is(got, err) {
 			t.Errorf("%s: translate(%v) = %v, want it to wrap redfish.ErrUnavailable and the cause", name, err, got)
 		}
+	}
+}
+
+// TestTranslateResetRefused: the one refusal of the power path no request
+// reaches (the service refuses a ResetType outside its list before calling
+// the backend) still names ResetType, the value and why, and stays
+// [apply.ErrInvalid].
+func TestTranslateResetRefused(t *testing.T) {
+	err := power.New(nil, nil, nil).Reset(t.Context(), system.Key{Namespace: "ns", Name: "vm"}, "Nmi")
+	if !errors.Is(err, apply.ErrInvalid) {
+		t.Fatalf("Reset(Nmi) = %v, want apply.ErrInvalid", err)
+	}
+	refused, ok := errors.AsType[*redfish.RefusedValueError](translate(err))
+	if !ok {
+		t.Fatalf("translate(%v) is not a RefusedValueError", err)
+	}
+	want := redfish.RefusedValueError{Property: "ResetType", Value: "Nmi",
+		Resolution: "The bridge does not implement this ResetType: use one of the ResetType@Redfish.AllowableValues."}
+	if diff := cmp.Diff(want, *refused); diff != "" {
+		t.Errorf("refusal (-want +got):\n%s", diff)
 	}
 }

@@ -27,7 +27,8 @@ func (b *Backend) importHTTPBoot(ctx context.Context, key system.Key, uri string
 	}
 	var badURL *media.InvalidURLError
 	if errors.As(err, &badURL) {
-		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "HttpBootUri", Value: badURL.URL, Reason: badURL.Reason}, err)
+		return fmt.Errorf("%w: %w", &redfish.RefusedValueError{Property: apply.PropertyHTTPBootURI, Value: badURL.URL,
+			Resolution: "The image URL is refused: " + badURL.Reason + "."}, err)
 	}
 	if err != nil {
 		return translate(fmt.Errorf("import HttpBootUri of %s: %w", key, err))

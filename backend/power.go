@@ -2,8 +2,6 @@ package backend
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -31,9 +29,6 @@ func (b *Backend) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) error {
 	write := func() error {
 		vm, err := b.power.SetBoot(ctx, key, patch)
-		if refused, ok := errors.AsType[*apply.RefusedError](err); ok && patch.Mode != nil {
-			return fmt.Errorf("%w: %w", refusal(refused, "Boot/BootSourceOverrideMode", string(*patch.Mode), "SecureBootEnable"), err)
-		}
 		if err != nil {
 			return translate(err)
 		}
@@ -51,24 +46,18 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch system.Boot
 // SetBoot it returns once the cache shows the write.
 func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool) error {
 	vm, err := b.power.SetSecureBoot(ctx, key, enable)
-	if refused, ok := errors.AsType[*apply.RefusedError](err); ok {
-		return fmt.Errorf("%w: %w", refusal(refused, "SecureBootEnable", strconv.FormatBool(enable), "BootSourceOverrideMode"), err)
-	}
 	if err != nil {
 		return translate(err)
 	}
 	return b.awaitCache(ctx, key, vm)
 }
 
-// refusal is the Redfish form of a firmware change power refused: property
-// set to value conflicts with other, or (no conflict) the VM's spec is in
-// the way.
-func refusal(r *apply.RefusedError, property, value, other string) *redfish.RefusedValueError {
-	e := &redfish.RefusedValueError{Property: property, Value: value, Resolution: r.Reason}
-	if r.Conflict {
-		e.ConflictsWith = other
-	}
-	return e
+// refusal is the Redfish form of a value power refused: the property and
+// value it names, refused because of the one it conflicts with, or (no
+// conflict) because the VM's spec or what the bridge can do is in the way;
+// its reason is the Resolution.
+func refusal(r *apply.RefusedError) *redfish.RefusedValueError {
+	return &redfish.RefusedValueError{Property: r.Property, Value: r.Value, ConflictsWith: r.ConflictsWith, Resolution: r.Reason}
 }
 
 // awaitCache waits (bounded) until a read of the VM (what the client's next

@@ -59,7 +59,8 @@ func SampleVM(namespace, name string) *unstructured.Unstructured {
 // leaves the boot firmware to KubeVirt's default (BIOS, Redfish's Legacy)
 // and so to the bridge, which may switch it to UEFI (with Secure Boot) and
 // back, as Ironic switches a bare-metal host's boot mode. On a SampleVM,
-// whose author owns firmware.bootloader.efi, the bridge refuses Legacy.
+// whose author owns firmware.bootloader.efi, Legacy removes the author's
+// efi first (apply.ErrForeignEFI).
 func SampleFirmwareVM(namespace, name string) *unstructured.Unstructured {
 	vm := SampleVM(namespace, name)
 	unstructured.RemoveNestedField(vm.Object, kubevirt.Bootloader...)

@@ -2,6 +2,7 @@ package power
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,9 +19,10 @@ import (
 // the UID of the current VMI: it reverts after the next VMI reaches Running.
 // Mode UEFI on a VM that boots UEFI keeps its Secure Boot setting. Mode
 // Legacy is refused ([*apply.RefusedError]) while Secure Boot is Enabled
-// (the client disables it first) and while firmware.bootloader.efi belongs
-// to another writer ([apply.ValidateLegacy]: KubeVirt would keep booting
-// UEFI). It returns the VM as written.
+// (the client disables it first); firmware.bootloader.efi that belongs to
+// another writer is removed first ([apply.ValidateLegacy],
+// [apply.ErrForeignEFI]: KubeVirt would keep booting UEFI). It returns the
+// VM as written.
 func (s *Service) SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		if err := mergeBoot(vm, o, patch); err != nil {
@@ -60,7 +62,7 @@ func mergeBoot(vm *apply.VM, o *system.BootOverride, patch system.BootPatch) err
 	if patch.HTTPBootURI != nil {
 		o.HTTPBootURI = *patch.HTTPBootURI
 	}
-	if err := validateUefiHttp(vm, *o); err != nil {
+	if err := validateUefiHttp(vm, *o, patch); err != nil {
 		return err
 	}
 	if err := apply.ValidateSecureBoot(*o); err != nil {
@@ -75,14 +77,15 @@ func mergeBoot(vm *apply.VM, o *system.BootOverride, patch system.BootPatch) err
 // BootModes are the BootSourceOverrideMode values [Service.SetBoot] accepts
 // for vm now, each sent alone (what a System advertises as the mode's
 // allowable values): UEFI, and Legacy unless it is refused (Secure Boot
-// Enabled, a pending UefiHttp override, or firmware.bootloader.efi owned
-// by another writer: [apply.ValidateLegacy]). vm must carry its owners (a
-// read through the Writer).
+// Enabled, in the override or the spec, or a pending UefiHttp override:
+// [apply.ValidateLegacy]). firmware.bootloader.efi owned by another writer
+// does not refuse it: the Writer removes it ([apply.ErrForeignEFI]). vm
+// must carry its owners (a read through the Writer).
 func BootModes(vm *apply.VM) []system.BootMode {
 	var out []system.BootMode
 	for _, m := range system.BootModes {
 		o := vm.Boot
-		if mergeBoot(vm, &o, system.BootPatch{Mode: &m}) == nil {
+		if err := mergeBoot(vm, &o, system.BootPatch{Mode: &m}); err == nil || errors.Is(err, apply.ErrForeignEFI) {
 			out = append(out, m)
 		}
 	}
@@ -101,7 +104,7 @@ func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
 		mode, _ := kubevirt.Firmware(vm.Object)
 		if enable && mode != system.BootUEFI {
-			return s.confirm(ctx, vm, &apply.RefusedError{Conflict: true, Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
+			return s.confirm(ctx, vm, &apply.RefusedError{Property: apply.PropertySecureBoot, Value: "true", ConflictsWith: "BootSourceOverrideMode", Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
 		}
 		o.SecureBoot = system.SecureBootDisabled
 		if enable {

@@ -3,7 +3,6 @@ package power
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +23,7 @@ func TestSecureBoot(t *testing.T) {
 	eachVariant(t, func(t *testing.T, _ crds.Variant, c *testcluster.Cluster) {
 		t.Run("UEFI only, survives a Once revert", func(t *testing.T) { testSecureBoot(t, startEnv(t, c)) })
 		t.Run("author's efi counts as UEFI", func(t *testing.T) { testSecureBootAuthorEFI(t, startEnv(t, c)) })
-		t.Run("Legacy refused over the author's efi", func(t *testing.T) { testLegacyAuthorEFI(t, startEnv(t, c)) })
+		t.Run("Legacy over the author's efi", func(t *testing.T) { testLegacyAuthorEFI(t, startEnv(t, c)) })
 		t.Run("UEFI keeps the author's Secure Boot", func(t *testing.T) { testUEFIKeepsSecureBoot(t, startEnv(t, c)) })
 	})
 }
@@ -132,37 +131,31 @@ func (e *env) createEFIVM(t *testing.T, name string) system.Key {
 }
 
 // testLegacyAuthorEFI: KubeVirt boots UEFI while efi is set, and an apply
-// cannot remove the author's efi. Legacy is refused (a RefusedError naming
-// the author), before and after Secure Boot went on and off (the sequence
-// that made the apiserver reject efi: null), and the VM keeps booting UEFI.
+// cannot remove the author's efi: Legacy has the Writer remove it first,
+// on a fresh VM and after Secure Boot went on and off (the sequence that
+// made the apiserver reject efi: null when the apply forced the leaves),
+// and the VM boots Legacy; UEFI afterwards is redfish-boot's efi.
 func testLegacyAuthorEFI(t *testing.T, e *env) {
 	ctx := t.Context()
 	key := e.createEFIVM(t, "efi-legacy")
-	legacy := func(step string) {
+	set := func(step string, mode system.BootMode, want string) {
 		t.Helper()
-		_, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootLegacy)})
-		refused, ok := errors.AsType[*apply.RefusedError](err)
-		if !ok || !strings.Contains(refused.Reason, "test-author") {
-			t.Fatalf("%s: Legacy over the author's efi: %v, want a RefusedError naming test-author", step, err)
+		if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(mode)}); err != nil {
+			t.Fatalf("%s: %s over the author's efi: %v", step, mode, err)
 		}
-		if got := firmware(e.live(t, key)); !strings.HasPrefix(got, "secureBoot=false") || !strings.HasSuffix(got, "bios=-") {
-			t.Errorf("%s: firmware %s after the refusal, want efi secureBoot=false and no bios", step, got)
+		if got := firmware(e.live(t, key)); got != want {
+			t.Errorf("%s: firmware %s after %s, want %s", step, got, mode, want)
 		}
 	}
-	legacy("fresh VM")
+	set("fresh VM", system.BootLegacy, "secureBoot=- smm=- bios=map[]")
+	set("back", system.BootUEFI, "secureBoot=false smm=- bios=-")
+	key = e.createEFIVM(t, "efi-legacy-sb")
 	for _, on := range []bool{true, false} {
 		if _, err := e.s.SetSecureBoot(ctx, key, on); err != nil {
 			t.Fatalf("secure boot %v: %v", on, err)
 		}
 	}
-	legacy("after Secure Boot on, off")
-	// UEFI, the mode it boots, is accepted and keeps Secure Boot off.
-	if _, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootUEFI)}); err != nil {
-		t.Fatalf("UEFI: %v", err)
-	}
-	if got := firmware(e.live(t, key)); got != "secureBoot=false smm=- bios=-" {
-		t.Errorf("after UEFI: firmware %s", got)
-	}
+	set("after Secure Boot on, off", system.BootLegacy, "secureBoot=- smm=- bios=map[]")
 }
 
 // testUEFIKeepsSecureBoot: BootSourceOverrideMode UEFI on a VM whose author
@@ -188,5 +181,13 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 	vm := e.live(t, key)
 	if mode, secure := kubevirt.Firmware(vm.Object); mode != system.BootUEFI || !secure {
 		t.Errorf("after UEFI the VM boots %s, Secure Boot %v (firmware %s); want UEFI with Secure Boot", mode, secure, firmware(vm))
+	}
+	// Legacy is refused while that Secure Boot is on, efi left as it is.
+	_, err := e.s.SetBoot(ctx, key, system.BootPatch{Mode: ptrTo(system.BootLegacy)})
+	if refused, ok := errors.AsType[*apply.RefusedError](err); !ok || refused.ConflictsWith != apply.PropertySecureBoot {
+		t.Errorf("Legacy under the author's Secure Boot: %v, want a refusal in conflict with %s", err, apply.PropertySecureBoot)
+	}
+	if mode, secure := kubevirt.Firmware(e.live(t, key).Object); mode != system.BootUEFI || !secure {
+		t.Errorf("after the refused Legacy the VM boots %s, Secure Boot %v", mode, secure)
 	}
 }

@@ -15,8 +15,9 @@ import (
 
 // TestBootModes: the modes a System advertises are those SetBoot accepts
 // (its decision, mergeBoot, on the same read): Legacy is left out while
-// another writer owns firmware.bootloader.efi, while Secure Boot is
-// Enabled and while a UefiHttp override is pending; UEFI always stays.
+// Secure Boot is Enabled (recorded, or the author's in the spec) and while
+// a UefiHttp override is pending, not because another writer owns
+// firmware.bootloader.efi (the Writer removes it); UEFI always stays.
 func TestBootModes(t *testing.T) {
 	efiFields := func(manager string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "kubevirt.io/v1", FieldsType: "FieldsV1",
@@ -27,12 +28,14 @@ func TestBootModes(t *testing.T) {
 	tests := []struct {
 		name    string
 		efi     bool
+		secure  bool   // efi.secureBoot
 		manager string // owner of efi.secureBoot
 		o       system.BootOverride
 		want    []system.BootMode
 	}{
 		{name: "no bootloader", want: both},
-		{name: "efi the author's", efi: true, manager: "demo-author", want: uefi},
+		{name: "efi the author's", efi: true, manager: "demo-author", want: both},
+		{name: "efi the author's, Secure Boot", efi: true, secure: true, manager: "demo-author", want: uefi},
 		{name: "efi the bridge's", efi: true, manager: apply.ManagerBoot,
 			o: system.BootOverride{Mode: system.BootUEFI, SecureBoot: system.SecureBootDisabled}, want: both},
 		{name: "secure boot enabled", efi: true, manager: apply.ManagerBoot,
@@ -49,7 +52,7 @@ func TestBootModes(t *testing.T) {
 				"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"domain": map[string]any{}}}},
 			}}
 			if tt.efi {
-				if err := unstructured.SetNestedField(obj.Object, map[string]any{"secureBoot": false}, kubevirt.EFI...); err != nil {
+				if err := unstructured.SetNestedField(obj.Object, map[string]any{"secureBoot": tt.secure}, kubevirt.EFI...); err != nil {
 					t.Fatal(err)
 				}
 				obj.SetManagedFields([]metav1.ManagedFieldsEntry{efiFields(tt.manager)})

@@ -43,5 +43,5 @@
 // awaited insert cancels it, a failed import or its deadline
 // (--held-power-on-timeout) drops it (DroppedReason): see hold.go. Reset types
 // outside [system.ResetTypes] (Nmi: KubeVirt cannot inject one) are
-// refused with [ErrInvalid].
+// refused with [ErrInvalid] (an [*apply.RefusedError] naming ResetType).
 package power

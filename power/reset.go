@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -22,8 +23,8 @@ import (
 //     power on;
 //   - PushPowerButton: On when the system is Off or powering off,
 //     GracefulShutdown otherwise;
-//   - anything else (Nmi among them: KubeVirt cannot inject one): an error
-//     wrapping ErrInvalid.
+//   - anything else (Nmi among them: KubeVirt cannot inject one): an
+//     [*apply.RefusedError] on ResetType (it wraps ErrInvalid).
 //
 // Off and shutdown cancel a held power-on.
 func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
@@ -46,5 +47,6 @@ func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetTy
 		}
 		return s.stop(ctx, key, false)
 	}
-	return fmt.Errorf("reset %s: %w: ResetType %q", key, ErrInvalid, kind)
+	return fmt.Errorf("reset %s: %w", key, &apply.RefusedError{Property: "ResetType", Value: string(kind),
+		Reason: "The bridge does not implement this ResetType: use one of the ResetType@Redfish.AllowableValues."})
 }

@@ -15,7 +15,9 @@
 // which the glue layer implements on top of apply/, media/ and power/, and
 // classifies their errors with errors.Is/As against the errors declared in
 // errors.go ([ErrNotFound], [ErrConflict], [ErrUnavailable],
-// [ErrPreconditionFailed], [ErrNotSupported], [*BadValueError]). The one
+// [ErrPreconditionFailed], [ErrNotSupported], [*BadValueError],
+// [*RefusedValueError]: a refusal names the property and value and says
+// why in its Resolution, refusals.go). The one
 // place that turns errors into HTTP statuses and Redfish error bodies with
 // Base registry MessageIds is [Server.handleError].
 //

@@ -34,7 +34,7 @@ var (
 
 // BadValueError says a request value is not acceptable. 400
 // PropertyValueNotInList, or ActionParameterValueFormatError for an action
-// parameter.
+// parameter; Reason, when set, is the Resolution.
 type BadValueError struct {
 	Property string // Redfish property name, e.g. "ResetType"
 	Value    string
@@ -126,14 +126,13 @@ func classify(err error, method, uri, action string) *Error {
 		return overShare.answer()
 	case errors.As(err, &refused):
 		return &Error{Status: http.StatusBadRequest, Messages: []Message{refused.message()}, Cause: err}
-	case errors.As(err, &bad) && action != "":
-		e := newError(http.StatusBadRequest, msg("ActionParameterValueFormatError", []string{"#/" + bad.Property}, bad.Value, bad.Property, action))
-		e.Cause = err
-		return e
 	case errors.As(err, &bad):
-		e := newError(http.StatusBadRequest, msg("PropertyValueNotInList", []string{"#/" + bad.Property}, bad.Value, bad.Property))
-		e.Cause = err
-		return e
+		m := msg("PropertyValueNotInList", []string{"#/" + bad.Property}, bad.Value, bad.Property)
+		if action != "" {
+			m = msg("ActionParameterValueFormatError", []string{"#/" + bad.Property}, bad.Value, bad.Property, action)
+		}
+		m.Resolution = badValueResolution(bad)
+		return &Error{Status: http.StatusBadRequest, Messages: []Message{m}, Cause: err}
 	case errors.As(err, &throttled):
 		secs := strconv.Itoa(max(1, int(throttled.RetryAfter.Round(time.Second)/time.Second)))
 		m := msg("GeneralError", nil)

@@ -38,7 +38,9 @@ func httpBootURI(b *props) *string {
 		return new("")
 	}
 	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		b.add(msg("PropertyValueFormatError", []string{b.path + name}, logctx.RedactURL(s), name))
+		m := msg("PropertyValueFormatError", []string{b.path + name}, logctx.RedactURL(s), name)
+		m.Resolution = resolveURLFormat
+		b.add(m)
 		return nil
 	}
 	return &s
@@ -66,7 +68,10 @@ func checkUefiHttp(b *props, v SystemView, patch system.BootPatch) {
 		mode = *patch.Mode
 	}
 	if mode != system.BootUEFI {
-		b.add(msg("PropertyValueConflict", []string{b.path + "BootSourceOverrideTarget", b.path + "BootSourceOverrideMode"},
-			"BootSourceOverrideTarget", "BootSourceOverrideMode"))
+		m := msg("PropertyValueConflict", []string{b.path + "BootSourceOverrideTarget", b.path + "BootSourceOverrideMode"},
+			"BootSourceOverrideTarget", "BootSourceOverrideMode")
+		m.Resolution = "BootSourceOverrideTarget UefiHttp needs boot mode UEFI, and the boot mode would be " + string(mode) +
+			": set BootSourceOverrideMode UEFI with it, or choose another target."
+		b.add(m)
 	}
 }

@@ -229,12 +229,16 @@ func credentials(p *props) (user, pass string) {
 			return "", ""
 		}
 		if !hasUser {
-			p.add(msg("ActionParameterMissing", []string{"#/UserName"}, p.action, "UserName"))
+			m := msg("ActionParameterMissing", []string{"#/UserName"}, p.action, "UserName")
+			m.Resolution = resolveCredPair
+			p.add(m)
 		}
 		return user, pass
 	}
 	if hasUser {
-		p.add(msg("ActionParameterMissing", []string{"#/Password"}, p.action, "Password"))
+		m := msg("ActionParameterMissing", []string{"#/Password"}, p.action, "Password")
+		m.Resolution = resolveCredPair
+		p.add(m)
 	}
 	return user, ""
 }

@@ -66,7 +66,7 @@ func (p *props) str(name string, allowed []string) (string, bool) {
 		return "", false
 	}
 	if allowed != nil && !slices.Contains(allowed, s) {
-		p.add(msg("PropertyValueNotInList", []string{p.path + name}, s, name))
+		p.add(notInList(p.path, name, s, allowed))
 		return "", false
 	}
 	return s, true

@@ -134,18 +134,24 @@ func (s *Server) insertMedia(c echo.Context) error {
 	if ok {
 		u, err := url.Parse(image)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add(msg("ActionParameterValueFormatError", []string{"#/Image"}, logctx.RedactURL(image), "Image", insertAction))
+			m := msg("ActionParameterValueFormatError", []string{"#/Image"}, logctx.RedactURL(image), "Image", insertAction)
+			m.Resolution = resolveURLFormat
+			p.add(m)
 		} else {
 			scheme = strings.ToUpper(u.Scheme)
 		}
 	}
 	for _, name := range []string{"Inserted", "WriteProtected"} {
 		if b, ok := p.boolean(name); ok && !b {
-			p.add(msg("PropertyValueNotInList", []string{"#/" + name}, "false", name))
+			m := msg("PropertyValueNotInList", []string{"#/" + name}, "false", name)
+			m.Resolution = resolveInsertTrue
+			p.add(m)
 		}
 	}
 	if t, ok := p.str("TransferProtocolType", transferProtocols); ok && scheme != "" && t != scheme {
-		p.add(msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image"))
+		m := msg("PropertyValueConflict", []string{"#/TransferProtocolType", "#/Image"}, "TransferProtocolType", "Image")
+		m.Resolution = "TransferProtocolType " + t + " is not the scheme of Image (" + scheme + "): send " + scheme + " or leave TransferProtocolType out."
+		p.add(m)
 	}
 	p.str("TransferMethod", transferMethods)
 	req := system.MediaInsert{Image: image, ActionURI: mediaBase(c, v) + "/" + sl.Slot + "/Actions/" + insertAction}
