@@ -3,7 +3,6 @@ package redfish
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -182,10 +181,10 @@ func hyperlink(o obj) (string, bool) {
 }
 
 // resource is the body GET uri answers the caller, or link unchanged when
-// there is none to show: a route without GET, a resource not found (a
-// member gone since the collection was listed, a system outside the
-// caller's scope), an answer other than 200. Any other error (the backend
-// unavailable) fails the whole answer, as it would fail that GET.
+// there is none to show: a route without GET, a GET the caller is refused
+// (4xx: a member gone since the collection was listed, a system outside
+// the caller's scope), an answer other than 200. A server error (the
+// backend unavailable) fails the whole answer, as it would fail that GET.
 func (x *expansion) resource(c echo.Context, uri string, link obj) (any, error) {
 	if b, ok := x.done[uri]; ok {
 		if b == nil {
@@ -240,12 +239,8 @@ func (s *Server) read(c echo.Context, uri string) (json.RawMessage, error) {
 		return nil, nil // never reached: an $expand is authenticated
 	}
 	if err := r.h(sub); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil
-		}
-		var e *Error
-		if errors.As(err, &e) && e.Status == http.StatusNotFound {
-			return nil, nil
+		if classify(err, http.MethodGet, u.Path, "").Status < http.StatusInternalServerError {
+			return nil, nil // what that GET refuses the caller (404, 403) stays a link
 		}
 		return nil, err
 	}
