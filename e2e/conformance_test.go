@@ -137,7 +137,7 @@ func TestProtocolConformance(t *testing.T) {
 		})
 
 		t.Run("query", func(t *testing.T) {
-			for _, q := range []string{"$expand=.", "$select=Name", "$filter=Id", "only", "$levels=1"} {
+			for _, q := range []string{"$expand=.($levels=2)", "$select=Name", "$filter=Id", "only", "$levels=1"} {
 				if got := c.do(t, http.MethodGet, "/redfish/v1/Systems?"+q, "", nil); got.status != http.StatusNotImplemented || got.messageID() != "QueryNotSupported" {
 					t.Errorf("?%s: %d %s", q, got.status, got.messageID())
 				}
@@ -153,7 +153,8 @@ func TestProtocolConformance(t *testing.T) {
 				t.Errorf("paging by 5 gave %d members, the collection has %d", len(paged), len(all))
 			}
 			features := c.get(t, "/redfish/v1").body["ProtocolFeaturesSupported"].(map[string]any)
-			if features["TopSkipQuery"] != true || features["ExpandQuery"].(map[string]any)["ExpandAll"] != false || features["OnlyMemberQuery"] != false {
+			expand := features["ExpandQuery"].(map[string]any)
+			if features["TopSkipQuery"] != true || expand["ExpandAll"] != true || expand["MaxLevels"] != float64(1) || features["OnlyMemberQuery"] != false {
 				t.Errorf("ProtocolFeaturesSupported %v", features)
 			}
 		})

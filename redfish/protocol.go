@@ -243,10 +243,15 @@ func checkIfMatch(c echo.Context, version string) error {
 }
 
 // send writes body with status: a collection paged as the query asks
-// ([page]), encoded once ([encodeResource]) and described
-// ([sendEncoded]): every resource carries its ETag.
+// ([page]), then expanded as it asks ([expandBody]), encoded once
+// ([encodeResource]) and described ([sendEncoded]): every resource
+// carries its ETag.
 func send(c echo.Context, status int, body obj) error {
 	if err := page(c, body); err != nil {
+		return err
+	}
+	body, err := expandBody(c, body)
+	if err != nil {
 		return err
 	}
 	_, pretty := c.QueryParams()["pretty"]

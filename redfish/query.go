@@ -11,10 +11,12 @@ import (
 )
 
 // Query parameters: the service pages collections with $top and $skip
-// (ProtocolFeaturesSupported.TopSkipQuery) and implements no other Redfish
-// query. Any other parameter that starts with "$", and only and excerpt,
-// are refused with 501 QueryNotSupported rather than ignored, so a client
-// never reads an unexpanded or unfiltered answer as the one it asked for.
+// (ProtocolFeaturesSupported.TopSkipQuery) and expands one level with
+// $expand (ExpandQuery, expand.go), on GET and HEAD only (400
+// QueryNotSupportedOnOperation on other methods), and implements no other
+// Redfish query. Any other parameter that starts with "$", and only and
+// excerpt, are refused with 501 QueryNotSupported rather than ignored, so
+// a client never reads an unfiltered answer as the one it asked for.
 // Other parameters are ignored, as the specification requires.
 
 const (
@@ -39,21 +41,26 @@ func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
 			m.Resolution = "Percent-encode the query string."
 			return newError(http.StatusBadRequest, m)
 		}
-		paged := false
+		readOnly := false
 		for name, vals := range q {
 			switch {
 			case name == queryTop || name == querySkip:
-				paged = true
+				readOnly = true
 				if _, err := pageParam(name, vals); err != nil {
+					return err
+				}
+			case name == queryExpand:
+				readOnly = true
+				if _, err := parseExpand(vals); err != nil {
 					return err
 				}
 			case strings.HasPrefix(name, "$") || slices.Contains(refusedQueries, name):
 				m := msg("QueryNotSupported", nil)
-				m.Resolution = "Remove " + name + ": the service implements only $top and $skip, on collections."
+				m.Resolution = "Remove " + name + ": the service implements only $top and $skip, on collections, and $expand with $levels=1."
 				return newError(http.StatusNotImplemented, m)
 			}
 		}
-		if paged && req.Method != http.MethodGet && req.Method != http.MethodHead {
+		if readOnly && req.Method != http.MethodGet && req.Method != http.MethodHead {
 			return newError(http.StatusBadRequest, msg("QueryNotSupportedOnOperation", nil))
 		}
 		return next(c)
@@ -100,6 +107,10 @@ func page(c echo.Context, body obj) error {
 		next := uri + "?" + querySkip + "=" + strconv.Itoa(end)
 		if q.Has(queryTop) {
 			next += "&" + queryTop + "=" + strconv.Itoa(top)
+		}
+		if q.Has(queryExpand) {
+			// The next window is expanded alike.
+			next += "&" + queryExpand + "=" + url.QueryEscape(q.Get(queryExpand))
 		}
 		body["Members@odata.nextLink"] = next
 	}

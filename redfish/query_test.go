@@ -7,9 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestQueryParameters checks that only $top and $skip are served, on
-// collections and GET, and that every other Redfish query is refused
-// rather than ignored; a refused query on an action runs nothing.
+// TestQueryParameters checks that only $top and $skip (on collections) and
+// $expand with $levels=1 are served, on GET, and that every other Redfish
+// query is refused rather than ignored; a refused query on an action runs
+// nothing.
 func TestQueryParameters(t *testing.T) {
 	sys := "/redfish/v1/Systems"
 	reset := sys + "/team-a.vm1/Actions/ComputerSystem.Reset"
@@ -18,8 +19,14 @@ func TestQueryParameters(t *testing.T) {
 		r    req
 		want errorInfo
 	}{
-		{"expand", req{path: sys + "?$expand=.", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
-		{"expand encoded", req{path: sys + "?%24expand=*", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		{"expand two levels", req{path: sys + "?$expand=.($levels=2)", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		{"expand encoded two levels", req{path: sys + "?%24expand=*%28%24levels%3D3%29", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		{"expand no value", req{path: sys + "?$expand=", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
+		{"expand a property", req{path: sys + "?$expand=Members", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
+		{"expand zero levels", req{path: sys + "?$expand=.($levels=0)", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
+		{"expand levels not a number", req{path: sys + "?$expand=*($levels=one)", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
+		{"expand unclosed", req{path: sys + "?$expand=.($levels=1", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
+		{"expand twice", req{path: sys + "?$expand=.&$expand=*", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
 		{"select", req{path: sys + "/team-a.vm1?$select=Name", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
 		{"filter", req{path: sys + "?$filter=Name%20eq%20'x'", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
 		{"unknown dollar", req{path: sys + "?$levels=2", user: "admin"}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
@@ -30,13 +37,14 @@ func TestQueryParameters(t *testing.T) {
 		{"top twice", req{path: sys + "?$top=1&$top=2", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryParameterValueFormatError"}}},
 		{"top on a resource", req{path: sys + "/team-a.vm1?$top=1", user: "admin"}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnResource"}}},
 		{"top on an action", req{method: http.MethodPost, path: reset + "?$top=1", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnOperation"}}},
-		{"expand on an action", req{method: http.MethodPost, path: reset + "?$expand=.", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		{"expand on an action", req{method: http.MethodPost, path: reset + "?$expand=.", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnOperation"}}},
 		// Authentication comes first: an unauthenticated caller gets 401
 		// whatever its query (issue 22 item 13).
 		{"expand unauthenticated", req{path: sys + "?$expand=."}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
 		{"top not a number unauthenticated", req{path: sys + "?$top=x"}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
 		{"expand on an action unauthenticated", req{method: http.MethodPost, path: reset + "?$expand=.", body: `{"ResetType":"On"}`}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
-		{"expand on a public resource", req{path: "/redfish/v1?$expand=."}, errorInfo{Status: 501, IDs: []string{"QueryNotSupported"}}},
+		// What the root's $expand shows is not public.
+		{"expand on a public resource unauthenticated", req{path: "/redfish/v1?$expand=."}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
 	}
 	e := newEnv(t)
 	for _, tc := range tests {
@@ -55,7 +63,11 @@ func TestQueryParameters(t *testing.T) {
 	}
 	root := e.get(t, "", "/redfish/v1")
 	features := root["ProtocolFeaturesSupported"].(map[string]any)
-	if features["TopSkipQuery"] != true || features["ExpandQuery"].(map[string]any)["ExpandAll"] != false ||
+	wantExpand := map[string]any{"ExpandAll": true, "Levels": true, "Links": true, "NoLinks": true, "MaxLevels": float64(1)}
+	if diff := cmp.Diff(wantExpand, features["ExpandQuery"]); diff != "" {
+		t.Errorf("ExpandQuery (-want +got):\n%s", diff)
+	}
+	if features["TopSkipQuery"] != true ||
 		features["OnlyMemberQuery"] != false || features["SelectQuery"] != false || features["FilterQuery"] != false {
 		t.Errorf("ProtocolFeaturesSupported %v does not say what is served", features)
 	}

@@ -25,7 +25,7 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 		"Product":        "redfish-bridge",
 		"ProtocolFeaturesSupported": obj{
 			"ExcerptQuery":    false,
-			"ExpandQuery":     obj{"ExpandAll": false, "Levels": false, "Links": false, "NoLinks": false},
+			"ExpandQuery":     obj{"ExpandAll": true, "Levels": true, "Links": true, "NoLinks": true, "MaxLevels": 1}, // expand.go
 			"FilterQuery":     false,
 			"OnlyMemberQuery": false,
 			"SelectQuery":     false,

@@ -56,6 +56,10 @@ type Server struct {
 	allow map[string][]string
 	// writes are the users' write shares (nil: no limit).
 	writes *writeShares
+	// echo and reads (each GET route's handler by template) run the
+	// in-process GETs of an $expand (expand.go).
+	echo  *echo.Echo
+	reads map[string]route
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).
@@ -92,8 +96,8 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites)}
 	e := echo.New()
+	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites), echo: e, reads: map[string]route{}}
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.protocol, limitBody)
@@ -107,14 +111,22 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 // be authenticated, before anything else about the request is judged (the
 // query string, [checkQuery], after authentication, so an unauthenticated
 // caller learns nothing but 401), and a write draws on the caller's write
-// share.
+// share. A public GET with $expand is authenticated too: what it expands
+// is not public.
 func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
+	if method == http.MethodGet {
+		s.reads[path] = route{h: h, public: public}
+		h = s.expandQuery(h)
+	}
 	h = checkQuery(h)
-	if !public {
+	switch {
+	case !public:
 		if method != http.MethodGet {
 			h = s.limitWrites(h)
 		}
 		h = s.authenticated(h)
+	case method == http.MethodGet:
+		h = s.authenticatedToExpand(h)
 	}
 	methods := []string{method}
 	if method == http.MethodGet {
