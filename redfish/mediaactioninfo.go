@@ -40,6 +40,12 @@ func mediaActions(uri string) obj {
 			"@Redfish.ActionInfo": uri + "/" + insertActionInfo,
 			"TransferProtocolType@Redfish.AllowableValues": transferProtocols,
 			"TransferMethod@Redfish.AllowableValues":       transferMethods,
+			// Only true is accepted, said on the action where the Interop
+			// Validator looks for it. Clients that compare a boolean with
+			// these strings (Ansible) read the ActionInfo instead while one
+			// is named, and there these values are left out.
+			"Inserted@Redfish.AllowableValues":       []string{"true"},
+			"WriteProtected@Redfish.AllowableValues": []string{"true"},
 		},
 		"#" + ejectAction: obj{
 			"target":              uri + "/Actions/" + ejectAction,

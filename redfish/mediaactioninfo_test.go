@@ -26,6 +26,15 @@ func TestMediaActionInfo(t *testing.T) {
 			}
 			infos[a] = e.get(t, "admin", uri)
 		}
+		insert := actions["#VirtualMedia.InsertMedia"].(map[string]any)
+		for _, name := range []string{"Inserted", "WriteProtected"} {
+			// The Interop Validator's "Missing ActionInfo" warning goes
+			// without it; Ansible, which reads the ActionInfo while one is
+			// named, never compares its boolean with these strings.
+			if got, _ := insert[name+"@Redfish.AllowableValues"].([]any); len(got) != 1 || got[0] != "true" {
+				t.Errorf("%s InsertMedia action: %s@Redfish.AllowableValues %v, want [true]", base, name, got)
+			}
+		}
 		if ps := infos["#VirtualMedia.EjectMedia"]["Parameters"].([]any); len(ps) != 0 {
 			t.Errorf("EjectMedia lists parameters %v; it takes none", ps)
 		}
