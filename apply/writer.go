@@ -75,12 +75,12 @@ type Client struct {
 	// misses rate-limits the live reads that confirm a cache miss.
 	misses flowcontrol.RateLimiter
 	// seen: VMs a live read found that the cache did not have yet.
-	seen *seenLive
-	dyn    dynamic.Interface
-	cache  Cache
-	mode   Mode
-	opts   Options
-	stats  sync.Map // manager -> *counters
+	seen  *seenLive
+	dyn   dynamic.Interface
+	cache Cache
+	mode  Mode
+	opts  Options
+	stats sync.Map // manager -> *counters
 	// recent: the Client's own writes the cache may not show yet (nil in
 	// tests that measure without it).
 	recent *recent
