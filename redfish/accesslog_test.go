@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -169,5 +170,26 @@ func TestErrorLogLevel(t *testing.T) {
 				t.Errorf("an Error line iff the service failed, want %q; log: %s", tc.want, log)
 			}
 		})
+	}
+}
+
+// TestRequestLoggerFromContext: with no Config.Logger, a request logs
+// through the logger its context carries (the server's BaseContext: the
+// bridge's), not nowhere.
+func TestRequestLoggerFromContext(t *testing.T) {
+	base := newEnv(t)
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666"},
+		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink lockedBuffer
+	ctx := logctx.Into(t.Context(), slog.New(slog.NewTextHandler(&sink, nil)).With("server", "s1"))
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/redfish/v1/Systems/team-a.nope", nil)
+	r.SetBasicAuth("admin", "admin-pw")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, r)
+	if log := sink.take(); rec.Code != http.StatusNotFound || !strings.Contains(log, "server=s1") || !strings.Contains(log, "msg=request ") {
+		t.Errorf("status %d; the context's logger got no access line: %q", rec.Code, log)
 	}
 }
