@@ -39,7 +39,7 @@ const (
 	ModeAtomic Mode = "atomic"
 )
 
-// ErrNoChange, returned by a change function, means "nothing to write".
+// ErrNoChange is what a change function returns to mean "nothing to write".
 // A Writer confirms it on a live read before believing it: a cached read
 // may be behind, so the change runs again on the apiserver's version.
 var ErrNoChange = errors.New("no change")

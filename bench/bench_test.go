@@ -84,7 +84,7 @@ func BenchmarkBridge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // closed below
+	defer f.Close() // closed below
 	if err := bench.WriteCSV(f, results); err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func runOne(b *testing.B, v crds.Variant, vms, clients int, logPath string) (*be
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
-	defer lf.Close() //nolint:errcheck // log file
+	defer lf.Close() // log file
 	log := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	loadTimeout, err := time.ParseDuration(env("BENCH_LOAD_TIMEOUT", "12m"))
 	if err != nil {

@@ -179,7 +179,7 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 	if err != nil {
 		return res, fmt.Errorf("temp dir: %w", err)
 	}
-	defer os.RemoveAll(dir) //nolint:errcheck // best effort
+	defer os.RemoveAll(dir) // best effort
 	var bin string
 	built := make(chan error, 1)
 	go func() {
@@ -308,7 +308,7 @@ func writeOne(ctx context.Context, c *Client, k system.Key, wasOn bool) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: PowerState %q, want %s (last error: %v): %w", k, s.PowerState, want, err, ctx.Err())
+			return fmt.Errorf("%s: PowerState %q, want %s (last error: %w): %w", k, s.PowerState, want, err, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -41,7 +41,7 @@ func BenchmarkBridgeRSS(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer lf.Close() //nolint:errcheck // log file
+	defer lf.Close() // log file
 	var running, cycles int
 	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles} {
 		if *n, err = strconv.Atoi(env(name, "0")); err != nil {

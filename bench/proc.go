@@ -21,7 +21,7 @@ func procStatusKB(path, field string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	defer f.Close() //nolint:errcheck // read-only
+	defer f.Close() // read-only
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), field)

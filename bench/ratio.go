@@ -102,7 +102,7 @@ func Ratios(ctx context.Context, base, user, password string, ops []ReadOp, o Ra
 		if prof, err = os.Create(o.Profile); err != nil {
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
-		defer prof.Close() //nolint:errcheck // closed below
+		defer prof.Close() // closed below
 	}
 	for _, op := range ops {
 		probe := &Client{Base: base, User: user, Password: password, HTTP: NewHTTPClient(1)}

@@ -34,7 +34,7 @@ func BenchmarkReads(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer lf.Close() //nolint:errcheck // log file
+	defer lf.Close() // log file
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := bench.ReadRatios(ctx, bench.ReadScenario{

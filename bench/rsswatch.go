@@ -93,7 +93,7 @@ func ScrapeGauges(ctx context.Context, url string) (Gauges, error) {
 	if err != nil {
 		return Gauges{}, fmt.Errorf("scrape %s: %w", url, err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read-only
+	defer resp.Body.Close() // read-only
 	if resp.StatusCode != http.StatusOK {
 		return Gauges{}, fmt.Errorf("scrape %s: %s", url, resp.Status)
 	}

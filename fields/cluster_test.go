@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestFieldsOnCluster(t *testing.T) {
 						t.Errorf("deviations (-want +got):\n%s", diff)
 					}
 					var out bytes.Buffer
-					err = fields.Run(t.Context(), []string{key.Namespace + "/" + key.Name, "--kubeconfig", c.Kubeconfig, "--check", "-o", "json"}, &out)
+					err = fields.Run(t.Context(), flag.NewFlagSet("fields", flag.ContinueOnError), []string{key.Namespace + "/" + key.Name, "--kubeconfig", c.Kubeconfig, "--check", "-o", "json"}, &out)
 					if len(tc.want) == 0 {
 						if err != nil {
 							t.Errorf("Run --check: %v", err)

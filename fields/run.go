@@ -25,9 +25,9 @@ var ErrDeviation = errors.New("ownership deviates from the table")
 const Usage = "fields NAMESPACE/VM [--kubeconfig FILE] [--check] [-o text|json] [--mode auto|map|atomic]"
 
 // Run is the `fields` command (and the kubectl-redfish_fields plugin).
-func Run(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("fields", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+// The flags are declared on fs, the caller's: its name, output and Usage
+// are what --help and a flag error print.
+func Run(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
 	check := fs.Bool("check", false, "exit non-zero when ownership deviates from the table")
 	output := fs.String("o", "text", "output format: text or json")

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	listerscorev1 "k8s.io/client-go/listers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -51,7 +51,7 @@ var ErrRevocationsFull = errors.New("session revocations full")
 type ConfigMapRevocations struct {
 	kube            kubernetes.Interface
 	namespace, name string
-	lister          listerscorev1.ConfigMapLister
+	lister          corelisters.ConfigMapLister
 	now             func() time.Time
 	// max is [MaxRevocations] outside tests.
 	max int

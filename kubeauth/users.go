@@ -3,7 +3,6 @@ package kubeauth
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -27,8 +27,10 @@ type SecretUsers struct {
 // read. A Secret that is missing or deleted makes every lookup fail (and is
 // reported through the returned error at start). A malformed entry rejects
 // that user only (see auth.ParseSecretData): the others keep working, and
-// log receives one warning per rejected entry each time the Secret is read.
-func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace, name string, log *slog.Logger) (*SecretUsers, error) {
+// ctx's logger (logctx) receives one warning per rejected entry each time
+// the Secret is read.
+func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*SecretUsers, error) {
+	log := logctx.From(ctx)
 	s := &SecretUsers{err: fmt.Errorf("users secret %s/%s not found", namespace, name)}
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -30,7 +31,7 @@ func TestSecretUsersMalformedEntry(t *testing.T) {
 	if sec, err = kube.CoreV1().Secrets(ns).Create(t.Context(), sec, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	users, err := WatchSecretUsers(t.Context(), kube, ns, "users", slog.New(slog.NewTextHandler(t.Output(), nil)))
+	users, err := WatchSecretUsers(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(t.Output(), nil))), kube, ns, "users")
 	if err != nil {
 		t.Fatalf("a malformed entry failed the whole Secret: %v", err)
 	}

@@ -8,9 +8,9 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
 
-// virt-api's aggregated API: the subresources of a VirtualMachine that
-// virt-api serves under subresources.kubevirt.io/v1 (start, stop,
-// restart...). Only virt-api may change a VMI's
+// SubresourceGroupVersion is virt-api's aggregated API: the subresources
+// of a VirtualMachine that virt-api serves under
+// subresources.kubevirt.io/v1 (start, stop, restart...). Only virt-api may change a VMI's
 // spec.terminationGracePeriodSeconds (its VMI update webhook refuses spec
 // changes from anyone but KubeVirt's service accounts), so a forced stop or
 // restart goes through it.

@@ -2,6 +2,7 @@ package media
 
 import (
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -183,7 +184,7 @@ func TestImportRefusesByPolicy(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
 	for _, url := range []string{srv.URL + "/a.iso", "http://localhost" + port + "/a.iso"} {
 		var out strings.Builder
-		err := RunImport(t.Context(), []string{"--url=" + url, "--dest=" + dest, "--addr-policy=deny-loopback"}, &out)
+		err := RunImport(t.Context(), flag.NewFlagSet("import", flag.ContinueOnError), []string{"--url=" + url, "--dest=" + dest, "--addr-policy=deny-loopback"}, &out)
 		if err == nil || !strings.Contains(out.String(), "loopback") {
 			t.Errorf("import %s under deny-loopback: err %v, output %q", url, err, out.String())
 		}
@@ -192,7 +193,7 @@ func TestImportRefusesByPolicy(t *testing.T) {
 		t.Errorf("image server got %d requests, want 0", n)
 	}
 	var out strings.Builder
-	if err := RunImport(t.Context(), []string{"--url=" + srv.URL + "/a.iso", "--dest=" + dest}, &out); err != nil {
+	if err := RunImport(t.Context(), flag.NewFlagSet("import", flag.ContinueOnError), []string{"--url=" + srv.URL + "/a.iso", "--dest=" + dest}, &out); err != nil {
 		t.Fatalf("import under the default policy: %v (%s)", err, out.String())
 	}
 }

@@ -263,7 +263,7 @@ func testCDIEject(t *testing.T, e *env) {
 		_, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(ctx, got.ClaimName, metav1.GetOptions{})
 		_, pvcErr := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, got.ClaimName, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) || !apierrors.IsNotFound(pvcErr) {
-			return fmt.Errorf("DataVolume err %v, PVC err %v", err, pvcErr)
+			return fmt.Errorf("DataVolume err %w, PVC err %w", err, pvcErr)
 		}
 		return nil
 	})
@@ -284,7 +284,7 @@ func testCDIFailure(t *testing.T, e *env) {
 	e.eventually(t, "failed DataVolume deleted", func(ctx context.Context) error {
 		_, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(ctx, got.ClaimName, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("err %v", err)
+			return fmt.Errorf("err %w", err)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -102,7 +103,7 @@ func TestImportAttacks(t *testing.T) {
 			dir := t.TempDir()
 			termLog := filepath.Join(dir, "termination-log")
 			var out bytes.Buffer
-			err := RunImport(t.Context(), append([]string{
+			err := RunImport(t.Context(), flag.NewFlagSet("import", flag.ContinueOnError), append([]string{
 				"--url=" + srv.URL + tt.path, "--dest=" + filepath.Join(dir, "disk.img"),
 				"--timeout=30s", "--termination-log=" + termLog,
 			}, tt.args...), &out)

@@ -42,10 +42,9 @@ const maxTerminationMessage = 4096
 // connection), --ca-file, --insecure-skip-verify, --credentials-dir (see
 // [ImportRequest]) and --termination-log (default /dev/termination-log when
 // it exists). It writes the [TerminationMessage] into the termination log
-// and returns the error.
-func RunImport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+// and returns the error. The flags are declared on fs, the caller's: its
+// name, output and Usage are what --help and a flag error print.
+func RunImport(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	done := importFlags(fs)
 	termLog := fs.String("termination-log", "", "file for the termination message (default "+DefaultTerminationLog+" when present)")
 	if err := fs.Parse(args); err != nil {

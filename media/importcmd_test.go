@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,7 +61,7 @@ func TestRunImport(t *testing.T) {
 			dest := filepath.Join(dir, "disk.img")
 			termLog := filepath.Join(dir, "termination-log")
 			var out bytes.Buffer
-			err := RunImport(t.Context(), []string{
+			err := RunImport(t.Context(), flag.NewFlagSet("import", flag.ContinueOnError), []string{
 				"--url=" + srv.URL + tt.path, "--dest=" + dest,
 				"--timeout=" + tt.timeout, "--termination-log=" + termLog,
 			}, &out)
@@ -119,7 +120,7 @@ func TestRunImportRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			termLog := filepath.Join(t.TempDir(), "log")
 			var out bytes.Buffer
-			err := RunImport(t.Context(), append(tt.args, "--termination-log="+termLog), &out)
+			err := RunImport(t.Context(), flag.NewFlagSet("import", flag.ContinueOnError), append(tt.args, "--termination-log="+termLog), &out)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want containing %q", err, tt.want)
 			}

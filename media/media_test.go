@@ -321,7 +321,7 @@ func testEject(t *testing.T, e *env) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("PVC still there (err %v)", err)
+		return fmt.Errorf("PVC still there (err %w)", err)
 	})
 	vm, err = e.liveVM(t.Context(), key)
 	if err != nil {
@@ -349,7 +349,7 @@ func testEject(t *testing.T, e *env) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("PVC still there (err %v)", err)
+		return fmt.Errorf("PVC still there (err %w)", err)
 	})
 }
 

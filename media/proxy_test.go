@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -74,7 +75,7 @@ func forwardProxy(t *testing.T, addr string, hits *atomic.Int64) string {
 func TestImportTakesNoProxy(t *testing.T) {
 	if args := os.Getenv(importArgsEnv); args != "" {
 		var out strings.Builder
-		err := RunImport(context.Background(), strings.Split(args, "\n"), &out)
+		err := RunImport(context.Background(), flag.NewFlagSet("import", flag.ContinueOnError), strings.Split(args, "\n"), &out)
 		fmt.Print(out.String())
 		if err != nil {
 			os.Exit(3)

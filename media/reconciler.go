@@ -65,7 +65,7 @@ type Options struct {
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
 	Workers     int          // default 2
-	Log         *slog.Logger // the reconciler's logger; nil discards
+	Log         *slog.Logger // the reconciler's logger; nil: the one Run's ctx carries (logctx)
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
 	// "timed_out" and the time since the slot entered its phase.
@@ -138,13 +138,13 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	var log *slog.Logger // else Run's ctx's
+	if opts.Log != nil {
+		log = opts.Log.With("controller", "media")
 	}
 	return &Reconciler{
 		opts: opts,
-		log:  log.With("controller", "media"),
+		log:  log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[system.Key](),
 			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "media"}),
@@ -167,6 +167,9 @@ func (r *Reconciler) Stats() Stats {
 // the queue until ctx ends. A Reconciler runs once. What it calls logs
 // with its logger (controller=media), carried in ctx.
 func (r *Reconciler) Run(ctx context.Context) error {
+	if r.log == nil {
+		r.log = logctx.From(ctx).With("controller", "media")
+	}
 	ctx = logctx.Into(ctx, r.log)
 	defer r.queue.ShutDown()
 	namespaces := r.opts.Namespaces

@@ -135,7 +135,7 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	e.eventually(t, "import pod", func(ctx context.Context) error {
 		pods, err := e.pods(ctx, key, slot)
 		if err != nil || len(pods) == 0 {
-			return fmt.Errorf("pods %d, err %v", len(pods), err)
+			return fmt.Errorf("pods %d, err %w", len(pods), err)
 		}
 		pod = pods[0]
 		return nil
@@ -169,7 +169,7 @@ func (e *env) waitImportObjectsGone(t *testing.T, name string) {
 		_, err := e.adminKube.CoreV1().Secrets(e.ns).Get(ctx, name, metav1.GetOptions{})
 		_, cmErr := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) || !apierrors.IsNotFound(cmErr) {
-			return fmt.Errorf("still there (Secret err %v, ConfigMap err %v)", err, cmErr)
+			return fmt.Errorf("still there (Secret err %w, ConfigMap err %w)", err, cmErr)
 		}
 		return nil
 	})

@@ -53,16 +53,16 @@ func TestRace(t *testing.T) {
 	})
 }
 
-// Race size: 12 VMs x 14 cycles = 168 cycles by default (the negative
-// control runs half of each: 42). Every cycle runs through KubeVirt's
-// virt-controller (a VMI, its launcher pod, VM status writes that bump the
-// resourceVersion the bridge's applies are preconditioned on): on the
-// loaded 2-core machine the invariant run does about 2 cycles a second
-// whatever the VM count, so the size is what bounds the package's time.
-// -race.vms and -race.cycles change it.
+// Race size: 12 VMs x 14 cycles = 168 cycles by default, 6 x 4 under the
+// race detector (race_on_test.go); the negative control runs half of each.
+// Every cycle runs through KubeVirt's virt-controller (a VMI, its launcher
+// pod, VM status writes that bump the resourceVersion the bridge's applies
+// are preconditioned on): on the loaded 2-core machine the invariant run
+// does about 2 cycles a second whatever the VM count, so the size is what
+// bounds the package's time. -race.vms and -race.cycles change it.
 var (
-	raceVMs    = flag.Int("race.vms", 12, "VMs in TestRace")
-	raceCycles = flag.Int("race.cycles", 14, "cycles per VM in TestRace")
+	raceVMs    = flag.Int("race.vms", defaultRaceVMs, "VMs in TestRace")
+	raceCycles = flag.Int("race.cycles", defaultRaceCycles, "cycles per VM in TestRace")
 )
 
 // runRace runs cycles cycles on each of vms VMs and returns the checker,

@@ -3,11 +3,15 @@ package redfish
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -112,5 +116,80 @@ func TestBackendLogsWithRequestID(t *testing.T) {
 	}
 	if !strings.Contains(line, "request=req-42") {
 		t.Errorf("the backend's line lacks the request id: %q", line)
+	}
+}
+
+// TestErrorLogLevel: the error handler logs at Error only what the service
+// failed to do (5xx); what the client's request earned (4xx, and 501 for a
+// query parameter or request the service does not implement) is Info, so
+// an unsupported $filter does not trip alerting on Error lines.
+func TestErrorLogLevel(t *testing.T) {
+	base := newEnv(t)
+	var sink lockedBuffer
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
+		Logger: slog.New(slog.NewTextHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &env{fake: base.fake, e: e, auth: base.auth}
+	for _, tc := range []struct {
+		name       string
+		r          req
+		backendErr error
+		wantStatus int
+		want       string // the error handler's line: "INFO request rejected" or "ERROR request failed"
+	}{
+		{"unsupported query parameter", req{path: "/redfish/v1/Systems?$filter=Name", user: "admin"}, nil, http.StatusNotImplemented, "INFO request rejected"},
+		{"not implemented", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, ErrNotSupported, http.StatusNotImplemented, "INFO request rejected"},
+		{"missing", req{path: "/redfish/v1/Systems/team-a.nope", user: "admin"}, nil, http.StatusNotFound, "INFO request rejected"},
+		{"unauthenticated", req{path: "/redfish/v1/Systems/team-a.vm1"}, nil, http.StatusUnauthorized, "INFO request rejected"},
+		{"bad body", req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", body: `{"Boot":7}`, user: "admin"}, nil, http.StatusBadRequest, "INFO request rejected"},
+		{"unavailable", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, ErrUnavailable, http.StatusServiceUnavailable, "ERROR request failed"},
+		{"internal", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, errors.New("boom"), http.StatusInternalServerError, "ERROR request failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base.fake.setErr(tc.backendErr)
+			t.Cleanup(func() { base.fake.setErr(nil) })
+			rec := env.do(t, tc.r)
+			log := sink.take()
+			if rec.Code != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.wantStatus, rec.Body)
+			}
+			var got []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.Contains(l, "msg=\"request ") {
+					f := strings.Fields(l)
+					got = append(got, strings.TrimPrefix(f[1], "level=")+" "+strings.Trim(strings.TrimPrefix(f[2]+" "+f[3], "msg="), `"`))
+				}
+			}
+			if d := cmp.Diff([]string{tc.want}, got); d != "" {
+				t.Errorf("error handler's log lines (-want +got):\n%s\nlog: %s", d, log)
+			}
+			if strings.Contains(log, "level=ERROR") != strings.HasPrefix(tc.want, "ERROR") {
+				t.Errorf("an Error line iff the service failed, want %q; log: %s", tc.want, log)
+			}
+		})
+	}
+}
+
+// TestRequestLoggerFromContext: with no Config.Logger, a request logs
+// through the logger its context carries (the server's BaseContext: the
+// bridge's), not nowhere.
+func TestRequestLoggerFromContext(t *testing.T) {
+	base := newEnv(t)
+	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666"},
+		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink lockedBuffer
+	ctx := logctx.Into(t.Context(), slog.New(slog.NewTextHandler(&sink, nil)).With("server", "s1"))
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/redfish/v1/Systems/team-a.nope", nil)
+	r.SetBasicAuth("admin", "admin-pw")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, r)
+	if log := sink.take(); rec.Code != http.StatusNotFound || !strings.Contains(log, "server=s1") || !strings.Contains(log, "msg=request ") {
+		t.Errorf("status %d; the context's logger got no access line: %q", rec.Code, log)
 	}
 }

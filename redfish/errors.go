@@ -200,6 +200,16 @@ func fromEcho(he *echo.HTTPError, method, uri string) *Error {
 	return &Error{Status: he.Code, Messages: []Message{m}, Cause: he}
 }
 
+// serviceFailed tells an answer the service failed to give (logged at
+// Error, what alerting watches) from one the client's request earned
+// (logged at Info): every 5xx but 501, which Redfish answers to a request
+// for what the service does not implement (an unsupported query parameter
+// such as $filter, an unsupported action value), as it answers 4xx to a
+// malformed or unauthorized one.
+func serviceFailed(status int) bool {
+	return status >= 500 && status != http.StatusNotImplemented
+}
+
 // handleError is echo's HTTPErrorHandler: the one place errors become
 // statuses and Redfish error bodies.
 func (s *Server) handleError(err error, c echo.Context) {
@@ -209,7 +219,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	action, _ := c.Get(actionKey).(string)
 	e := classify(err, c.Request().Method, c.Request().URL.Path, action)
 	log := logctx.From(c.Request().Context())
-	if e.Status >= 500 {
+	if serviceFailed(e.Status) {
 		log.Error("request failed", "status", e.Status, "err", err)
 	} else {
 		log.Info("request rejected", "status", e.Status, "err", err)

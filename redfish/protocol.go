@@ -58,7 +58,11 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			// net/http closes the connection after this answer.
 			h.Set("Connection", "close")
 		}
-		log := logctx.With(s.cfg.Logger, slog.String("request", id), slog.String("method", req.Method), slog.String("path", req.URL.Path))
+		base := s.cfg.Logger
+		if base == nil {
+			base = logctx.From(req.Context())
+		}
+		log := logctx.With(base, slog.String("request", id), slog.String("method", req.Method), slog.String("path", req.URL.Path))
 		ctx, cancel := context.WithTimeout(logctx.Into(req.Context(), log), s.cfg.RequestTimeout)
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))

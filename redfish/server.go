@@ -24,7 +24,8 @@ type Config struct {
 	Version string
 	// Logger receives one line per request (successful reads at Debug,
 	// errors and writes at Info), and is the request's logger in its context
-	// (logctx) with the request id; nil discards.
+	// (logctx) with the request id; nil: the logger the request's context
+	// carries (the server's BaseContext), else the root logger.
 	Logger *slog.Logger
 	// RequestTimeout bounds the backend calls of one request (default 30 s,
 	// well within the 60 s sushy waits for an answer).
@@ -92,9 +93,6 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := echo.New()
 	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites), echo: e, reads: map[string]route{}}

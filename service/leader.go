@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // LeaderElection configures which replica runs the watch-driven
@@ -72,7 +73,7 @@ func DefaultIdentity() string {
 // Lease it waits for lead to return and campaigns again. The Lease is
 // released on shutdown only after lead returned, so that the next leader
 // never overlaps with this one's reconcilers.
-func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l LeaderElection, log *slog.Logger,
+func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l LeaderElection,
 	leading func(bool), lead func(ctx context.Context)) error {
 	if l.Disabled {
 		leading(true)
@@ -90,7 +91,7 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		<-busy
 	})
 	defer stop()
-	log = log.With("lease", namespace+"/"+l.LeaseName, "identity", l.Identity)
+	log := logctx.From(ctx).With("lease", namespace+"/"+l.LeaseName, "identity", l.Identity)
 	for elCtx.Err() == nil {
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: &resourcelock.LeaseLock{

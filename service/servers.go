@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // Defaults of [Limits]. Redfish requests carry a few hundred bytes of
@@ -68,8 +70,11 @@ func HardenTLS(cfg *tls.Config) *tls.Config {
 
 // serve listens on addr and serves h (HTTPS when tlsCfg is set) until ctx
 // ends; it returns the resolved address. A serving error calls fail.
+// Requests' contexts carry ctx's values (its logger: logctx), not its end:
+// a request in flight at shutdown finishes.
 func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Handler, tlsCfg *tls.Config,
-	limits Limits, log *slog.Logger, fail func(error)) (string, error) {
+	limits Limits, fail func(error)) (string, error) {
+	log := logctx.From(ctx)
 	limits = limits.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -91,6 +96,7 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	if limits.MaxConnections > 0 {
 		trackConns(srv)

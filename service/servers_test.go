@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 )
 
@@ -20,8 +21,8 @@ func TestServeTLSAndHeaderLimits(t *testing.T) {
 	ctx := t.Context()
 	serverTLS := testServerTLS(t)
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	addr, err := serve(ctx, &wg, "test", "127.0.0.1:0", h, serverTLS,
-		Limits{}, slog.New(slog.DiscardHandler), func(err error) { t.Error(err) })
+	addr, err := serve(logctx.Into(ctx, slog.New(slog.DiscardHandler)), &wg, "test", "127.0.0.1:0", h, serverTLS,
+		Limits{}, func(err error) { t.Error(err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +84,12 @@ func TestHSTS(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	log := slog.New(slog.DiscardHandler)
-	tlsAddr, err := serve(ctx, &wg, "https", "127.0.0.1:0", h, serverTLS, Limits{}, log, func(err error) { t.Error(err) })
+	ctx = logctx.Into(ctx, slog.New(slog.DiscardHandler))
+	tlsAddr, err := serve(ctx, &wg, "https", "127.0.0.1:0", h, serverTLS, Limits{}, func(err error) { t.Error(err) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	plainAddr, err := serve(ctx, &wg, "http", "127.0.0.1:0", h, nil, Limits{}, log, func(err error) { t.Error(err) })
+	plainAddr, err := serve(ctx, &wg, "http", "127.0.0.1:0", h, nil, Limits{}, func(err error) { t.Error(err) })
 	if err != nil {
 		t.Fatal(err)
 	}

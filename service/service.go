@@ -153,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 			}
 			return nil
 		})
-		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, cfg.Limits, log, fail); err != nil {
+		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, cfg.Limits, fail); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +173,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	// lists every VM (seconds with thousands of them), not after it.
 	authc := make(chan authResult, 1)
 	go func() {
-		a, err := authenticator(ctx, kube, cfg, log)
+		a, err := authenticator(ctx, kube, cfg)
 		authc <- authResult{a, err}
 	}()
 	inv, err := inventory.Start(ctx, dyn, kube, cfg.Namespaces)
@@ -201,7 +201,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	mediaOpts := media.Options{
 		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
-		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass, Log: log,
+		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
 		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
 		ObserveImport: m.ObserveImport,
 	}
@@ -227,14 +227,14 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
 	handler, err := redfish.New(redfish.Config{
-		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Logger: log, Observe: m.ObserveRequest,
+		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: m.ObserveRequest,
 		UserWrites:    cfg.UserWrites,
 		Authenticated: markAuthenticated,
 	}, be.Backends(authn.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits, log, fail); err != nil {
+	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits, fail); err != nil {
 		return nil, err
 	}
 	ready.Store(true)
@@ -243,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 
 	leader := cfg.Leader.withDefaults()
 	wg.Go(func() {
-		err := campaign(ctx, kube, cfg.Namespace, leader, log,
+		err := campaign(ctx, kube, cfg.Namespace, leader,
 			func(v bool) { r.recs.setLeading(v); m.SetLeader(v) },
 			func(ctx context.Context) {
 				if err := r.recs.run(ctx); err != nil {
@@ -268,8 +268,8 @@ type authResult struct {
 	err   error
 }
 
-func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, log *slog.Logger) (*auth.Authenticator, error) {
-	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret, log)
+func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config) (*auth.Authenticator, error) {
+	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}

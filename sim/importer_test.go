@@ -257,7 +257,7 @@ func (k *kubeletTest) testDeletedMidDownload(t *testing.T) {
 	eventually(t, "pod gone and download aborted", func(ctx context.Context) error {
 		_, err := k.kube.CoreV1().Pods(k.ns).Get(ctx, "import-slow", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("pod still there (err %v)", err)
+			return fmt.Errorf("pod still there (err %w)", err)
 		}
 		if k.aborted.Load() == before {
 			return fmt.Errorf("the server saw no aborted request")

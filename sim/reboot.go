@@ -13,7 +13,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// AnnotationBoots, on a VMI the simulator runs, lists what its domain
+// AnnotationBoots is on a VMI the simulator runs: it lists what its domain
 // booted, one device name a boot, comma-separated: the first when the VMI
 // reached Running, one more for each in-place guest reboot
 // ([Simulator.GuestReboot] under rebootPolicy Reboot).

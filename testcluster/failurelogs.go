@@ -167,7 +167,7 @@ func readFrom(path string, offset int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close() // read only
 	if fi, err := f.Stat(); err == nil && fi.Size() < offset {
 		offset = 0
 	}

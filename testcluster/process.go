@@ -40,7 +40,7 @@ func startProcess(name, bin string, args []string, dir string) (*process, error)
 	go func() {
 		runtime.LockOSThread()
 		defer close(p.done)
-		defer logFile.Close() //nolint:errcheck // output file of a finished process
+		defer logFile.Close() // output file of a finished process
 		if err := cmd.Start(); err != nil {
 			p.err = err
 			started <- err
@@ -113,5 +113,9 @@ func (p *process) logTail(n int) string {
 
 // exitError describes an early exit with the end of the log.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited early (%v); last log lines:\n%s", p.name, p.err, p.logTail(30))
+	err := p.err
+	if err == nil {
+		err = errors.New("exit status 0")
+	}
+	return fmt.Errorf("%s exited early (%w); last log lines:\n%s", p.name, err, p.logTail(30))
 }

@@ -29,7 +29,7 @@ func TestPdeathsigHelper(t *testing.T) {
 	for range 100 {
 		go runtime.Gosched()
 	}
-	os.Stdout.WriteString("child " + strconv.Itoa(p.cmd.Process.Pid) + "\n") //nolint:errcheck // pipe to the test
+	os.Stdout.WriteString("child " + strconv.Itoa(p.cmd.Process.Pid) + "\n") // pipe to the test
 	select {}
 }
 

@@ -26,7 +26,7 @@ func ProcessRSS(pid int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read RSS: %w", err)
 	}
-	defer f.Close() //nolint:errcheck // read-only
+	defer f.Close() // read-only
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// VmRSS:	  265432 kB

@@ -24,7 +24,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
-		defer l.Close() //nolint:errcheck // probe listener
+		defer l.Close() // probe listener
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

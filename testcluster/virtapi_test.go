@@ -167,10 +167,10 @@ func testVirtAPIRestarted(t *testing.T, c *testcluster.Cluster, vms dynamic.Reso
 		}
 		_, err := vms.Apply(ctx, bad.GetName(), bad, metav1.ApplyOptions{FieldManager: author, DryRun: []string{metav1.DryRunAll}})
 		if err == nil || !strings.Contains(err.Error(), testcluster.MsgVirtAPIDiskWithoutVolume(1, "data")) {
-			return fmt.Errorf("dry-run apply: %v", err)
+			return fmt.Errorf("dry-run apply: %w", err)
 		}
 		if err := putSubresource(ctx, c.Admin, "default", "no-such-vm", "stop", `{}`); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("PUT stop of a missing VM: %v, want virt-api's 404", err)
+			return fmt.Errorf("PUT stop of a missing VM: %w, want virt-api's 404", err)
 		}
 		return nil
 	})

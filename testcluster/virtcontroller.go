@@ -194,7 +194,7 @@ func getOK(ctx context.Context, client *http.Client, url string, into any) error
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close() //nolint:errcheck // a GET's body; nothing to report
+	defer resp.Body.Close() // a GET's body; nothing to report
 	if resp.StatusCode != http.StatusOK {
 		return errors.New("GET " + url + ": " + resp.Status)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
-// ErrNotServed: kube-apiserver does not serve subresources.kubevirt.io (no
-// virt-api registered), so the bridge cannot force a VM.
+// ErrNotServed means kube-apiserver does not serve subresources.kubevirt.io
+// (no virt-api registered), so the bridge cannot force a VM.
 var ErrNotServed = errors.New(kubevirt.SubresourceGroupVersion.String() + " not served (no virt-api in the cluster)")
 
 // Client PUTs virt-api's VirtualMachine subresources. Safe for concurrent

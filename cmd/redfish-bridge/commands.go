@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"k8s.io/klog/v2"
@@ -31,13 +32,17 @@ type command struct {
 	run           func(ctx context.Context, s streams, args []string) error
 }
 
-// serveSummary is what serve does, also the first line of its --help.
-const serveSummary = "serve Redfish for the VMs of a cluster"
+// What each command does, also the first line of its --help.
+const (
+	serveSummary  = "serve Redfish for the VMs of a cluster"
+	importSummary = "download an image into a volume (entrypoint of import pods)"
+	fieldsSummary = "show who owns what on a VM, checked against the ownership table"
+)
 
 var commands = []command{
 	{"serve", serveSummary, runServe},
-	{"import", "download an image into a volume (entrypoint of import pods)", runImport},
-	{"fields", "show who owns what on a VM, checked against the ownership table", runFields},
+	{"import", importSummary, runImport},
+	{"fields", fieldsSummary, runFields},
 }
 
 // run is the whole program but for the process: it returns the exit code.
@@ -90,12 +95,14 @@ func run(ctx context.Context, argv []string, s streams) int {
 }
 
 // flagSet is a command's flag set: its --help names the command and says
-// what it does before the flags.
-func flagSet(name, summary string, s streams) *flag.FlagSet {
+// what it does before the flags. operands, when the command takes any, is
+// how its usage line names them (e.g. "NAMESPACE/VM").
+func flagSet(name, summary string, s streams, operands ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(s.err)
+	use := strings.Join(append([]string{"redfish-bridge", name}, operands...), " ")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "redfish-bridge %s: %s.\n\nUsage:\n  redfish-bridge %s [flags]\n\nFlags:\n", name, summary, name)
+		fmt.Fprintf(fs.Output(), "redfish-bridge %s: %s.\n\nUsage:\n  %s [flags]\n\nFlags:\n", name, summary, use)
 		fs.PrintDefaults()
 	}
 	return fs

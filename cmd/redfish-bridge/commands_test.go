@@ -43,6 +43,12 @@ func TestHelp(t *testing.T) {
 			if !strings.Contains(out+errOut, "-kubeconfig") && !strings.Contains(out+errOut, "-listen") && !strings.Contains(out+errOut, "-url") {
 				t.Errorf("%q: no flags in the help:\n%s%s", argv, out, errOut)
 			}
+			// Every command's help names it and says what it does, then its
+			// usage line (not Go's bare "Usage of import:").
+			head := "redfish-bridge " + c.name + ": " + c.summary + ".\n\nUsage:\n  redfish-bridge " + c.name + " "
+			if !strings.HasPrefix(out+errOut, head) || strings.Contains(out+errOut, "Usage of") {
+				t.Errorf("%q: help does not start with %q:\n%s%s", argv, head, out, errOut)
+			}
 		}
 	}
 }

@@ -12,5 +12,5 @@ const pluginName = "kubectl-redfish_fields"
 
 // runFields prints who owns what on a VM (see package fields).
 func runFields(ctx context.Context, s streams, args []string) error {
-	return fields.Run(ctx, args, s.out)
+	return fields.Run(ctx, flagSet("fields", fieldsSummary, s, "NAMESPACE/VM"), args, s.out)
 }

@@ -8,5 +8,5 @@ import (
 
 // runImport is the import pods' entrypoint: download --url into --dest.
 func runImport(ctx context.Context, s streams, args []string) error {
-	return media.RunImport(ctx, args, s.out)
+	return media.RunImport(ctx, flagSet("import", importSummary, s), args, s.out)
 }

@@ -186,7 +186,6 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		HeldPowerOnTimeout: o.heldPowerOn,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
-		Log:                logctx.From(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -182,6 +182,6 @@ func FreeAddr() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close() //nolint:errcheck // only probing
+	defer l.Close() // only probing
 	return l.Addr().String(), nil
 }

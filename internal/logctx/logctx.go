@@ -8,21 +8,18 @@ import (
 
 type key struct{}
 
-// discard is what [From] answers for a context without a logger.
-var discard = slog.New(slog.DiscardHandler)
-
 // Into returns ctx carrying log.
 func Into(ctx context.Context, log *slog.Logger) context.Context {
 	return context.WithValue(ctx, key{}, log)
 }
 
-// From is the logger ctx carries, or one that discards when it carries
-// none (or a nil one).
+// From is the logger ctx carries or, when it carries none (or a nil one),
+// the root logger: slog.Default, which main sets to the process's logger.
 func From(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(key{}).(*slog.Logger); ok && l != nil {
 		return l
 	}
-	return discard
+	return slog.Default() //nolint:forbidigo // the one fallback to the root logger, as controller-runtime's log.FromContext
 }
 
 // With is log.With(attrs...) formatted only when a line is written: a

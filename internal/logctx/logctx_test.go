@@ -15,11 +15,22 @@ func TestFromInto(t *testing.T) {
 	if got := buf.String(); !strings.Contains(got, "request=r1") || !strings.Contains(got, "msg=hello") {
 		t.Errorf("From(Into(ctx, log)) did not log through log: %q", got)
 	}
-	buf.Reset()
-	From(t.Context()).Info("nowhere")
-	From(Into(t.Context(), nil)).Info("nowhere")
-	if buf.Len() != 0 {
-		t.Errorf("a context without a logger logged through another one: %q", buf.String())
+}
+
+// TestFromFallsBackToRoot: a context without a logger (or with a nil one)
+// logs through the root logger, slog.Default (main's), not nowhere.
+func TestFromFallsBackToRoot(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	From(t.Context()).Info("no logger")
+	From(Into(t.Context(), nil)).Info("nil logger")
+	out := buf.String()
+	for _, want := range []string{"msg=\"no logger\"", "msg=\"nil logger\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the root logger did not get %s: %q", want, out)
+		}
 	}
 }
 
