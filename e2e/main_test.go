@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	envs.mu.Unlock()
+	removeSushy513Dir()
 	os.Exit(code)
 }
 

@@ -26,6 +26,9 @@ type sushyLib struct {
 	Version string
 	// Dir is the source tree put first on PYTHONPATH; "" is Debian's.
 	Dir string
+	// Missing says where Dir comes from, for the message when it is not
+	// there.
+	Missing string
 }
 
 // sushy58Env overrides where the sushy 5.8.0 tree is; by default it is
@@ -33,7 +36,8 @@ type sushyLib struct {
 const sushy58Env = "REDFISH_BRIDGE_SUSHY58"
 
 // sushyLibs lists the sushy versions every sushy e2e runs with: Debian's
-// 4.3.3 (what Ironic 21 drives BMCs with) and 5.8.0 (Ironic 2025.x/2026.x).
+// 4.3.3 (what Ironic 21 drives BMCs with), 5.8.0 (Ironic 2025.x/2026.x)
+// and the 5.13.0 of Debian unstable's Ironic 39 ([sushy513Dir]).
 func sushyLibs() []sushyLib {
 	dir := os.Getenv(sushy58Env)
 	if dir == "" {
@@ -42,7 +46,11 @@ func sushyLibs() []sushyLib {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return []sushyLib{{Version: "4.3.3"}, {Version: "5.8.0", Dir: dir}}
+	return []sushyLib{
+		{Version: "4.3.3"},
+		{Version: "5.8.0", Dir: dir, Missing: "set " + sushy58Env},
+		{Version: "5.13.0", Dir: sushy513Dir(), Missing: "the Ironic 39 chroot: make ironic-chroot"},
+	}
 }
 
 // sushy58Lib is the sushy 5.8.0 tree of [sushyLibs].
@@ -89,7 +97,7 @@ func (l sushyLib) check(ctx context.Context) error {
 func (l sushyLib) checkNow(ctx context.Context) error {
 	if l.Dir != "" {
 		if _, err := os.Stat(filepath.Join(l.Dir, "sushy", "__init__.py")); err != nil {
-			return &sushyLibError{what: "no sushy source tree (set " + sushy58Env + ")", err: err}
+			return &sushyLibError{what: "no sushy source tree (" + l.Missing + ")", err: err}
 		}
 	}
 	out, err := l.command(ctx, "-c", "import sushy; print(sushy.__file__)").CombinedOutput()

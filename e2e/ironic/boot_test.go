@@ -78,7 +78,7 @@ func bootModeScenario(t *testing.T, s *suite, v crds.Variant) {
 	})
 	authored.checkFields(t)
 
-	vm := demo.SampleVM(demo.VMNamespace, "ironic-boot-mode")
+	vm := demo.SampleVM(demo.VMNamespace, "ironic-boot-mode-"+strings.ReplaceAll(s.release.Name, ".", "-"))
 	demo.SetGracePeriod(vm, gracePeriod)
 	unstructured.RemoveNestedField(vm.Object, "spec", "template", "spec", "domain", "firmware", "bootloader")
 	if _, err := authored.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Create(t.Context(), vm, metav1.CreateOptions{FieldManager: "demo-author"}); err != nil {

@@ -71,11 +71,19 @@ func cleanAbortScenario(t *testing.T, s *suite, v crds.Variant) {
 }
 
 // ramdiskDeployScenario: a ramdisk deploy boots the instance ISO from
-// virtual media to active; rebuild boots it again in a new VMI; undeploy
-// ejects it and powers off.
+// virtual media to active (on Ironic 39 through the System's media with
+// TransferProtocolType: checkSystemMedia39); rebuild boots it again in a
+// new VMI (Ironic 39.0.0 refuses it on its own bug); undeploy ejects it
+// and powers off.
 func ramdiskDeployScenario(t *testing.T, s *suite, v crds.Variant) {
 	image := s.imageURL(bootISO)
-	n := s.enroll(t, v, vmRamdisk, "ramdisk", nil)
+	var info map[string]any
+	if s.is39() {
+		// Ironic 39 sends TransferProtocolType only when told which: it
+		// checks the bridge offers it first.
+		info = map[string]any{"vmedia_transport_protocol": "HTTP"}
+	}
+	n := s.enroll(t, v, vmRamdisk, "ramdisk", info)
 	n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
 	n.step(t, "provide", func() { n.provision(t, "provide", "available", nil) })
 	var first *unstructured.Unstructured
@@ -88,8 +96,22 @@ func ramdiskDeployScenario(t *testing.T, s *suite, v crds.Variant) {
 			t.Errorf("active node: %s", got.Summary())
 		}
 		first = n.bootedCD(t, image, "")
+		if s.is39() {
+			checkSystemMedia39(t, n)
+		}
 	})
 	n.step(t, "rebuild", func() {
+		if s.is39() {
+			// Ironic 39.0.0's own bug: start_deploy reads auto_lessee,
+			// which only a deploy sets. Its test for it says when a
+			// fixed Ironic arrives.
+			err := s.api.Provision(t.Context(), n.uuid, "rebuild", nil)
+			if err == nil || !strings.Contains(err.Error(), "auto_lessee") {
+				t.Fatalf("Ironic 39 rebuild: %v, want its auto_lessee bug (fixed? then check the rebuild as on 21.4)", err)
+			}
+			t.Logf("Ironic 39 refuses the rebuild on its own bug: %v", err)
+			return
+		}
 		n.provision(t, "rebuild", "active", nil)
 		n.bootedCD(t, image, first.GetUID())
 	})

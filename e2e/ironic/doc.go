@@ -1,7 +1,9 @@
-// Package ironic is the end-to-end test with a real OpenStack Ironic:
-// Debian 12's Ironic 21.4 (internal/ironicproc) runs as one all-in-one
-// process and drives the bridge of a demo per CRD variant (stock and
-// maplist) through its REST API, the way an operator does: enroll and
+// Package ironic is the end-to-end test with a real OpenStack Ironic, two
+// of them side by side: Debian 12's Ironic 21.4 and Debian unstable's
+// Ironic 39 (the chroot of hack/ironic-chroot.sh), each run by
+// internal/ironicproc as one all-in-one process, drive the bridge of a
+// demo per CRD variant (stock and maplist) through their REST API, each on
+// VMs of its own, the way an operator does: enroll and
 // manage, power, boot devices, boot mode and Secure Boot, NMI, out-of-band
 // inspection, a virtual-media deploy waiting for an agent (also with an
 // ISO whose import outlasts Ironic's power wait), cleaning then abort, a ramdisk deploy with rebuild and undeploy. The demos run
@@ -13,11 +15,19 @@
 // also counts those stops. REDFISH_BRIDGE_IRONIC_UNFORCED=1 hides virt-api's
 // subresource API from the bridge (the manual negative control: the test
 // then fails). Every scenario runs on
-// its own node and VM, all of them at once on one conductor. Each step
+// its own node and VM, up to four at once per conductor. What Ironic 39
+// does differently is checked on 39: virtual media through the System
+// only, read before the first insert (eject-all first), InsertMedia with
+// TransferProtocolType; a reboot's Reset On retried after a 409;
+// node.health from the System's Status.Health (API 1.109); the hook-based
+// inspection's inventory (CPUs, memory, the NIC's MAC, the disk) where
+// properties.cpus stays unset; and a ramdisk deploy through its
+// redfish-https boot interface (UefiHttp and HttpBootUri). Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.
 //
-// Without python3-ironic the test skips, except under CI=true where it
-// fails. The package has no non-test code.
+// Without python3-ironic, or without the chroot (make ironic-chroot, as
+// root), that conductor's subtests skip, except under CI=true where they
+// fail. The package has no non-test code.
 package ironic

@@ -23,8 +23,9 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// stepTimeout bounds every wait of one step.
-const stepTimeout = 60 * time.Second
+// stepTimeout bounds every wait of one step (generous: two conductors and
+// two demos share a loaded machine).
+const stepTimeout = 2 * time.Minute
 
 // callbackTimeout is how long the conductor waits for an agent that never
 // calls (deploy and clean).
@@ -48,7 +49,7 @@ type node struct {
 // and arranges for its diagnostics to be printed if the test fails.
 func (s *suite) enroll(t *testing.T, v crds.Variant, scenario int, deploy string, driverInfo map[string]any) *node {
 	t.Helper()
-	return s.enrollVM(t, v, fmt.Sprintf("vm-%d", vmIndex(v, scenario)), deploy, driverInfo)
+	return s.enrollVM(t, v, fmt.Sprintf("vm-%d", s.vmIndex(v, scenario)), deploy, driverInfo)
 }
 
 // enrollVM is enroll for the VM named vm in the demo namespace.
@@ -112,7 +113,7 @@ func (n *node) step(t *testing.T, name string, f func()) {
 	t.Helper()
 	start := time.Now()
 	f()
-	t.Logf("TIMING ironic %s %s %s: %s", n.variant, n.key.Name, name, time.Since(start).Round(time.Millisecond))
+	t.Logf("TIMING ironic %s %s %s %s: %s", n.s.release.Name, n.variant, n.key.Name, name, time.Since(start).Round(time.Millisecond))
 }
 
 // diagnostics is what a failing step prints: the node as Ironic has it,

@@ -109,6 +109,33 @@ func (r *recorder) lastAt(method, part, body string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// matching is the exchanges with method, a path containing part and a
+// request body containing body, in order.
+func (r *recorder) matching(method, part, body string) []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []exchange
+	for _, e := range r.log {
+		if e.method == method && strings.Contains(e.path, part) && strings.Contains(e.reqBody, body) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// before reports whether an exchange with method and a path ending in
+// suffix was sent before at.
+func (r *recorder) before(method, suffix string, at time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.log {
+		if e.method == method && strings.HasSuffix(e.path, suffix) && e.at.Before(at) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e exchange) String() string {
 	s := fmt.Sprintf("%s %s %s -> %d (%s)", e.at.Format("15:04:05.000"), e.method, e.path, e.status, e.took.Round(time.Millisecond))
 	if e.reqBody != "" {

@@ -16,16 +16,19 @@ const (
 	vmClean
 	vmRamdisk
 	vmSlowImport
+	vmHTTPBoot // Ironic 39 only
 	numScenarios
 )
 
-// numVMs is the sample VMs of each variant's demo. Variant k enrolls
-// vm-(k*numScenarios+scenario): the simulator derives MACs from the VM's
-// name, and Ironic refuses a second port with a MAC it already has, so the
-// two variants must not enroll VMs of the same name.
-var numVMs = numScenarios * len(crds.Variants)
+// numVMs is the sample VMs of each variant's demo. Conductor c (suite.ord)
+// enrolls vm-((c*len(variants)+k)*numScenarios+scenario) for variant k: a
+// VM is driven by one node, and the simulator derives MACs from the VM's
+// name, so one conductor's two variants must not enroll VMs of the same
+// name (Ironic refuses a second port with a MAC it already has).
+var numVMs = numScenarios * len(crds.Variants) * numConductors
 
-// vmIndex is the sample VM variant v enrolls for scenario.
-func vmIndex(v crds.Variant, scenario int) int {
-	return slices.Index(crds.Variants, v)*numScenarios + scenario
+// vmIndex is the sample VM the suite's conductor enrolls for scenario on
+// variant v.
+func (s *suite) vmIndex(v crds.Variant, scenario int) int {
+	return (s.ord*len(crds.Variants)+slices.Index(crds.Variants, v))*numScenarios + scenario
 }

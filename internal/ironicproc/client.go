@@ -21,6 +21,8 @@ const APIVersion = "1.82"
 type Client struct {
 	URL string
 	HC  *http.Client
+	// Version is the microversion asked for ([APIVersion] when "").
+	Version string
 }
 
 // NewClient returns a client of the API at url.
@@ -42,18 +44,25 @@ func (e *APIError) Error() string {
 
 // Do sends body (JSON, when not nil) and decodes the answer into out (when
 // not nil). A 500 "database is locked" (sqlite under concurrent writers:
-// nothing was changed) is retried a few times.
+// nothing was changed) is retried a few times, and so is a 409 "is locked
+// by host" (a conductor task such as the power sync holds the node; Ironic
+// 39's hold seconds on a loaded machine), as python-ironicclient does.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	for attempt := 1; ; attempt++ {
 		err := c.do(ctx, method, path, body, out)
 		var e *APIError
-		if attempt >= 5 || !errors.As(err, &e) || e.Status != http.StatusInternalServerError || !strings.Contains(e.Fault, "database is locked") {
+		if !errors.As(err, &e) {
+			return err
+		}
+		dbLocked := e.Status == http.StatusInternalServerError && strings.Contains(e.Fault, "database is locked") && attempt < 5
+		nodeLocked := e.Status == http.StatusConflict && strings.Contains(e.Fault, "is locked by host") && attempt < 30
+		if !dbLocked && !nodeLocked {
 			return err
 		}
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
+		case <-time.After(min(time.Duration(attempt)*300*time.Millisecond, 2*time.Second)):
 		}
 	}
 }
@@ -71,7 +80,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("ironic %s %s: %w", method, path, err)
 	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", APIVersion)
+	v := c.Version
+	if v == "" {
+		v = APIVersion
+	}
+	req.Header.Set("X-OpenStack-Ironic-API-Version", v)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -146,6 +159,8 @@ type Node struct {
 	DriverInfo           map[string]any `json:"driver_info"`
 	InstanceInfo         map[string]any `json:"instance_info"`
 	DriverInternalInfo   map[string]any `json:"driver_internal_info"`
+	// Health is Status.Health as the conductor last read it (API 1.109).
+	Health *string `json:"health"`
 }
 
 // Str is *s, or "" when nil (Ironic's nullable strings).
@@ -275,6 +290,18 @@ func (c *Client) Ports(ctx context.Context, nodeUUID string) ([]Port, error) {
 		Ports []Port `json:"ports"`
 	}
 	return out.Ports, c.Do(ctx, http.MethodGet, "/v1/ports?node_uuid="+url.QueryEscape(nodeUUID), nil, &out)
+}
+
+// Inventory is the node's inspection inventory (API 1.81) and plugin data.
+type Inventory struct {
+	Inventory  map[string]any `json:"inventory"`
+	PluginData map[string]any `json:"plugin_data"`
+}
+
+// NodeInventory reads what the node's last inspection stored.
+func (c *Client) NodeInventory(ctx context.Context, id string) (Inventory, error) {
+	var inv Inventory
+	return inv, c.Do(ctx, http.MethodGet, "/v1/nodes/"+url.PathEscape(id)+"/inventory", nil, &inv)
 }
 
 // WaitNode polls the node every second until done says so (returning the

@@ -12,7 +12,9 @@ import (
 // they are (ramdisk_image_download_source http: nothing is rebuilt or
 // cached), automated cleaning off, and the API's own URL (what the agent
 // would call back) without a Keystone catalog.
-func config(o Options, apiAddr, httpURL string) string {
+//
+// dir is o.Dir as Ironic sees it (in a chroot, where it is bind-mounted).
+func config(o Options, dir, apiAddr, httpURL string) string {
 	host, port, _ := strings.Cut(apiAddr, ":")
 	secs := func(d, def time.Duration) int {
 		if d <= 0 {
@@ -20,7 +22,10 @@ func config(o Options, apiAddr, httpURL string) string {
 		}
 		return max(1, int(d/time.Second))
 	}
-	dir := o.Dir
+	boot := "redfish-virtual-media"
+	if o.Release.HTTPBoot {
+		boot += ",redfish-https"
+	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth
 rpc_transport = none
@@ -34,7 +39,7 @@ enabled_power_interfaces = redfish
 enabled_management_interfaces = redfish
 enabled_inspect_interfaces = redfish,no-inspect
 default_inspect_interface = redfish
-enabled_boot_interfaces = redfish-virtual-media
+enabled_boot_interfaces = %[12]s
 enabled_deploy_interfaces = ramdisk,custom-agent
 default_deploy_interface = ramdisk
 enabled_network_interfaces = noop
@@ -73,5 +78,5 @@ dhcp_provider = none
 lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
-		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"))
+		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot)
 }

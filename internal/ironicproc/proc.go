@@ -2,7 +2,6 @@ package ironicproc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,12 +18,11 @@ import (
 // Python is the interpreter Debian's python3-ironic is installed for.
 const Python = "/usr/bin/python3"
 
-// Available reports why Ironic cannot run here (nil when it can): the
-// ironic package must be importable by [Python].
+// Available reports why the host's Ironic cannot run here (nil when it
+// can): the ironic package must be importable by [Python].
 func Available(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, Python, "-c", "import ironic.cmd.singleprocess").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("python3-ironic not importable by %s (apt-get install python3-ironic): %w: %s", Python, err, bytes.TrimSpace(out))
+	if err := Host.Available(ctx); err != nil {
+		return fmt.Errorf("python3-ironic not importable by %s (apt-get install python3-ironic): %w", Python, err)
 	}
 	return nil
 }
@@ -33,6 +31,8 @@ func Available(ctx context.Context) error {
 type Options struct {
 	// Dir holds the configuration, the database, http_root and the log.
 	Dir string
+	// Release is the Ironic to run; the zero value is [Host].
+	Release Release
 	// SyncPowerInterval is how often the conductor reads every node's power
 	// state (sync_power_state_interval; default 60 s, Ironic's).
 	SyncPowerInterval time.Duration
@@ -59,6 +59,10 @@ type Ironic struct {
 // Start creates the database, starts the HTTP server for http_root and the
 // all-in-one service, and waits (bounded by ctx) until the API answers.
 func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
+	rel := o.Release
+	if rel.Name == "" {
+		rel = Host
+	}
 	root := filepath.Join(o.Dir, "httproot")
 	for _, d := range []string{root, filepath.Join(o.Dir, "locks"), filepath.Join(o.Dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -86,11 +90,17 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 		return ir, err
 	}
 	ir.URL = "http://" + apiAddr
-	conf := filepath.Join(o.Dir, "ironic.conf")
-	if err := os.WriteFile(conf, []byte(config(o, apiAddr, ir.HTTPURL)), 0o600); err != nil {
+	// Ironic sees o.Dir as inside, which is chrootDir in a chroot.
+	inside, bound := o.Dir, ""
+	if rel.Root != "" {
+		inside, bound = chrootDir, o.Dir
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, "ironic.conf"), []byte(config(o, inside, apiAddr, ir.HTTPURL)), 0o600); err != nil {
 		return ir, fmt.Errorf("write ironic.conf: %w", err)
 	}
-	sync := exec.CommandContext(ctx, Python, "-c", launcher("ironic.cmd.dbsync"), "--config-file", conf, "create_schema") //nolint:gosec // fixed arguments
+	conf := filepath.Join(inside, "ironic.conf")
+	name, args := rel.python(bound, "-c", launcher(rel.Package+".dbsync"), "--config-file", conf, "create_schema")
+	sync := exec.CommandContext(ctx, name, args...) //nolint:gosec // fixed arguments
 	sync.Env = environ()
 	if out, err := sync.CombinedOutput(); err != nil {
 		return ir, fmt.Errorf("ironic-dbsync create_schema: %w: %s", err, tailBytes(out, 4000))
@@ -106,7 +116,8 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 	if err != nil {
 		return ir, fmt.Errorf("ironic log: %w", err)
 	}
-	ir.cmd = exec.Command(Python, "-c", launcher("ironic.cmd.singleprocess"), "--config-file", conf) //nolint:gosec,noctx // fixed arguments; ended by Stop
+	name, args = rel.python(bound, "-c", launcher(rel.Package+".singleprocess"), "--config-file", conf)
+	ir.cmd = exec.Command(name, args...) //nolint:gosec,noctx // fixed arguments; ended by Stop
 	ir.cmd.Env = environ()
 	ir.cmd.Stdout, ir.cmd.Stderr = f, f
 	ir.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -1,0 +1,65 @@
+package ironicproc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReleaseCommand: the host's Ironic runs on the host's python3; the
+// chroot's in a private mount namespace, its directory bind-mounted where
+// its ironic.conf says it is.
+func TestReleaseCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		r        Release
+		wantName string
+		wantTail []string
+	}{
+		{"host", Host, Python, []string{"-c", "x"}},
+		{"chroot", Chroot("/cache/root"), "unshare", []string{"sh", "/cache/root", "/tmp/d", "-c", "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name, args := tt.r.python("/tmp/d", "-c", "x")
+			if name != tt.wantName {
+				t.Errorf("command %q, want %q", name, tt.wantName)
+			}
+			if diff := cmp.Diff(tt.wantTail, args[max(0, len(args)-len(tt.wantTail)):]); diff != "" {
+				t.Errorf("arguments end (-want +got):\n%s", diff)
+			}
+			if tt.r.Root != "" && !strings.Contains(strings.Join(args, " "), `mount --bind "$dir" "$r`+chrootDir+`"`) {
+				t.Errorf("no bind mount of the directory at %s: %q", chrootDir, args)
+			}
+		})
+	}
+}
+
+// TestConfigPaths: in a chroot, ironic.conf names the directory as the
+// chroot sees it, and only 39 enables redfish-https.
+func TestConfigPaths(t *testing.T) {
+	tests := []struct {
+		name      string
+		r         Release
+		dir       string
+		wantBoot  string
+		notInConf string
+	}{
+		{"host", Host, "/tmp/d", "enabled_boot_interfaces = redfish-virtual-media\n", ""},
+		{"chroot", Chroot("/cache/root"), chrootDir, "enabled_boot_interfaces = redfish-virtual-media,redfish-https\n", "/tmp/d"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf := config(Options{Dir: "/tmp/d", Release: tt.r}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2")
+			for _, want := range []string{tt.wantBoot, "connection = sqlite:///" + tt.dir + "/ironic.sqlite\n", "http_root = " + tt.dir + "/httproot\n"} {
+				if !strings.Contains(conf, want) {
+					t.Errorf("ironic.conf lacks %q:\n%s", want, conf)
+				}
+			}
+			if tt.notInConf != "" && strings.Contains(conf, tt.notInConf) {
+				t.Errorf("ironic.conf names the host path %s:\n%s", tt.notInConf, conf)
+			}
+		})
+	}
+}
