@@ -127,8 +127,11 @@ func tail(out string) string {
 // parseReport parses the one file matching pattern under dir with parse.
 func parseReport(dir, pattern, out string, parse func(*os.File) (report, error)) (report, error) {
 	matches, err := filepath.Glob(filepath.Join(dir, pattern))
-	if err != nil || len(matches) != 1 {
-		return report{}, fmt.Errorf("want one report file %s, found %v (%v); tool output: %s", pattern, matches, err, tail(out))
+	if err != nil {
+		return report{}, fmt.Errorf("find report file %s: %w", pattern, err)
+	}
+	if len(matches) != 1 {
+		return report{}, fmt.Errorf("want one report file %s, found %v; tool output: %s", pattern, matches, tail(out))
 	}
 	f, err := os.Open(matches[0])
 	if err != nil {

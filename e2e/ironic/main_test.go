@@ -162,7 +162,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 			defer mu.Unlock()
 			s.ironic = ir
 			if err != nil {
-				err = fmt.Errorf("Ironic %s: %w", s.release.Name, err) //nolint:staticcheck // a proper name
+				err = fmt.Errorf("Ironic %s: %w", s.release.Name, err)
 			}
 			errs = append(errs, err)
 		})

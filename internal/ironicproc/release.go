@@ -30,7 +30,7 @@ type Release struct {
 // Host is Debian 12's python3-ironic.
 var Host = Release{Name: "21.4", Package: "ironic.cmd", APIVersion: APIVersion}
 
-// API version 1.109 is Ironic 39's node.health.
+// APIVersionHealth is 1.109, the API version of Ironic 39's node.health.
 const APIVersionHealth = "1.109"
 
 // Chroot is the Ironic 39 of hack/ironic-chroot.sh, installed at root.
@@ -66,13 +66,13 @@ func (r Release) Available(ctx context.Context) error {
 			return fmt.Errorf("no Ironic %s chroot at %s (make ironic-chroot, as root): %w", r.Name, r.Root, err)
 		}
 		if os.Geteuid() != 0 {
-			return fmt.Errorf("Ironic %s runs in a chroot: needs root", r.Name) //nolint:staticcheck // a proper name
+			return fmt.Errorf("Ironic %s runs in a chroot: needs root", r.Name)
 		}
 	}
 	name, args := r.python("", "-c", "import "+r.Package+".singleprocess")
 	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput() //nolint:gosec // fixed arguments
 	if err != nil {
-		return fmt.Errorf("Ironic %s (%s.singleprocess) not importable: %w: %s", r.Name, r.Package, err, bytes.TrimSpace(out)) //nolint:staticcheck // a proper name
+		return fmt.Errorf("Ironic %s (%s.singleprocess) not importable: %w: %s", r.Name, r.Package, err, bytes.TrimSpace(out))
 	}
 	return nil
 }
