@@ -34,15 +34,10 @@ func (c *vmGETs) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-// TestReadMissNoAPIServer is the attack of issue 13 item 9: every cache
-// miss used to be a live GET, so a caller could load the apiserver with
-// reads of names that do not exist and, scoped by a label selector, tell
-// by the time of a 404 which names exist outside its scope. Misses may
-// cost at most the miss budget (missBurst, then missQPS a second).
-func TestReadMissNoAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
+// missEnv is a stock cluster's env with the bridge's dynamic client, its
+// single-VM GETs counted, and an inventory of the env's namespace.
+func missEnv(t *testing.T) (*env, *vmGETs, dynamic.Interface, *inventory.Inventory) {
+	t.Helper()
 	c := testcluster.ForTest(t, crds.Stock)
 	e := newEnv(t, c)
 	counter := &vmGETs{}
@@ -60,6 +55,19 @@ func TestReadMissNoAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, counter, dyn, inv
+}
+
+// TestReadMissNoAPIServer is the attack of issue 13 item 9: every cache
+// miss used to be a live GET, so a caller could load the apiserver with
+// reads of names that do not exist and, scoped by a label selector, tell
+// by the time of a 404 which names exist outside its scope. Misses may
+// cost at most the miss budget (missBurst, then missQPS a second).
+func TestReadMissNoAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	e, counter, dyn, inv := missEnv(t)
 	w := New(dyn, inv, e.mode, Options{})
 	key := e.createVM(t, "exists")
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -111,23 +119,7 @@ func TestReadMissFoundStays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs kube-apiserver")
 	}
-	c := testcluster.ForTest(t, crds.Stock)
-	e := newEnv(t, c)
-	counter := &vmGETs{}
-	cfg := rest.CopyConfig(c.Bridge)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.Start(t.Context(), dyn, kube, []string{e.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, counter, dyn, inv := missEnv(t)
 	key := e.createVM(t, "late")
 	w := New(dyn, hidingCache{Cache: inv, hidden: key}, e.mode, Options{})
 	if _, err := w.Read(t.Context(), key); err != nil {
