@@ -144,27 +144,24 @@ func (x *expansion) walk(c echo.Context, v any, inLinks bool) (any, error) {
 		}
 		return out, nil
 	case []obj:
-		out := make([]any, len(v))
-		for i, e := range v {
-			w, err := x.walk(c, e, inLinks)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = w
-		}
-		return out, nil
+		return walkEach(x, c, v, inLinks)
 	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			w, err := x.walk(c, e, inLinks)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = w
-		}
-		return out, nil
+		return walkEach(x, c, v, inLinks)
 	}
 	return v, nil
+}
+
+// walkEach is [expansion.walk] of every element of a list.
+func walkEach[E any](x *expansion, c echo.Context, v []E, inLinks bool) (any, error) {
+	out := make([]any, len(v))
+	for i, e := range v {
+		w, err := x.walk(c, e, inLinks)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = w
+	}
+	return out, nil
 }
 
 // hyperlink reports whether o is a reference to a resource of the
