@@ -2,7 +2,6 @@ package backend_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -29,25 +28,11 @@ type refusal struct {
 	Related []string
 }
 
-// readRefusal decodes body's first message and its Resolution.
+// readRefusal is [testutil.ReadRefusal] as a refusal.
 func readRefusal(t *testing.T, status int, body []byte) (refusal, string) {
 	t.Helper()
-	var e struct {
-		Error struct {
-			Infos []struct {
-				MessageID  string   `json:"MessageId"`
-				Args       []string `json:"MessageArgs"`
-				Related    []string `json:"RelatedProperties"`
-				Resolution string
-			} `json:"@Message.ExtendedInfo"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(body, &e); err != nil || len(e.Error.Infos) == 0 {
-		t.Fatalf("status %d, not an error body %q: %v", status, body, err)
-	}
-	m := e.Error.Infos[0]
-	_, id, _ := strings.Cut(m.MessageID, "Base.1.9.3.")
-	return refusal{Status: status, ID: id, Args: m.Args, Related: m.Related}, m.Resolution
+	r, why := testutil.ReadRefusal(t, status, body)
+	return refusal(r), why
 }
 
 // TestRefusalsNameWhatAndWhy walks, through the real HTTP handler over the

@@ -1,13 +1,14 @@
 package redfish
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 // refusal is the first message of a Redfish error answer, as a client
@@ -19,24 +20,14 @@ type refusal struct {
 	Related []string
 }
 
-// readRefusal decodes rec's first message and its Resolution.
+// readRefusal is [testutil.ReadRefusal] of rec, as a refusal.
 func readRefusal(t *testing.T, rec *httptest.ResponseRecorder) (refusal, string) {
 	t.Helper()
-	var body struct {
-		Error struct {
-			Infos []struct {
-				MessageID  string   `json:"MessageId"`
-				Args       []string `json:"MessageArgs"`
-				Related    []string `json:"RelatedProperties"`
-				Resolution string
-			} `json:"@Message.ExtendedInfo"`
-		} `json:"error"`
+	if baseRegistryID+"." != testutil.BaseMessagePrefix {
+		t.Fatalf("testutil.BaseMessagePrefix %q, the service answers %s.", testutil.BaseMessagePrefix, baseRegistryID)
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Error.Infos) == 0 {
-		t.Fatalf("status %d, not an error body %q: %v", rec.Code, rec.Body, err)
-	}
-	m := body.Error.Infos[0]
-	return refusal{Status: rec.Code, ID: strings.TrimPrefix(m.MessageID, baseRegistryID+"."), Args: m.Args, Related: m.Related}, m.Resolution
+	r, why := testutil.ReadRefusal(t, rec.Code, rec.Body.Bytes())
+	return refusal(r), why
 }
 
 // TestRefusalsNameWhatAndWhy walks every refusal the boot, power and media

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,4 +117,39 @@ func (r Response) JSON(t testing.TB) map[string]any {
 		t.Fatalf("decode %q: %v", r.Body, err)
 	}
 	return out
+}
+
+// BaseMessagePrefix is the Base registry's MessageId prefix the bridge
+// answers with (redfish's baseRegistryID and a dot).
+const BaseMessagePrefix = "Base.1.9.3."
+
+// Refusal is the first message of a Redfish error answer, as a client
+// reads it: the status, the MessageId without BaseMessagePrefix, its
+// MessageArgs and RelatedProperties.
+type Refusal struct {
+	Status  int
+	ID      string
+	Args    []string
+	Related []string
+}
+
+// ReadRefusal decodes the first message of an error answer's body and its
+// Resolution; a body that is not one fails the test.
+func ReadRefusal(t testing.TB, status int, body []byte) (Refusal, string) {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Infos []struct {
+				MessageID  string   `json:"MessageId"`
+				Args       []string `json:"MessageArgs"`
+				Related    []string `json:"RelatedProperties"`
+				Resolution string
+			} `json:"@Message.ExtendedInfo"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || len(e.Error.Infos) == 0 {
+		t.Fatalf("status %d, not an error body %q: %v", status, body, err)
+	}
+	m := e.Error.Infos[0]
+	return Refusal{Status: status, ID: strings.TrimPrefix(m.MessageID, BaseMessagePrefix), Args: m.Args, Related: m.Related}, m.Resolution
 }
