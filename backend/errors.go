@@ -36,22 +36,24 @@ func translate(err error) error {
 	case errors.As(err, &full):
 		return fmt.Errorf("%w: %w", &redfish.RefusedValueError{Property: "CertificateString", Value: "(the certificate posted)", Resolution: "The certificate is refused: " + full.Reason + "."}, err)
 	case errors.Is(err, media.ErrForeignTrust):
-		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: "A ConfigMap the bridge did not create holds the name of this slot's trust store. Remove or rename it, then retry."}, err)
 	case errors.Is(err, media.ErrCertificateNotFound):
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.Is(err, media.ErrInvalidSlot):
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.As(err, &busy):
-		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: fmt.Sprintf("The slot is importing %s. Eject the media first, then insert %s.", busy.Image, busy.Requested)}, err)
 	case errors.Is(err, power.ErrBusy):
-		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
+		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: "The system's boot order kept changing during the power request. Retry the request."}, err)
 	case errors.As(err, &refused):
 		return fmt.Errorf("%w: %w", refusal(refused), err)
 	case errors.Is(err, apply.ErrInvalid):
 		return fmt.Errorf("%w: %w", &redfish.BadValueError{Property: "Boot", Reason: err.Error()}, err)
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
-	case apierrors.IsConflict(err), apply.IsFieldConflict(err):
+	case apply.IsFieldConflict(err):
+		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: "Another writer of the VirtualMachine owns a field this request sets (see its managedFields). Release the field there, then retry."}, err)
+	case apierrors.IsConflict(err):
 		return fmt.Errorf("%w: %w", redfish.ErrConflict, err)
 	case apierrors.IsServiceUnavailable(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
 		apierrors.IsTooManyRequests(err), apierrors.IsInternalError(err):

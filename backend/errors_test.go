@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -26,6 +30,36 @@ func TestTranslateBusy(t *testing.T) {
 	}
 	if !errors.Is(err, power.ErrBusy) {
 		t.Errorf("translate(ErrBusy) = %v lost the cause", err)
+	}
+}
+
+// TestTranslateConflictsSayWhy: each conflict a concern package reports
+// reaches the client as 409 with a Resolution naming its cause.
+func TestTranslateConflictsSayWhy(t *testing.T) {
+	fieldConflict := &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Field: ".spec.runStrategy"}}},
+	}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string // in the Resolution
+	}{
+		{"slot importing", &media.BusyError{Slot: "cd0", Image: "http://a/1.iso", Requested: "http://a/2.iso"}, "The slot is importing http://a/1.iso. Eject the media first, then insert http://a/2.iso."},
+		{"power in transition", fmt.Errorf("power on: %w", power.ErrBusy), "boot order kept changing"},
+		{"foreign trust", fmt.Errorf("trust: %w", media.ErrForeignTrust), "ConfigMap the bridge did not create"},
+		{"field owned by another writer", fieldConflict, "owns a field this request sets"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := translate(tc.err)
+			var conflict *redfish.ConflictError
+			if !errors.As(err, &conflict) || !errors.Is(err, redfish.ErrConflict) {
+				t.Fatalf("translate(%v) = %v, want a redfish.ConflictError", tc.err, err)
+			}
+			if !strings.Contains(conflict.Resolution, tc.want) {
+				t.Errorf("Resolution %q, want it to contain %q", conflict.Resolution, tc.want)
+			}
+		})
 	}
 }
 

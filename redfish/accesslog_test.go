@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -145,6 +147,7 @@ func TestErrorLogLevel(t *testing.T) {
 		{"missing", req{path: "/redfish/v1/Systems/team-a.nope", user: "admin"}, nil, http.StatusNotFound, "INFO request rejected"},
 		{"unauthenticated", req{path: "/redfish/v1/Systems/team-a.vm1"}, nil, http.StatusUnauthorized, "INFO request rejected"},
 		{"bad body", req{method: http.MethodPatch, path: "/redfish/v1/Systems/team-a.vm1", body: `{"Boot":7}`, user: "admin"}, nil, http.StatusBadRequest, "INFO request rejected"},
+		{"session limit", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, fmt.Errorf("login: %w", auth.ErrSessionLimit), http.StatusServiceUnavailable, "INFO request rejected"},
 		{"unavailable", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, ErrUnavailable, http.StatusServiceUnavailable, "ERROR request failed"},
 		{"internal", req{path: "/redfish/v1/Systems/team-a.vm1", user: "admin"}, errors.New("boom"), http.StatusInternalServerError, "ERROR request failed"},
 	} {

@@ -73,6 +73,22 @@ func (e *RefusedValueError) message() Message {
 	return m
 }
 
+// ConflictError says why a resource is in use or in transition. 409
+// ResourceInUse, with Resolution (what the client does next) shown to the
+// client; it matches [ErrConflict].
+type ConflictError struct {
+	Resolution string
+}
+
+func (e *ConflictError) Error() string { return "resource in use: " + e.Resolution }
+
+// Is makes a ConflictError an [ErrConflict].
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// conflictResolution is the Resolution of a 409 no [ConflictError] explains:
+// a Kubernetes write conflict that outlived the bridge's retries.
+const conflictResolution = "The system changed while the request ran. Retry the request."
+
 // Error is a complete Redfish error answer: status, messages, headers.
 type Error struct {
 	Status   int
@@ -119,6 +135,7 @@ func classify(err error, method, uri, action string) *Error {
 	var he *echo.HTTPError
 	var throttled *auth.ThrottledError
 	var overShare *WriteThrottledError
+	var conflict *ConflictError
 	switch {
 	case errors.As(err, &rf):
 		return rf
@@ -143,7 +160,12 @@ func classify(err error, method, uri, action string) *Error {
 	case errors.Is(err, ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Messages: []Message{msg("ResourceMissingAtURI", nil, uri)}, Cause: err}
 	case errors.Is(err, ErrConflict):
-		return &Error{Status: http.StatusConflict, Messages: []Message{msg("ResourceInUse", nil)}, Cause: err}
+		m := msg("ResourceInUse", nil)
+		m.Resolution = conflictResolution
+		if errors.As(err, &conflict) {
+			m.Resolution = conflict.Resolution
+		}
+		return &Error{Status: http.StatusConflict, Messages: []Message{m}, Cause: err}
 	case errors.Is(err, ErrPreconditionFailed):
 		return &Error{Status: http.StatusPreconditionFailed, Messages: []Message{msg("PreconditionFailed", nil)}, Cause: err}
 	case errors.Is(err, ErrUnavailable):
@@ -205,9 +227,10 @@ func fromEcho(he *echo.HTTPError, method, uri string) *Error {
 // (logged at Info): every 5xx but 501, which Redfish answers to a request
 // for what the service does not implement (an unsupported query parameter
 // such as $filter, an unsupported action value), as it answers 4xx to a
-// malformed or unauthorized one.
-func serviceFailed(status int) bool {
-	return status >= 500 && status != http.StatusNotImplemented
+// malformed or unauthorized one, and but the 503 SessionLimitExceeded a
+// user earns by holding the sessions the limit allows.
+func serviceFailed(status int, err error) bool {
+	return status >= 500 && status != http.StatusNotImplemented && !errors.Is(err, auth.ErrSessionLimit)
 }
 
 // handleError is echo's HTTPErrorHandler: the one place errors become
@@ -219,7 +242,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	action, _ := c.Get(actionKey).(string)
 	e := classify(err, c.Request().Method, c.Request().URL.Path, action)
 	log := logctx.From(c.Request().Context())
-	if serviceFailed(e.Status) {
+	if serviceFailed(e.Status, err) {
 		log.Error("request failed", "status", e.Status, "err", err)
 	} else {
 		log.Info("request rejected", "status", e.Status, "err", err)

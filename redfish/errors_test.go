@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
 )
 
 func TestErrorAnswers(t *testing.T) {
@@ -163,5 +165,33 @@ func TestNoIndicatorLED(t *testing.T) {
 	}
 	if calls := e.fake.takeCalls(); len(calls) != 0 {
 		t.Errorf("PATCH IndicatorLED wrote %v", calls)
+	}
+}
+
+// TestConflictSaysWhy: a 409 ResourceInUse tells the client what is in use
+// and what to do next: a backend's [ConflictError] its own Resolution, any
+// other conflict (a write conflict that outlived the retries) to retry.
+func TestConflictSaysWhy(t *testing.T) {
+	env := newEnv(t)
+	for _, tc := range []struct {
+		name           string
+		backendErr     error
+		wantResolution string
+	}{
+		{"explained", fmt.Errorf("insert: %w", &ConflictError{Resolution: "Eject the media first."}), "Eject the media first."},
+		{"write conflict", fmt.Errorf("apply: %w", ErrConflict), conflictResolution},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env.fake.setErr(tc.backendErr)
+			t.Cleanup(func() { env.fake.setErr(nil) })
+			rec := env.do(t, req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", user: "admin", body: `{"ResetType":"On"}`})
+			got, resolution := testutil.ReadRefusal(t, rec.Code, rec.Body.Bytes())
+			if d := cmp.Diff(testutil.Refusal{Status: http.StatusConflict, ID: "ResourceInUse"}, got); d != "" {
+				t.Errorf("refusal (-want +got):\n%s", d)
+			}
+			if resolution != tc.wantResolution {
+				t.Errorf("Resolution %q, want %q", resolution, tc.wantResolution)
+			}
+		})
 	}
 }
