@@ -114,9 +114,9 @@ func buildBootAtomic(vm *VM, body *unstructured.Unstructured, layout BootOrders)
 		elems := list(vm.Object, l.path)
 		for _, e := range elems {
 			if n, ok := l.order[kubevirt.NameOf(e)]; ok {
-				e["bootOrder"] = n
+				e[kubevirt.KeyBootOrder] = n
 			} else if strip || l.order != nil {
-				delete(e, "bootOrder")
+				delete(e, kubevirt.KeyBootOrder)
 			}
 		}
 		if len(elems) == 0 || (sameList(vm.Object, l.path, elems) && !ownsList(vm, ManagerBoot, l.path)) {

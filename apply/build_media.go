@@ -36,20 +36,20 @@ const usbBus = "usb"
 func mediaDisk(slot string) map[string]any {
 	if !system.KindOf(slot).CDROM() {
 		return map[string]any{
-			"name": DiskName(slot),
-			"disk": map[string]any{"bus": usbBus, "readonly": true},
+			kubevirt.KeyName: DiskName(slot),
+			kubevirt.KeyDisk: map[string]any{kubevirt.KeyBus: usbBus, kubevirt.KeyReadOnly: true},
 		}
 	}
 	return map[string]any{
-		"name":  DiskName(slot),
-		"cdrom": map[string]any{"bus": cdromBus, "readonly": true},
+		kubevirt.KeyName:  DiskName(slot),
+		kubevirt.KeyCDROM: map[string]any{kubevirt.KeyBus: cdromBus, kubevirt.KeyReadOnly: true},
 	}
 }
 
 func mediaVolume(s system.MediaSlot) map[string]any {
 	return map[string]any{
-		"name":                  DiskName(s.Slot),
-		"persistentVolumeClaim": map[string]any{"claimName": s.ClaimName},
+		kubevirt.KeyName:        DiskName(s.Slot),
+		kubevirt.VolumeClaim[0]: map[string]any{kubevirt.VolumeClaim[1]: s.ClaimName},
 	}
 }
 
@@ -127,8 +127,8 @@ func mergeMedia(read, want []map[string]any, keepBootOrder bool) []map[string]an
 		switch {
 		case ok:
 			w = cloneMap(w)
-			if bo, has := e["bootOrder"]; has && keepBootOrder {
-				w["bootOrder"] = bo
+			if bo, has := e[kubevirt.KeyBootOrder]; has && keepBootOrder {
+				w[kubevirt.KeyBootOrder] = bo
 			}
 			out = append(out, w)
 			done[n] = true

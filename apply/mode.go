@@ -70,5 +70,5 @@ func isNameKeyedMap(schemaNode map[string]any, path []string) bool {
 		return false
 	}
 	keys, _, _ := unstructured.NestedStringSlice(node, "x-kubernetes-list-map-keys")
-	return len(keys) == 1 && keys[0] == "name"
+	return len(keys) == 1 && keys[0] == kubevirt.KeyName
 }

@@ -56,7 +56,7 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 		if s, has := slots[slot]; has && attached(s) {
 			continue
 		}
-		if ownsElementField(vm, ManagerBoot, kubevirt.Disks, name, "bootOrder") {
+		if ownsElementField(vm, ManagerBoot, kubevirt.Disks, name, kubevirt.KeyBootOrder) {
 			if out == nil {
 				out = map[string]bool{}
 			}

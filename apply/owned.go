@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // Owned parses the VM's managedFields into the field set each manager owns
@@ -86,7 +88,7 @@ func ownsElementField(vm *VM, manager string, listPath []string, name, field str
 	for _, s := range listPath {
 		p = append(p, s)
 	}
-	keyJSON, err := json.Marshal(map[string]string{"name": name})
+	keyJSON, err := json.Marshal(map[string]string{kubevirt.KeyName: name})
 	if err != nil {
 		return true
 	}
