@@ -61,13 +61,13 @@ e2e: tools ironic-chroot ## Run only the end-to-end tests (real apiserver, simul
 
 .PHONY: bench
 bench: tools ## Run the benchmarks and print the table (BENCH_10K=1: then the 10,000-VM scenario too, +25-55 min).
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/...
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./harness/bench/...
 	@if [ "$(BENCH_10K)" = 1 ]; then $(MAKE) --no-print-directory bench-10k; fi
 
 .PHONY: bench-10k
 bench-10k: tools ## Run the 10,000-VM scenario: the bridge binary as its own process (RSS, start-up, GETs, 1000 Ironic cycles).
 	BENCH_RSS_GOMEMLIMIT=230MiB BENCH_RSS_VMS=10000 BENCH_RSS_RUNNING=1000 BENCH_RSS_RATES=5s BENCH_RSS_CYCLES=1000 BENCH_RSS_PHASE_TIMEOUT=20m BENCH_RSS_TIMEOUT=55m \
-	  $(GO) test -run '^$$' -bench BridgeRSS -benchtime 1x -timeout 60m ./bench/
+	  $(GO) test -run '^$$' -bench BridgeRSS -benchtime 1x -timeout 60m ./harness/bench/
 
 .PHONY: fuzz
 fuzz: ## Run the fuzz targets for longer.
@@ -82,7 +82,7 @@ lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, e
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: generate
-generate: generate-crds generate-webhooks ## Regenerate the KubeVirt CRD variants under crds/ and virt-api's webhook configurations under testcluster/webhooks.
+generate: generate-crds generate-webhooks ## Regenerate the KubeVirt CRD variants under crds/ and virt-api's webhook configurations under harness/testcluster/webhooks.
 
 .PHONY: verify
 verify: generate ## Regenerate, then fail if anything changed.

@@ -67,7 +67,7 @@
 // # What KubeVirt itself writes on the VM
 //
 // virt-controller v1.9.0 (the first three measured in the test cluster,
-// sim/node_test.go; the fourth read in its pkg/virt-controller/watch/vm)
+// harness/sim/node_test.go; the fourth read in its pkg/virt-controller/watch/vm)
 // writes the VM's spec and metadata too, under the field manager
 // "virt-controller" (operation Update, not Apply), none of it a field of
 // the table above:
@@ -155,7 +155,7 @@
 //     field-manager conflict (only possible for media in map mode, which
 //     does not force) is returned, not retried. The race suite's negative
 //     control strips the precondition outside the Writer, in the client it
-//     applies through (internal/testutil.WithoutPrecondition).
+//     applies through (harness/testutil.WithoutPrecondition).
 //   - Reads come from the informer cache; after a 409, and when the cache
 //     says NotFound (a VM created a moment ago), from a live GET. A cached
 //     VM whose resourceVersion is exactly one this Client's own apply

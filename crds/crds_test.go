@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // TestLoadControllerDeps: every CRD virt-operator installs besides VM and

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 )
 
 // chartDir is the chart under test, relative to this package.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // waitHTTPOK polls url until it answers 200 (10 s at most).

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 )
 
 // TestExpandQuery sends what OpenStack Ironic's sensor collection sends on

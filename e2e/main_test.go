@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 )
 
 // Sample VMs are shared by the tests of one variant's env; each test uses

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // sushy513 is the directory [sushy513Dir] made, removed by TestMain.

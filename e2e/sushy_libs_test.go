@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // sushyPython is the interpreter the sushy libraries run on (Debian's: it

@@ -3,7 +3,7 @@
 #
 # A Debian unstable chroot holding a current OpenStack Ironic (39.0.0, with
 # sushy 5.13.0) from Debian's own archive, for the e2e tests beside the
-# host's Debian 12 Ironic 21.4 (internal/ironicproc runs it; nothing here is
+# host's Debian 12 Ironic 21.4 (harness/ironicproc runs it; nothing here is
 # started). Built once per machine into
 # $IRONIC_CHROOT_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/redfish-bridge)
 # as ironic-chroot-<suite>-ironic<version>-<key>, the key hashing the suite,

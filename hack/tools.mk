@@ -94,7 +94,7 @@ $(BIN)/.virt-controller-$(KUBEVIRT_VERSION):
 	$(CACHED_TOOL) $(VIRT_CONTROLLER) $(TOOLS_DIR)/kubevirt "CGO_ENABLED=0 -s -w" -- env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(VIRT_CONTROLLER).tmp kubevirt.io/kubevirt/cmd/virt-controller
 	@touch $@
 
-# KubeVirt's virt-api, for its admission webhooks (testcluster
+# KubeVirt's virt-api, for its admission webhooks (harness/testcluster
 # Options.VirtAPI). Same module as virt-controller: after it, 3.5 min more
 # on the loaded 2-core machine (37 s of CPU; see docs/testing-kubevirt.md).
 $(BIN)/.virt-api-$(KUBEVIRT_VERSION):
@@ -122,7 +122,7 @@ generate-crds: controller-gen ## Regenerate crds/stock and crds/maplist from kub
 	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go run ./kubevirt-crds $(CURDIR)/crds/kubevirt
 
 # virt-api's webhook configurations as virt-operator v1.9.0 installs them;
-# testcluster points them at its loopback virt-api.
-generate-webhooks: ## Regenerate testcluster/webhooks from KubeVirt's virt-operator
-	rm -f testcluster/webhooks/*.yaml
-	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go run ./kubevirt-webhooks $(CURDIR)/testcluster/webhooks
+# harness/testcluster points them at its loopback virt-api.
+generate-webhooks: ## Regenerate harness/testcluster/webhooks from KubeVirt's virt-operator
+	rm -f harness/testcluster/webhooks/*.yaml
+	cd $(TOOLS_DIR)/kubevirt && CGO_ENABLED=0 go run ./kubevirt-webhooks $(CURDIR)/harness/testcluster/webhooks

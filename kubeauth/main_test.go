@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m)) }

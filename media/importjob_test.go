@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 )
 
 // tlsImageServer serves payload over HTTPS with a certificate of its own

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 )
 
 // dualServer serves HTTPS and plain HTTP on one port (the first byte of a

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 var importing = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaImporting, InsertID: "i1", ClaimName: "pvc-i1"}

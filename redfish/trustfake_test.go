@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testca"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 

@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 )
 
 // bridgeProc is `redfish-bridge serve` running as a child process.

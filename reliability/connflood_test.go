@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // Connection flood of issue 22 item 2, against the default cap of 512

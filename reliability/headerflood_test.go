@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 )
 
 // Header flood of issue 13 item 1: floodConns connections from 127.0.0.2,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // answerBound is how soon an authenticated client must be answered under

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-	"github.com/redfish-bridge/redfish-bridge/internal/testca"
 )
 
 // TestServeTLSAndHeaderLimits: the HTTPS server refuses TLS 1.2 CBC-SHA1

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 )
 
 // runDemo runs the product on its embedded default until Ctrl-C.

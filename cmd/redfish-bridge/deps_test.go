@@ -7,19 +7,10 @@ import (
 )
 
 // harnessPackages are what the served binary must not link: the standard
-// library's testing packages and this module's test harness (the demo,
-// the KubeVirt simulator, the local cluster and the internal test helpers).
-var harnessPackages = []string{
-	"testing",
-	module + "/demo",
-	module + "/sim",
-	module + "/testcluster",
-	module + "/internal/testutil",
-	module + "/internal/vmcheck",
-	module + "/internal/testca",
-	module + "/internal/bridgeproc",
-	module + "/internal/ironicproc",
-}
+// library's testing package and everything under the module's harness/
+// wing (the demo, the KubeVirt simulator, the local cluster, the benches
+// and the test helpers).
+var harnessPackages = []string{"testing", module + "/harness"}
 
 const module = "github.com/redfish-bridge/redfish-bridge"
 

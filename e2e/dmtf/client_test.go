@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // waitTimeout bounds a wait for the demo to show a change (generous: the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )

@@ -1,7 +1,7 @@
 // Package ironic is the end-to-end test with a real OpenStack Ironic, two
 // of them side by side: Debian 12's Ironic 21.4 and Debian unstable's
 // Ironic 39 (the chroot of hack/ironic-chroot.sh), each run by
-// internal/ironicproc as one all-in-one process, drive the bridge of a
+// harness/ironicproc as one all-in-one process, drive the bridge of a
 // demo per CRD variant (stock and maplist) through their REST API, each on
 // VMs of its own, the way an operator does: enroll and
 // manage, power, boot devices, boot mode and Secure Boot, NMI, out-of-band

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
 // ISO files the conductor's http_root serves (the contents do not matter:

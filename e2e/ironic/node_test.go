@@ -15,10 +15,10 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
 	"github.com/redfish-bridge/redfish-bridge/fields"
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )

@@ -16,14 +16,14 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
-	"github.com/redfish-bridge/redfish-bridge/internal/vmcheck"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // powerWait is the conductor's power_state_change_timeout
-// (internal/ironicproc's config): how long Ironic waits for a power state.
+// (harness/ironicproc's config): how long Ironic waits for a power state.
 const powerWait = 30 * time.Second
 
 // slowImportDeployScenario: a custom-agent deploy whose agent ISO takes

@@ -4,7 +4,7 @@
 // hashes and per-user [Scope]s of a Secret), self-validating session tokens
 // (HMAC-signed with a key every replica shares, so any replica accepts a
 // token another issued), the record of open sessions ([Sessions]), session
-// revocation ([Revocations]; tests use internal/testutil's in-memory one)
+// revocation ([Revocations]; tests use harness/testutil's in-memory one)
 // and failed-login throttling ([Throttle]) keyed on the TCP peer address
 // and the user name. Package kubeauth backs the users, the sessions, the
 // revocations and the signing key with Kubernetes objects.
