@@ -72,7 +72,7 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.noVMI(t)
 	})
 	h.step(t, "provision live-iso: provisioning -> provisioned", func() {
-		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": image, "diskFormat": "live-iso"}})
+		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": image, "format": "live-iso"}})
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, image)
 	})
