@@ -50,8 +50,8 @@ ironic-chroot: ## Build the Ironic 39 chroot of e2e/ironic when missing (root, d
 
 # e2e/metal3 runs metal3's baremetal-operator, built from
 # ../shared/third_party once per machine into ~/.cache/redfish-bridge
-# (hack/bmo.sh: ~30 min with a cold Go build cache on the loaded 2-core
-# machine). Without the source tree `make test` goes on and e2e/metal3
+# (hack/bmo.sh: 9-30 min with a cold Go build cache on the loaded 2-core
+# machine, 1 min warm). Without the source tree `make test` goes on and e2e/metal3
 # skips; under CI=true the build must succeed.
 .PHONY: bmo
 bmo: ## Build metal3's baremetal-operator for e2e/metal3 when missing (once per machine).

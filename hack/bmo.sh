@@ -14,8 +14,8 @@
 #   build  builds the manager when missing and prints its path. The build
 #          runs on a copy of the tree in a temporary directory renamed into
 #          place at the end: a killed build leaves no half binary (the next
-#          build removes its leftovers). About 30 min on a loaded 2-core
-#          machine with a cold Go build cache, a minute or two with a warm one.
+#          build removes its leftovers). 9-30 min on the loaded 2-core
+#          machine with a cold Go build cache, about 1 min with a warm one.
 #   path   prints the manager's path whether or not it exists.
 #   check  exits 0 when the manager is there.
 set -euo pipefail
@@ -75,7 +75,7 @@ mkdir -p "$tmp"
 cp -r "$src" "$tmp/src"
 chmod -R u+w "$tmp/src"
 start=$(date +%s)
-echo "bmo: building baremetal-operator $version into $root (a cold Go build cache takes ~30 min here)" >&2
+echo "bmo: building baremetal-operator $version into $root (a cold Go build cache takes 9-30 min here)" >&2
 (
   cd "$tmp/src"
   "$go" mod edit -replace "github.com/metal3-io/ironic-standalone-operator/api=$(cd "$api" && pwd)"
