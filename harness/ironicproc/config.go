@@ -26,6 +26,13 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 	if o.Release.HTTPBoot {
 		boot += ",redfish-https"
 	}
+	inspect, raid, metal3 := "redfish,no-inspect", "no-raid", ""
+	if o.Release.Metal3 {
+		// What baremetal-operator's node creation names; the defaults
+		// stay those of the nodes the tests create themselves.
+		inspect, raid = "redfish,agent,no-inspect", "no-raid,redfish"
+		metal3 = "enabled_firmware_interfaces = no-firmware,redfish\ndefault_firmware_interface = no-firmware\ndefault_raid_interface = no-raid\n"
+	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth
 rpc_transport = none
@@ -37,7 +44,7 @@ tempdir = %[2]s
 enabled_hardware_types = redfish
 enabled_power_interfaces = redfish
 enabled_management_interfaces = redfish
-enabled_inspect_interfaces = redfish,no-inspect
+enabled_inspect_interfaces = %[13]s
 default_inspect_interface = redfish
 enabled_boot_interfaces = %[12]s
 enabled_deploy_interfaces = ramdisk,custom-agent
@@ -45,8 +52,8 @@ default_deploy_interface = ramdisk
 enabled_network_interfaces = noop
 enabled_bios_interfaces = redfish,no-bios
 default_bios_interface = no-bios
-enabled_raid_interfaces = no-raid
-enabled_vendor_interfaces = no-vendor
+enabled_raid_interfaces = %[14]s
+%[15]senabled_vendor_interfaces = no-vendor
 enabled_console_interfaces = no-console
 enabled_rescue_interfaces = no-rescue
 enabled_storage_interfaces = noop
@@ -78,5 +85,6 @@ dhcp_provider = none
 lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
-		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot)
+		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
+		inspect, raid, metal3)
 }

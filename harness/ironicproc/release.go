@@ -25,6 +25,10 @@ type Release struct {
 	// HTTPBoot enables the redfish-https boot interface (UefiHttp and
 	// HttpBootUri; not in 21.4).
 	HTTPBoot bool
+	// Metal3 enables the interfaces metal3's baremetal-operator names when
+	// it creates a node (inspect agent, firmware and raid redfish), the
+	// defaults unchanged (redfish inspection, no-firmware, no-raid).
+	Metal3 bool
 }
 
 // Host is Debian 12's python3-ironic.
@@ -35,7 +39,7 @@ const APIVersionHealth = "1.109"
 
 // Chroot is the Ironic 39 of hack/ironic-chroot.sh, installed at root.
 func Chroot(root string) Release {
-	return Release{Name: "39", Root: root, Package: "ironic.command", APIVersion: APIVersionHealth, HTTPBoot: true}
+	return Release{Name: "39", Root: root, Package: "ironic.command", APIVersion: APIVersionHealth, HTTPBoot: true, Metal3: true}
 }
 
 // chrootEnv overrides where the Ironic 39 chroot is.

@@ -37,22 +37,29 @@ func TestReleaseCommand(t *testing.T) {
 }
 
 // TestConfigPaths: in a chroot, ironic.conf names the directory as the
-// chroot sees it, and only 39 enables redfish-https.
+// chroot sees it, and only 39 enables redfish-https and the interfaces
+// baremetal-operator names (its defaults unchanged).
 func TestConfigPaths(t *testing.T) {
+	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n"}
+	metal3Ifaces := []string{
+		"enabled_inspect_interfaces = redfish,agent,no-inspect\ndefault_inspect_interface = redfish\n",
+		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
+		"enabled_firmware_interfaces = no-firmware,redfish\n", "default_firmware_interface = no-firmware\n",
+	}
 	tests := []struct {
 		name      string
 		r         Release
 		dir       string
-		wantBoot  string
+		want      []string
 		notInConf string
 	}{
-		{"host", Host, "/tmp/d", "enabled_boot_interfaces = redfish-virtual-media\n", ""},
-		{"chroot", Chroot("/cache/root"), chrootDir, "enabled_boot_interfaces = redfish-virtual-media,redfish-https\n", "/tmp/d"},
+		{"host", Host, "/tmp/d", append([]string{"enabled_boot_interfaces = redfish-virtual-media\n"}, hostIfaces...), ""},
+		{"chroot", Chroot("/cache/root"), chrootDir, append([]string{"enabled_boot_interfaces = redfish-virtual-media,redfish-https\n"}, metal3Ifaces...), "/tmp/d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := config(Options{Dir: "/tmp/d", Release: tt.r}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2")
-			for _, want := range []string{tt.wantBoot, "connection = sqlite:///" + tt.dir + "/ironic.sqlite\n", "http_root = " + tt.dir + "/httproot\n"} {
+			for _, want := range append(tt.want, "connection = sqlite:///"+tt.dir+"/ironic.sqlite\n", "http_root = "+tt.dir+"/httproot\n") {
 				if !strings.Contains(conf, want) {
 					t.Errorf("ironic.conf lacks %q:\n%s", want, conf)
 				}

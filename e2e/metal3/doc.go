@@ -1,0 +1,22 @@
+// Package metal3 is the end-to-end test with metal3's baremetal-operator
+// (BMO v0.13.2, built by hack/bmo.sh from ../shared/third_party): a
+// manager per CRD variant (stock and maplist) runs as a process against
+// its demo's apiserver (BMO's CRDs installed, webhooks off) and drives
+// Debian unstable's Ironic 39 (the chroot of hack/ironic-chroot.sh, run by
+// harness/ironicproc), which drives the demo's bridge. A BareMetalHost
+// per variant names its VM's System as a redfish-virtualmedia BMC and goes
+// through BMO's states as a user's would: registering -> available
+// (inspection disabled, automated cleaning off) -> provisioning a live-iso
+// image (Ironic's ramdisk deploy, booted from virtual media, no agent) ->
+// provisioned; online false and true stop and start the VM; removing the
+// image deprovisions it back to available with the ISO ejected; delete
+// takes the node out of Ironic and leaves the VM. Each step asserts BMO's
+// status (provisioning state, operationalStatus, poweredOn,
+// errorMessage), the VirtualMachine and its VMI, and `fields --check`; a
+// failing host prints its status, its Ironic node and the manager's and
+// the conductor's log lines about it.
+//
+// Without the manager (make bmo), the chroot (make ironic-chroot, as root)
+// or BMO's source tree, the test skips, except under CI=true where it
+// fails. The package has no non-test code.
+package metal3
