@@ -2,7 +2,9 @@ package metal3
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +103,12 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("still there (%v)", err)
+			if err != nil {
+				return fmt.Errorf("read BareMetalHost: %w", err)
+			}
+			return errors.New("still there")
 		})
-		if _, err := s.api.Node(t.Context(), hostNamespace+"~"+h.name); !ironicproc.IsStatus(err, 404) {
+		if _, err := s.api.Node(t.Context(), hostNamespace+"~"+h.name); !ironicproc.IsStatus(err, http.StatusNotFound) {
 			t.Errorf("Ironic node %s~%s after the delete: %v, want 404", hostNamespace, h.name, err)
 		}
 		h.vm(t)
