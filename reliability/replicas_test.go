@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -29,9 +30,10 @@ const replicas = 3
 // SIGKILLed (it cannot release the Lease) and the download let go. One of
 // the two others must take the Lease and finish both: the import Ready
 // and intact, from the one import pod the dead leader started, and the VM
-// started after it. The RELIABILITY line says what the leader change
-// cost: from the kill until another replica held the Lease, and until the
-// VM ran (observed every 250 ms).
+// started after it; until then the two others answer Redfish (the System
+// PoweringOn: the held power-on). The RELIABILITY line says what the
+// leader change cost: from the kill until another replica held the Lease,
+// and until the VM ran (observed every 250 ms).
 func TestLeaderKilledThreeReplicas(t *testing.T) { eachVariant(t, testLeaderKilledThreeReplicas) }
 
 func testLeaderKilledThreeReplicas(t *testing.T, v crds.Variant) {
@@ -108,6 +110,14 @@ func testLeaderKilledThreeReplicas(t *testing.T, v crds.Variant) {
 	image.release() // the import pod goes on without a leader
 	t.Logf("seed %d: insert, boot override, On sent to %v; SIGKILL to the leader %s (pid %d) with the import half done and the power-on deferred",
 		seed, route, names[leader], procs[leader].Pid())
+	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == leader })
+	for _, i := range survivors { // no leader yet: the survivors serve all the same
+		var got struct{ PowerState string }
+		resp := clients[i].do(t.Context(), t, http.MethodGet, sys, ce.a, "")
+		if err := json.Unmarshal([]byte(resp.body), &got); resp.status != http.StatusOK || err != nil || got.PowerState != "PoweringOn" {
+			t.Errorf("GET %s from %s with the leader dead: %d %s, want 200 with PowerState PoweringOn (the held power-on)", sys, names[i], resp.status, resp.body)
+		}
+	}
 	next := -1
 	waitFor(t, "another replica to take the Lease", func() (bool, string) {
 		i, what := holder()
@@ -115,7 +125,6 @@ func testLeaderKilledThreeReplicas(t *testing.T, v crds.Variant) {
 		return i >= 0 && i != leader, what
 	})
 	tookOver := time.Since(killed)
-	survivors := slices.DeleteFunc(slices.Clone(all), func(i int) bool { return i == leader })
 	via(survivors)
 	r.waitProvisioned(t, image.URL, image.SHA256)
 	completed := time.Since(killed)
