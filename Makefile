@@ -31,6 +31,9 @@ demo: tools build ## Run a local apiserver with KubeVirt's virt-controller, a si
 # the full 12 x 14 took 13 min with -race), so its full size runs once
 # more without -race, beside the rest (measured on the loaded 2-core
 # machine: power/ under -race 504 s, the full TestRace without it 589 s).
+# TestRaceReplicas (the same cycles, each request to a random one of three
+# replicas) runs once, under -race, at 6 VMs x 3 cycles: 128 s of power/'s
+# time (power/replicas_test.go).
 # RACE= turns the detector off everywhere (and TestRace runs once, full).
 RACE ?= -race
 FULL_SIZE := $(GO_MODULE)/power

@@ -113,6 +113,7 @@ func TestValuesRejected(t *testing.T) {
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
 		{"two TLS sources", []string{"--set", "tls.existingSecret=x", "--set", "tls.certManager.enabled=true", "--set", "tls.certManager.issuerRef.name=ca"}, "only one of tls.existingSecret"},
+		{"replicas without leader election", []string{"--set", "replicaCount=3", "--set", "leaderElection.enabled=false"}, "replicaCount 3 needs leaderElection.enabled"},
 		{"two user sources", []string{"--set", "users.existingSecret=x", "--set", "users.list[0].name=a", "--set", "users.list[0].passwordHash=" + testHash, "--set", "users.list[0].namespaces={*}"}, "only one of users.existingSecret"},
 	}
 	for _, tt := range tests {
@@ -167,3 +168,38 @@ func TestCDIImportsBehindNetworkPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicas: replicas run under leader election (one replica may run
+// without it), and a PodDisruptionBudget keeps one of several serving
+// through a drain; with one replica there is none (it would block every
+// node drain).
+func TestReplicas(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		pdbs int  // PodDisruptionBudgets rendered
+		elec bool // leader-elect: true in the config
+	}{
+		{"default: two", nil, 1, true},
+		{"three", []string{"--set", "replicaCount=3"}, 1, true},
+		{"one", []string{"--set", "replicaCount=1"}, 0, true},
+		{"one without leader election", []string{"--set", "replicaCount=1", "--set", "leaderElection.enabled=false"}, 0, false},
+		{"three, PDB off", []string{"--set", "replicaCount=3", "--set", "podDisruptionBudget.enabled=false"}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := mustHelm(t, append([]string{"template", "rb", chartDir, "--namespace", "bm"}, tt.args...)...)
+			type rendered struct {
+				PDBs        int
+				LeaderElect bool
+			}
+			got := rendered{strings.Count(out, "\nkind: PodDisruptionBudget\n"), leaderElect.MatchString(out)}
+			if diff := cmp.Diff(rendered{tt.pdbs, tt.elec}, got); diff != "" {
+				t.Errorf("helm template %v (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// leaderElect is the config line turning leader election on.
+var leaderElect = regexp.MustCompile(`(?m)^    leader-elect: true$`)

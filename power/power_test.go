@@ -41,6 +41,9 @@ type env struct {
 	s     *Service
 	sim   *sim.Simulator
 	ns    string
+	// others are more replicas on the same namespace (addReplicas); e.w
+	// and e.s are the leader's.
+	others []replica
 }
 
 var nsSeq atomic.Int64
@@ -176,11 +179,13 @@ func (e *env) createVMFrom(t *testing.T, u *unstructured.Unstructured) system.Ke
 	// The Writer reads from the informer cache, where a miss is NotFound:
 	// hand the VM over once the cache has it.
 	// (60 s, as eventually: an informer on a loaded machine took over 10.)
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := e.w.Read(ctx, key)
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("VM %s never reached the Writer's cache: %v", key, err)
+	for _, r := range e.replicas() { // every replica's, when there are several
+		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := r.w.Read(ctx, key)
+			return err == nil, nil
+		}); err != nil {
+			t.Fatalf("VM %s never reached the Writer's cache: %v", key, err)
+		}
 	}
 	return key
 }

@@ -122,22 +122,28 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 	// rng is this cycle's goroutine's alone: draw the insert's delay here,
 	// not inside the operation that runs on its own goroutine.
 	insertDelay := rng.Int64N(150)
+	// Each operation goes to a random replica (the only one, without
+	// addReplicas), drawn here for the same reason.
+	via := make([]replica, 6)
+	for i := range via {
+		via[i] = e.pick(rng)
+	}
 	ops := []func() error{
-		func() error { return e.insert(ctx, insertDelay, key, insertID, &imports) },
+		func() error { return e.insert(ctx, via[0], insertDelay, key, insertID, &imports) },
 		func() error {
-			_, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
+			_, err := via[1].s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
 			return err
 		},
-		func() error { return e.s.Reset(ctx, key, system.ResetOn) },
+		func() error { return via[2].s.Reset(ctx, key, system.ResetOn) },
 		func() error {
-			_, err := e.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+			_, err := via[3].w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 				delete(slots, "cd0")
 				return nil
 			})
 			return err
 		},
 		func() error {
-			_, err := e.s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootHdd), Enabled: ptrTo(system.BootContinuous)})
+			_, err := via[4].s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootHdd), Enabled: ptrTo(system.BootContinuous)})
 			return err
 		},
 	}
@@ -153,20 +159,21 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 	}
 	wg.Wait()
 	imports.Wait()
-	if err := e.s.Reset(ctx, key, system.ResetForceOff); err != nil && ctx.Err() == nil {
+	if err := via[5].s.Reset(ctx, key, system.ResetForceOff); err != nil && ctx.Err() == nil {
 		report("%s cycle %d: force off: %v", key, n, err)
 	}
 }
 
-// insert plays media/: create the PVC, record Pending, then (in the
-// background, like the import job) Importing and Ready, each step only if
-// the insert is still the current one.
-func (e *env) insert(ctx context.Context, delayMs int64, key system.Key, id string, imports *sync.WaitGroup) error {
+// insert plays media/: create the PVC, record Pending through replica r
+// (the one the InsertMedia request went to), then (in the background, like
+// the import job the leader follows) Importing and Ready through the
+// leader, each step only if the insert is still the current one.
+func (e *env) insert(ctx context.Context, r replica, delayMs int64, key system.Key, id string, imports *sync.WaitGroup) error {
 	claim := key.Name + "-" + id
 	if err := e.createClaim(ctx, key.Namespace, claim); err != nil {
 		return err
 	}
-	_, err := e.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
+	_, err := r.w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 		slots["cd0"] = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase: system.MediaPending, InsertID: id}
 		return nil
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -13,12 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // bridgeProc is `redfish-bridge serve` running as a child process.
@@ -168,4 +172,59 @@ func (g *gatedImage) downloads() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.gets
+}
+
+// crashEnv is what the crash tests run on: a cluster (variant v) with
+// KubeVirt's virt-controller, the demo's accounts, the sample VM key
+// (demo/vm-0), the simulator as the node and the bridge binary.
+type crashEnv struct {
+	cluster *testcluster.Cluster
+	sim     *sim.Simulator
+	bin     string
+	a       auth
+	key     system.Key
+}
+
+func startCrashEnv(t *testing.T, v crds.Variant) crashEnv {
+	t.Helper()
+	ctx := t.Context()
+	binary := buildBridge(t)
+	cluster := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
+	kube, err := kubernetes.NewForConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.CreateNamespace(ctx, demo.VMNamespace); err != nil {
+		t.Fatal(err)
+	}
+	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.CreateSampleVMs(ctx, dyn, demo.VMNamespace, 1); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	simulator, err := sim.New(cluster.Admin, sim.Options{DataDir: t.TempDir(), Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
+	simDone := make(chan error, 1)
+	go func() { simDone <- simulator.Run(simCtx) }()
+	t.Cleanup(func() {
+		stopSim()
+		if err := <-simDone; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	return crashEnv{
+		cluster: cluster, sim: simulator, bin: binary(),
+		a:   auth{user: demo.AdminUser, password: password},
+		key: system.Key{Namespace: demo.VMNamespace, Name: "vm-0"},
+	}
 }

@@ -8,7 +8,9 @@
 //   - faults: kube-apiserver and etcd stopped mid-cycle and started again
 //     (writes answer 503 ServiceTemporarilyUnavailable meanwhile, the
 //     bridge recovers by itself), the bridge SIGKILLed mid-import (the
-//     import and the deferred power-on complete under a new process), and
+//     import and the deferred power-on complete under a new process), the
+//     leader of three replicas SIGKILLed mid-import (another replica takes
+//     the Lease and completes both; the others serve meanwhile), and
 //     outside writers (kubectl edit, client-side kubectl apply, another
 //     Server-Side Apply manager) interleaved with provisioning cycles.
 //

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,14 +11,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
-	"github.com/redfish-bridge/redfish-bridge/harness/sim"
-	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -205,45 +200,8 @@ func checkUserFields(t *testing.T, want, got map[string]any) int {
 func TestBridgeKilledMidImport(t *testing.T) { eachVariant(t, testBridgeKilledMidImport) }
 
 func testBridgeKilledMidImport(t *testing.T, v crds.Variant) {
-	ctx := t.Context()
-	binary := buildBridge(t)
-	cluster := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
-	kube, err := kubernetes.NewForConfig(cluster.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.CreateNamespace(ctx, demo.VMNamespace); err != nil {
-		t.Fatal(err)
-	}
-	password, err := demo.CreateAccounts(ctx, kube, cluster.BridgeNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.CreateSampleVMs(ctx, dyn, demo.VMNamespace, 1); err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	simulator, err := sim.New(cluster.Admin, sim.Options{DataDir: t.TempDir(), Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
-	simDone := make(chan error, 1)
-	go func() { simDone <- simulator.Run(simCtx) }()
-	t.Cleanup(func() {
-		stopSim()
-		if err := <-simDone; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
-	bin := binary()
-
-	a := auth{user: demo.AdminUser, password: password}
-	key := system.Key{Namespace: demo.VMNamespace, Name: "vm-0"}
+	ce := startCrashEnv(t, v)
+	cluster, simulator, bin, a, key := ce.cluster, ce.sim, ce.bin, ce.a, ce.key
 	addr := freeAddr(t)
 	first := startBridgeProc(t, bin, cluster, addr, demo.VMNamespace, a, "/redfish/v1/Systems/"+key.ID())
 	c := newClient(t, "http://"+addr, "")

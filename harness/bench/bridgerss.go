@@ -70,6 +70,10 @@ type RSSScenario struct {
 	// Progress, when set, gets one line as each setup step and phase ends
 	// (a 10,000-VM run takes most of an hour).
 	Progress io.Writer
+	// Replicas, when above 1, runs that many bridge processes under leader
+	// election (the chart's replicas): every Redfish request goes to a
+	// random one; RSS, CPU and metrics are the first process's.
+	Replicas int
 }
 
 func (s RSSScenario) withDefaults() RSSScenario {

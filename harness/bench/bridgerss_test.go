@@ -26,7 +26,9 @@ import (
 // provisioning cycle; unset: none), BENCH_RSS_STEP_TIMEOUT and
 // BENCH_RSS_PHASE_TIMEOUT (bounds of each setup step and measured phase,
 // see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m),
-// BENCH_RSS_GOMEMLIMIT (the bridge process's GOMEMLIMIT; default unset);
+// BENCH_RSS_GOMEMLIMIT (the bridge process's GOMEMLIMIT; default unset),
+// BENCH_RSS_REPLICAS (bridge processes under leader election, each request
+// to a random one; default 1);
 // `make bench-10k` sets them for 10,000 VMs. Its log
 // (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
@@ -42,8 +44,8 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lf.Close() // log file
-	var running, cycles int
-	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles} {
+	var running, cycles, replicas int
+	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles, "BENCH_RSS_REPLICAS": &replicas} {
 		if *n, err = strconv.Atoi(env(name, "0")); err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
@@ -67,6 +69,7 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		Log:        slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		GoMemLimit: os.Getenv("BENCH_RSS_GOMEMLIMIT"),
 		BridgeLog:  bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
+		Replicas: replicas,
 	}
 	var res *bench.RSSResult
 	for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,6 +18,9 @@ import (
 // Every call is recorded under its operation name.
 type Client struct {
 	Base, User, Password string
+	// Bases, when set, are several replicas' base URLs: each request goes
+	// to a random one of them instead of Base.
+	Bases []string
 	// Close sends Connection: close on every request, as sushy does (a new
 	// TLS handshake each time); otherwise connections are kept alive.
 	Close bool
@@ -58,7 +62,11 @@ func (c *Client) Do(ctx context.Context, op, method, path string, body, out any)
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+	base := c.Base
+	if len(c.Bases) > 0 {
+		base = c.Bases[rand.IntN(len(c.Bases))]
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}

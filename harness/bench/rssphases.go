@@ -85,6 +85,14 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", res: res,
 		cluster: cluster, timeout: sc.PhaseTimeout,
 		client: &Client{Base: base, User: demo.AdminUser, Password: password, HTTP: NewHTTPClient(sc.Clients)}}
+	others, err := startReplicas(sc, o, dir)
+	defer func() { err = errors.Join(err, others.kill()) }()
+	if err != nil {
+		return err
+	}
+	if len(others) > 0 {
+		m.client.Bases = append([]string{base}, others.bases()...)
+	}
 	running := runningKeys(keys, sc.Running)
 	on := map[system.Key]bool{}
 	for _, k := range running {
@@ -112,6 +120,9 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 			wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			if err := p.WaitServing(wctx, base+"/redfish/v1/Systems", c.User, c.Password); err != nil {
+				return err
+			}
+			if err := others.waitServing(wctx, c); err != nil {
 				return err
 			}
 			return waitListed(ctx, c, len(keys))
@@ -236,6 +247,9 @@ func (r *RSSResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n=== bridge binary as its own process (pid %d, GOMEMLIMIT %s): %s CRDs, %d VMs (%d running, %d per namespace), %d clients, %d VMs written, started %s, setup %s ===\n",
 		r.Pid, cmp.Or(sc.GoMemLimit, "unset"), sc.Variant, sc.VMs, sc.Running, sc.PerNamespace, sc.Clients, sc.Writes,
 		r.Started.UTC().Format(time.RFC3339), r.Setup.Round(time.Second))
+	if sc.Replicas > 1 {
+		fmt.Fprintf(w, "%d replicas under leader election, each request to a random one; the figures below are the first process's\n", sc.Replicas)
+	}
 	r.printSteps(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\ttook\trequests\tfailed\tRSS end MB\tRSS peak MB\theap alloc MB\theap inuse MB\tGo sys MB\tgoroutines\tCPU s\tvirt-controller CPU s\tapiserver CPU s\t")

@@ -82,6 +82,9 @@ replica and every upgrade serves the same one.
 {{- if and .Values.users.existingSecret .Values.users.list }}
 {{- fail "set only one of users.existingSecret and users.list" }}
 {{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
+{{- fail (printf "replicaCount %d needs leaderElection.enabled: without the Lease every replica runs the reconcilers (imports, held power-ons, Once reverts)" (int .Values.replicaCount)) }}
+{{- end }}
 {{- end }}
 
 {{/* True (non-empty) when the chart generates a self-signed serving certificate. */}}
