@@ -65,10 +65,11 @@ type Counters struct {
 	Applies   int64 // successful applies
 	Conflicts int64 // 409s (stale precondition or field conflict)
 	Retries   int64 // attempts after the first
-	Failures  int64 // calls that returned an error
+	Failures  int64 // calls that failed: a read, an apply or the retries
+	Refusals  int64 // calls whose decision returned an error of its own: nothing written, by choice
 }
 
-type counters struct{ applies, conflicts, retries, failures atomic.Int64 }
+type counters struct{ applies, conflicts, retries, failures, refusals atomic.Int64 }
 
 // Client is the [Writer]. Safe for concurrent use.
 type Client struct {
@@ -106,7 +107,7 @@ func (c *Client) Stats() map[string]Counters {
 		s := v.(*counters)
 		out[k.(string)] = Counters{
 			Applies: s.applies.Load(), Conflicts: s.conflicts.Load(),
-			Retries: s.retries.Load(), Failures: s.failures.Load(),
+			Retries: s.retries.Load(), Failures: s.failures.Load(), Refusals: s.refusals.Load(),
 		}
 		return true
 	})
@@ -282,6 +283,10 @@ func (c *Client) run(ctx context.Context, key system.Key, manager string, decide
 		if errors.Is(err, ErrNoChange) {
 			return vm, nil
 		}
+		if err != nil && refusal(err) {
+			st.refusals.Add(1)
+			return nil, err
+		}
 		if err == nil {
 			var out *VM
 			out, err = c.apply(ctx, manager, vm, body)
@@ -304,6 +309,15 @@ func (c *Client) run(ctx context.Context, key system.Key, manager string, decide
 // field-manager conflict (non-forced apply) is reported, not retried.
 func retryable(err error) bool {
 	return apierrors.IsConflict(err) && !IsFieldConflict(err)
+}
+
+// refusal reports whether a decision's error is the decision's own (a
+// refused value, a layout that moved under a power-on), not the
+// apiserver's (a step may apply other managers' bodies itself) or the
+// request's end.
+func refusal(err error) bool {
+	var status apierrors.APIStatus
+	return !errors.As(err, &status) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // IsFieldConflict reports whether err is an SSA field-manager conflict.

@@ -25,6 +25,7 @@ func TestWriter(t *testing.T) {
 		t.Run("lifecycle ownership", func(t *testing.T) { testLifecycle(t, newEnv(t, c)) })
 		t.Run("outside writers keep their fields", func(t *testing.T) { testOutsideWriters(t, newEnv(t, c)) })
 		t.Run("stale precondition retries", func(t *testing.T) { testStale(t, newEnv(t, c)) })
+		t.Run("a refusal is not a failure", func(t *testing.T) { testRefusalCounted(t, newEnv(t, c)) })
 		t.Run("relayout after late CD-ROM", func(t *testing.T) { testRelayout(t, newEnv(t, c)) })
 		t.Run("control: eject without releasing boot orders", func(t *testing.T) { testEjectControl(t, newEnv(t, c)) })
 	})
@@ -302,6 +303,25 @@ func testStale(t *testing.T, e *env) {
 	}
 	if got := nc.Stats()[ManagerPower]; got.Conflicts != 0 {
 		t.Errorf("without precondition a stale read still conflicted: %+v", got)
+	}
+}
+
+// testRefusalCounted: a decision that refuses (its own error, nothing
+// written) counts as a refusal, not a failure: the failed outcome, which
+// operators alert on, stays the apiserver's and the retries'.
+func testRefusalCounted(t *testing.T, e *env) {
+	ctx := t.Context()
+	key := e.createVM(t, "vm-refused")
+	w := New(e.bridge, nil, e.mode, Options{}) // live reads: the absent VM's read fails
+	no := errors.New("the VM cannot take this value")
+	if _, err := w.Power(ctx, key, func(*VM, *PowerChange) error { return no }); !errors.Is(err, no) {
+		t.Fatalf("Power = %v, want the decision's own error", err)
+	}
+	if _, err := w.Power(ctx, system.Key{Namespace: key.Namespace, Name: "absent"}, func(*VM, *PowerChange) error { return nil }); err == nil {
+		t.Fatal("Power of an absent VM succeeded")
+	}
+	if d := cmp.Diff(Counters{Refusals: 1, Failures: 1}, w.Stats()[ManagerPower]); d != "" {
+		t.Errorf("power counters (-want +got):\n%s", d)
 	}
 }
 

@@ -38,11 +38,12 @@ func TestCollect(t *testing.T) {
 	m.SetLeader(true)
 
 	want := `
-# HELP redfish_bridge_applies_total Server-side applies of VirtualMachines by field manager and outcome: applied, conflict (409, retried), retry, failed.
+# HELP redfish_bridge_applies_total Server-side applies of VirtualMachines by field manager and outcome: applied, conflict (409, retried), retry, failed, refused (the decision wrote nothing, by choice).
 # TYPE redfish_bridge_applies_total counter
 redfish_bridge_applies_total{manager="redfish-media",outcome="applied"} 3
 redfish_bridge_applies_total{manager="redfish-media",outcome="conflict"} 1
 redfish_bridge_applies_total{manager="redfish-media",outcome="failed"} 0
+redfish_bridge_applies_total{manager="redfish-media",outcome="refused"} 0
 redfish_bridge_applies_total{manager="redfish-media",outcome="retry"} 1
 # HELP redfish_bridge_http_requests_total Redfish requests by method, route template and status code.
 # TYPE redfish_bridge_http_requests_total counter

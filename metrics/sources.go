@@ -26,7 +26,7 @@ type Sources struct {
 
 var (
 	appliesDesc = prometheus.NewDesc(namespace+"_applies_total",
-		"Server-side applies of VirtualMachines by field manager and outcome: applied, conflict (409, retried), retry, failed.",
+		"Server-side applies of VirtualMachines by field manager and outcome: applied, conflict (409, retried), retry, failed, refused (the decision wrote nothing, by choice).",
 		[]string{"manager", "outcome"}, nil)
 	importsDesc = prometheus.NewDesc(namespace+"_media_imports_total",
 		"ISO imports by event: started (pod created), succeeded, failed, timed_out.",
@@ -65,6 +65,7 @@ func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(appliesDesc, s.Conflicts, manager, "conflict")
 			counter(appliesDesc, s.Retries, manager, "retry")
 			counter(appliesDesc, s.Failures, manager, "failed")
+			counter(appliesDesc, s.Refusals, manager, "refused")
 		}
 	}
 	if c.src.RebootPolicyFallbacks != nil {
