@@ -160,11 +160,12 @@ func (s *Service) confirm(ctx context.Context, read *apply.VM, refusal error) er
 // enabled, HttpBootUri) stays as set. Fields of the author that redfish-boot
 // took over with a forced apply (a secureBoot the client changed) or that a
 // Legacy switch removed (the author's efi) are not brought back: nobody
-// recorded them. It returns the VM as written.
+// recorded them; where releasing such a secureBoot would leave the
+// author's efi invalid, the reset keeps UEFI with Secure Boot Disabled
+// ([apply.ResetOverride]). It returns the VM as written.
 func (s *Service) ResetFirmware(ctx context.Context, key system.Key) (*apply.VM, error) {
-	vm, err := s.w.Boot(ctx, key, func(_ *apply.VM, o *system.BootOverride) error {
-		o.Mode, o.SecureBoot = "", ""
-		return nil
+	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
+		return apply.ResetOverride(vm, o)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reset firmware of %s: %w", key, err)
