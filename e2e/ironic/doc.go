@@ -24,7 +24,8 @@
 // properties.cpus stays unset; and a ramdisk deploy through its
 // redfish-https boot interface (UefiHttp and HttpBootUri); its redfish bios
 // interface (BIOS settings with the attribute registry, apply_configuration
-// and factory_reset in manual cleaning). Each step
+// and factory_reset in manual cleaning); its redfish firmware interface
+// (a firmware update refused with the bridge's reason). Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

@@ -31,6 +31,7 @@ var scenarios = []scenario{
 var scenarios39 = []scenario{
 	{"http-boot-deploy", httpBootScenario},
 	{"bios", biosScenario},
+	{"firmware-update", firmwareUpdateScenario},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

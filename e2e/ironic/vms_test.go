@@ -18,6 +18,7 @@ const (
 	vmSlowImport
 	vmHTTPBoot // Ironic 39 only
 	vmBios     // Ironic 39 only
+	vmFirmware // Ironic 39 only
 	numScenarios
 )
 
