@@ -15,8 +15,11 @@ import (
 // BiosVersion of every System); the firmware type each System boots is
 // its Boot.BootSourceOverrideMode and Bios attribute BootMode. The
 // inventory is the same for every caller (no system in it), so it needs
-// no scope. SimpleUpdate is not offered (no Actions), and a POST to it is
-// refused: 400 ActionNotSupported.
+// no scope. SimpleUpdate is named in Actions so that clients send it and
+// show why it is refused (sushy, so Ironic's firmware interface, checks
+// for the action before sending: without it Ironic's last_error said only
+// that Actions is missing), and every POST to it is refused: 400
+// ActionNotSupported with the reason as Resolution.
 
 const (
 	updateServiceURI = "/redfish/v1/UpdateService"
@@ -36,6 +39,9 @@ func (s *Server) getUpdateService(c echo.Context) error {
 		"ServiceEnabled":    false,
 		"FirmwareInventory": link(firmwareURI),
 		"Status":            obj{"State": "Disabled", "Health": "OK"},
+		"Actions": obj{"#" + simpleUpdate: obj{
+			"target": updateServiceURI + "/Actions/" + simpleUpdate,
+		}},
 	})
 }
 

@@ -9,8 +9,9 @@ import (
 
 // TestUpdateService: the service root links an UpdateService whose
 // FirmwareInventory holds the bridge (its version), readable by every
-// user alike, and SimpleUpdate is not offered: a POST to it is 400
-// ActionNotSupported naming the action and saying why, nothing done.
+// user alike, and SimpleUpdate, named in Actions, is refused: a POST to it
+// is 400 ActionNotSupported naming the action and saying why, nothing
+// done.
 func TestUpdateService(t *testing.T) {
 	e := newEnv(t)
 	v := newValidator(t)
@@ -22,8 +23,9 @@ func TestUpdateService(t *testing.T) {
 	svc := checkServed(t, e, v, "/redfish/v1/UpdateService", "", map[string]any{
 		"ServiceEnabled": false, "FirmwareInventory": map[string]any{"@odata.id": fw},
 	})
-	if _, ok := svc["Actions"]; ok {
-		t.Errorf("UpdateService offers actions: %v", svc["Actions"])
+	wantActions := map[string]any{"#UpdateService.SimpleUpdate": map[string]any{"target": "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"}}
+	if diff := cmp.Diff(wantActions, svc["Actions"]); diff != "" {
+		t.Errorf("UpdateService Actions (-want +got):\n%s", diff)
 	}
 	checkServed(t, e, v, fw, "", map[string]any{
 		"Members": []any{map[string]any{"@odata.id": fw + "/redfish-bridge"}}, "Members@odata.count": 1.0,

@@ -22,7 +22,10 @@
 // node.health from the System's Status.Health (API 1.109); the hook-based
 // inspection's inventory (CPUs, memory, the NIC's MAC, the disk) where
 // properties.cpus stays unset; and a ramdisk deploy through its
-// redfish-https boot interface (UefiHttp and HttpBootUri). Each step
+// redfish-https boot interface (UefiHttp and HttpBootUri); its redfish bios
+// interface (BIOS settings with the attribute registry, apply_configuration
+// and factory_reset in manual cleaning); its redfish firmware interface
+// (a firmware update refused with the bridge's reason). Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

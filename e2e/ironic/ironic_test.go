@@ -30,6 +30,8 @@ var scenarios = []scenario{
 // scenarios39 are what only Ironic 39 does: they run after the others.
 var scenarios39 = []scenario{
 	{"http-boot-deploy", httpBootScenario},
+	{"bios", biosScenario},
+	{"firmware-update", firmwareUpdateScenario},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

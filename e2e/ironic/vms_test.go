@@ -17,6 +17,8 @@ const (
 	vmRamdisk
 	vmSlowImport
 	vmHTTPBoot // Ironic 39 only
+	vmBios     // Ironic 39 only
+	vmFirmware // Ironic 39 only
 	numScenarios
 )
 

@@ -51,6 +51,8 @@ enabled_deploy_interfaces = ramdisk,custom-agent
 default_deploy_interface = ramdisk
 enabled_network_interfaces = noop
 enabled_bios_interfaces = redfish,no-bios
+enabled_firmware_interfaces = redfish,no-firmware
+default_firmware_interface = no-firmware
 default_bios_interface = no-bios
 enabled_raid_interfaces = %[14]s
 %[15]senabled_vendor_interfaces = no-vendor
@@ -79,6 +81,8 @@ ramdisk_image_download_source = http
 endpoint_override = http://%[3]s:%[4]s
 [redfish]
 use_swift = false
+# how often the bios interface polls a node it rebooted to apply settings (Ironic 39; default 60 s)
+firmware_update_status_interval = 5
 [dhcp]
 dhcp_provider = none
 [oslo_concurrency]
