@@ -31,7 +31,7 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		// What baremetal-operator's node creation names; the defaults
 		// stay those of the nodes the tests create themselves.
 		inspect, raid = "redfish,agent,no-inspect", "no-raid,redfish"
-		metal3 = "enabled_firmware_interfaces = no-firmware,redfish\ndefault_firmware_interface = no-firmware\ndefault_raid_interface = no-raid\n"
+		metal3 = "default_raid_interface = no-raid\n"
 	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth

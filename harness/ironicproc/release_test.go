@@ -44,7 +44,7 @@ func TestConfigPaths(t *testing.T) {
 	metal3Ifaces := []string{
 		"enabled_inspect_interfaces = redfish,agent,no-inspect\ndefault_inspect_interface = redfish\n",
 		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
-		"enabled_firmware_interfaces = no-firmware,redfish\n", "default_firmware_interface = no-firmware\n",
+		"enabled_firmware_interfaces = redfish,no-firmware\n", "default_firmware_interface = no-firmware\n",
 	}
 	tests := []struct {
 		name      string
