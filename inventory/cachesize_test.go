@@ -124,7 +124,7 @@ func TestCachedBytesPerObject(t *testing.T) {
 	}{
 		{"VM", "vm.json", decodeUnstructured, inv.trimVM, 20000},
 		{"VM without its managedFields kept aside", "vm.json", decodeUnstructured, trimOnly, 20000},
-		{"VMI", "vmi.json", decodeUnstructured, trimVMI, 16000},
+		{"VMI", "vmi.json", decodeUnstructured, trimVMI, 6500},
 		{"PVC", "pvc.json", decodePVC, trimPVC, 8000},
 	}
 	for _, tt := range tests {
