@@ -3,6 +3,7 @@ package inventory
 import (
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -34,6 +35,9 @@ import (
 //     annotations, owners or finalizers). Measured on a running VMI of the
 //     demo (TestCachedBytesPerObject): 9.9 KB of heap before, 5.6 KB after
 //     (what is left is mostly the maps of the unstructured form).
+//   - a PVC is rebuilt with its identity, phase and storage request and
+//     capacity only (a System's disk sizes): 2.9 KB of heap before, 2.2 KB
+//     after (the typed struct and its two quantity maps are the rest).
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -135,12 +139,26 @@ func putAt(m map[string]any, p kubevirt.Path, v any) {
 	m[p[len(p)-1]] = v
 }
 
-// trimPVC is the PVC informer's transform.
+// trimPVC is the PVC informer's transform: a new PVC holding its identity
+// and its storage request and capacity (a System's disk sizes), nothing
+// else.
 func trimPVC(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		trimMeta(o)
+	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return obj, nil // a tombstone: its object was trimmed on the way in
 	}
-	return obj, nil
+	kept := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+		Name: pvc.Name, Namespace: pvc.Namespace, UID: pvc.UID, ResourceVersion: pvc.ResourceVersion,
+		DeletionTimestamp: pvc.DeletionTimestamp,
+	}}
+	kept.Status.Phase = pvc.Status.Phase
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		kept.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: q}
+	}
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		kept.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: q}
+	}
+	return kept, nil
 }
 
 // vmOwners keeps the managedFields of the cached VMs, by VM.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -111,6 +113,55 @@ func TestTrimVMIKeepsWhatIsRead(t *testing.T) {
 						t.Errorf("cached VMI interface keeps %q", k)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestTrimPVCKeepsWhatIsRead checks that a cached PVC (the demo's image
+// PVC, and variants) answers what a System's disk size reads, its identity
+// and phase, and holds nothing else.
+func TestTrimPVCKeepsWhatIsRead(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "pvc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(p *corev1.PersistentVolumeClaim)
+	}{
+		{"pending, as the bridge creates it", func(*corev1.PersistentVolumeClaim) {}},
+		{"bound, with a capacity", func(p *corev1.PersistentVolumeClaim) {
+			p.Status.Phase = corev1.ClaimBound
+			p.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}
+		}},
+		{"being deleted", func(p *corev1.PersistentVolumeClaim) {
+			p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 12, 5, 3, 20, 0, 0, time.UTC)}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := decodePVC(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := o.(*corev1.PersistentVolumeClaim)
+			tt.edit(whole)
+			want := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+				Name: whole.Name, Namespace: whole.Namespace, UID: whole.UID, ResourceVersion: whole.ResourceVersion,
+				DeletionTimestamp: whole.DeletionTimestamp,
+			}}
+			want.Status.Phase = whole.Status.Phase
+			want.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: whole.Spec.Resources.Requests[corev1.ResourceStorage]}
+			if q, ok := whole.Status.Capacity[corev1.ResourceStorage]; ok {
+				want.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: q}
+			}
+			got, err := trimPVC(whole.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("cached PVC (-want +got):\n%s", diff)
 			}
 		})
 	}
