@@ -15,9 +15,11 @@
 // Objects are trimmed before they enter a cache (trim.go): no managedFields
 // (a VM's are kept aside per version, [Inventory.VMManagedFields], for the
 // Writer's ownership decisions), no kubectl last-applied annotation, and a
-// VMI's spec holds only domain.firmware.uuid, domain.firmware.bootloader
-// and domain.rebootPolicy. A new reader of another VMI spec field must add
-// it to trimVMI.
+// VMI keeps only what is read of it: of its spec domain.firmware.uuid,
+// domain.firmware.bootloader and domain.rebootPolicy; of its status phase,
+// conditions, phaseTransitionTimestamps and the interfaces' names and MACs;
+// of its metadata identity, UID, resourceVersion and creation and deletion
+// marks. A new reader of another VMI field must add it to trimVMI.
 // [Inventory.Membership] moves when a VM is added, deleted or relabelled:
 // the Redfish collections are kept rendered while it stays.
 //

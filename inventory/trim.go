@@ -3,6 +3,7 @@ package inventory
 import (
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -23,11 +24,20 @@ import (
 //     VMIs' and PVCs' are not read at all.
 //   - kubectl's last-applied-configuration annotation goes (a copy of the
 //     object as its author last applied it).
-//   - a VMI's spec keeps only spec.domain.firmware.uuid (the System's UUID),
+//   - a VMI is rebuilt from the few fields read (trimVMI): of its spec
+//     spec.domain.firmware.uuid (the System's UUID),
 //     spec.domain.firmware.bootloader (the firmware the running system
 //     booted: Bios and SecureBootCurrentBoot) and spec.domain.rebootPolicy
-//     (what the running VMI does on a guest reboot); its status and
-//     metadata stay whole.
+//     (what the running VMI does on a guest reboot); of its status the
+//     phase, conditions, phaseTransitionTimestamps (Health, BootProgress)
+//     and each interface's name and MAC; of its metadata identity, UID,
+//     resourceVersion and the creation and deletion marks (no labels,
+//     annotations, owners or finalizers). Measured on a running VMI of the
+//     demo (TestCachedBytesPerObject): 9.9 KB of heap before, 5.6 KB after
+//     (what is left is mostly the maps of the unstructured form).
+//   - a PVC is rebuilt with its identity, phase and storage request and
+//     capacity only (a System's disk sizes): 2.9 KB of heap before, 2.2 KB
+//     after (the typed struct and its two quantity maps are the rest).
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -42,31 +52,113 @@ func trimMeta(o metav1.Object) {
 	}
 }
 
-// trimVMI is the VMI informer's transform.
+// vmiMetadataKept are the metadata fields a cached VMI keeps.
+var vmiMetadataKept = []string{"name", "namespace", "uid", "resourceVersion", "generation",
+	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// trimVMI is the VMI informer's transform: the VMI is rebuilt from the
+// fields read (see above), sharing their values with the decoded object.
 func trimVMI(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil // a tombstone: its object was trimmed on the way in
 	}
-	trimMeta(u)
-	if spec, ok := u.Object["spec"].(map[string]any); ok {
-		kept := map[string]any{}
-		for _, p := range []kubevirt.Path{kubevirt.SpecFirmwareUUID, kubevirt.SpecBootloader, kubevirt.SpecRebootPolicy} {
-			if v, found, _ := unstructured.NestedFieldNoCopy(spec, p...); found {
-				_ = unstructured.SetNestedField(kept, v, p...) // a string or a map of JSON values: never fails
+	kept := map[string]any{}
+	for _, k := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[k]; ok {
+			kept[k] = v
+		}
+	}
+	if meta, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(vmiMetadataKept))
+		for _, k := range vmiMetadataKept {
+			if v, ok := meta[k]; ok {
+				m[k] = v
 			}
 		}
-		u.Object["spec"] = kept
+		kept["metadata"] = m
 	}
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		m := map[string]any{}
+		for _, p := range []kubevirt.Path{kubevirt.SpecFirmwareUUID, kubevirt.SpecBootloader, kubevirt.SpecRebootPolicy} {
+			copyAt(m, spec, p)
+		}
+		kept["spec"] = m
+	}
+	if _, ok := u.Object["status"].(map[string]any); ok {
+		kept["status"] = map[string]any{}
+		for _, p := range []kubevirt.Path{kubevirt.VMIPhase, kubevirt.VMIConditions, kubevirt.VMIPhaseTransitions} {
+			copyAt(kept, u.Object, p)
+		}
+		if ifaces, ok := nestedNoCopy(u.Object, kubevirt.VMIInterfaces).([]any); ok {
+			out := make([]any, 0, len(ifaces))
+			for _, i := range ifaces {
+				m, _ := i.(map[string]any)
+				e := map[string]any{}
+				for _, k := range []string{kubevirt.KeyName, kubevirt.VMIInterfaceMAC} {
+					if v, ok := m[k]; ok {
+						e[k] = v
+					}
+				}
+				out = append(out, e)
+			}
+			putAt(kept, kubevirt.VMIInterfaces, out)
+		}
+	}
+	u.Object = kept
 	return u, nil
 }
 
-// trimPVC is the PVC informer's transform.
-func trimPVC(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		trimMeta(o)
+// nestedNoCopy is the value at p in m, nil when absent.
+func nestedNoCopy(m map[string]any, p kubevirt.Path) any {
+	v, found, err := unstructured.NestedFieldNoCopy(m, p...)
+	if !found || err != nil {
+		return nil
 	}
-	return obj, nil
+	return v
+}
+
+// copyAt sets the value at p in from, when there is one, at p in to
+// (shared, not copied).
+func copyAt(to, from map[string]any, p kubevirt.Path) {
+	if v, found, err := unstructured.NestedFieldNoCopy(from, p...); found && err == nil {
+		putAt(to, p, v)
+	}
+}
+
+// putAt sets v at p in m, making the maps on the way.
+func putAt(m map[string]any, p kubevirt.Path, v any) {
+	for _, k := range p[:len(p)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[p[len(p)-1]] = v
+}
+
+// trimPVC is the PVC informer's transform: a new PVC holding its identity
+// and its storage request and capacity (a System's disk sizes), nothing
+// else.
+func trimPVC(obj any) (any, error) {
+	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return obj, nil // a tombstone: its object was trimmed on the way in
+	}
+	kept := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
+		Name: pvc.Name, Namespace: pvc.Namespace, UID: pvc.UID, ResourceVersion: pvc.ResourceVersion,
+		DeletionTimestamp: pvc.DeletionTimestamp,
+	}}
+	kept.Status.Phase = pvc.Status.Phase
+	if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+		kept.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: q}
+	}
+	if q, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok {
+		kept.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: q}
+	}
+	return kept, nil
 }
 
 // vmOwners keeps the managedFields of the cached VMs, by VM.
