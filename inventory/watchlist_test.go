@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 )
 
 // recordedRequests records the query of every request per resource.

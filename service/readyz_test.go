@@ -15,10 +15,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/demo"
-	"github.com/redfish-bridge/redfish-bridge/internal/testutil"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/service"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
