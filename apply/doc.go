@@ -36,7 +36,10 @@
 //	               T.domain.firmware.bootloader.efi.secureBoot (true only while      same
 //	                 Secure Boot is Enabled) or .bios, once a mode was set
 //	                 (Legacy where another writer owns efi: efi removed
-//	                 first, below)
+//	                 first, below); Bios.ResetBios forgets the mode and
+//	                 releases both, but an efi.secureBoot it alone owns
+//	                 under another writer's efi stays, false
+//	                 ([ResetOverride])
 //	redfish-boot   removes T.domain.firmware.bootloader.efi when a client sets     same
 //	  (Update:       Legacy and another writer owns (part of) it: a JSON merge
 //	  merge patch)   patch {efi: null} carrying the resourceVersion read

@@ -131,3 +131,47 @@ func ownsEveryLeaf(set *fieldpath.Set, prefix fieldpath.Path, value any) bool {
 	}
 	return true
 }
+
+// ResetOverride decides the override of a Bios.ResetBios on vm: o without
+// the boot mode and Secure Boot a client set, so that redfish-boot's apply
+// releases the firmware fields it wrote for them and the VM boots its
+// author's firmware, or KubeVirt's default where the author wrote none.
+//
+// One field cannot be released: efi.secureBoot where redfish-boot alone
+// owns it (it forced its value over the author's, who no longer records
+// one) under an efi another writer owns. Released, it would leave that efi
+// empty, which the apiserver stores as null and the CRD refuses, or
+// without secureBoot, which KubeVirt defaults to Secure Boot on with no
+// SMM to run it. There the reset keeps UEFI with Secure Boot Disabled
+// (secureBoot false, which needs no SMM): redfish-boot keeps owning that
+// one leaf, as the ownership table says for a mode set.
+func ResetOverride(vm *VM, o *system.BootOverride) error {
+	o.Mode, o.SecureBoot = "", ""
+	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, kubevirt.EFI...)
+	if !found || efi == nil {
+		return nil
+	}
+	owned, err := vm.owned()
+	if err != nil {
+		return fmt.Errorf("read owners of %s: %w", kubevirt.EFI, err)
+	}
+	prefix := fieldpath.MakePathOrDie(kubevirt.EFI.Any()...)
+	secureBoot := fieldpath.MakePathOrDie(kubevirt.EFI.Child(kubevirt.KeySecureBoot).Any()...)
+	if boot := owned[ManagerBoot]; boot == nil || !boot.Has(secureBoot) {
+		return nil
+	}
+	othersEFI := false
+	for manager, set := range owned {
+		if manager == ManagerBoot {
+			continue
+		}
+		if set.Has(secureBoot) {
+			return nil // another writer keeps the value
+		}
+		othersEFI = othersEFI || touches(set, prefix)
+	}
+	if othersEFI {
+		o.Mode, o.SecureBoot = system.BootUEFI, system.SecureBootDisabled
+	}
+	return nil
+}

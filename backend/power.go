@@ -14,6 +14,7 @@ type PowerVerbs interface {
 	Reset(ctx context.Context, key system.Key, kind system.ResetType) error
 	SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) (*apply.VM, error)
 	SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error)
+	ResetFirmware(ctx context.Context, key system.Key) (*apply.VM, error)
 }
 
 // Reset implements redfish.Power.
@@ -46,6 +47,17 @@ func (b *Backend) SetBoot(ctx context.Context, key system.Key, patch system.Boot
 // SetBoot it returns once the cache shows the write.
 func (b *Backend) SetSecureBoot(ctx context.Context, key system.Key, enable bool) error {
 	vm, err := b.power.SetSecureBoot(ctx, key, enable)
+	if err != nil {
+		return translate(err)
+	}
+	return b.awaitCache(ctx, key, vm)
+}
+
+// ResetFirmware implements redfish.Boot (Bios.ResetBios): redfish-boot
+// releases the firmware fields it wrote for a boot mode or Secure Boot a
+// client set. Like SetBoot it returns once the cache shows the write.
+func (b *Backend) ResetFirmware(ctx context.Context, key system.Key) error {
+	vm, err := b.power.ResetFirmware(ctx, key)
 	if err != nil {
 		return translate(err)
 	}

@@ -150,3 +150,25 @@ func (s *Service) confirm(ctx context.Context, read *apply.VM, refusal error) er
 	}
 	return apierrors.NewConflict(kubevirt.VirtualMachines.GroupResource(), read.Key.Name, fmt.Errorf("decided on a stale read: %w", refusal))
 }
+
+// ResetFirmware is Bios.ResetBios: it forgets the boot mode and Secure Boot
+// a Redfish client set (the override's Mode and SecureBoot) and applies the
+// override through redfish-boot, which so releases the fields it wrote for
+// them (firmware.bootloader efi.secureBoot or bios, features.smm.enabled):
+// the VM's next start boots the firmware its author wrote, or KubeVirt's
+// default (BIOS) where the author wrote none. A boot override (target,
+// enabled, HttpBootUri) stays as set. Fields of the author that redfish-boot
+// took over with a forced apply (a secureBoot the client changed) or that a
+// Legacy switch removed (the author's efi) are not brought back: nobody
+// recorded them; where releasing such a secureBoot would leave the
+// author's efi invalid, the reset keeps UEFI with Secure Boot Disabled
+// ([apply.ResetOverride]). It returns the VM as written.
+func (s *Service) ResetFirmware(ctx context.Context, key system.Key) (*apply.VM, error) {
+	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
+		return apply.ResetOverride(vm, o)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reset firmware of %s: %w", key, err)
+	}
+	return vm, nil
+}

@@ -120,6 +120,10 @@ type Power interface {
 type Boot interface {
 	SetBoot(ctx context.Context, key system.Key, patch system.BootPatch) error
 	SetSecureBoot(ctx context.Context, key system.Key, enable bool) error
+	// ResetFirmware is Bios.ResetBios: the boot mode and Secure Boot
+	// return to what the VM's author wrote (or KubeVirt's default) at the
+	// next boot; a boot override stays.
+	ResetFirmware(ctx context.Context, key system.Key) error
 }
 
 // Media drives virtual media.

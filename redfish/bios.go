@@ -55,7 +55,11 @@ func (s *Server) getBios(c echo.Context) error {
 		"@odata.type": "#Bios.v1_2_3.Bios",
 		"Id":          "Bios",
 		"Name":        "BIOS Configuration",
-		"Attributes":  biosAttributes(currentBoot(v)),
+		// What the attributes mean, their types and values: the
+		// registry (biosregistry.go).
+		"AttributeRegistry": biosRegistryID,
+		"Attributes":        biosAttributes(currentBoot(v)),
+		"Actions":           biosActions(uri),
 		"@Redfish.Settings": obj{
 			"@odata.type":         "#Settings.v1_4_0.Settings",
 			"SettingsObject":      link(uri + "/Settings"),

@@ -222,6 +222,16 @@ func (f *fake) SetSecureBoot(_ context.Context, key system.Key, enable bool) err
 	})
 }
 
+// ResetFirmware plays the VM whose author wrote no bootloader: its default
+// is KubeVirt's, BIOS without Secure Boot.
+func (f *fake) ResetFirmware(_ context.Context, key system.Key) error {
+	return f.write(key, "resetbios "+key.ID(), func(v *SystemView) error {
+		v.Boot.Mode, v.Boot.SecureBoot = "", ""
+		v.BootMode, v.SecureBoot = system.BootLegacy, false
+		return nil
+	})
+}
+
 func (f *fake) Insert(_ context.Context, key system.Key, slot string, req system.MediaInsert) (system.MediaSlot, error) {
 	var got system.MediaSlot
 	image := req.Image

@@ -7,38 +7,39 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// The service serves the one registry its messages come from.
+// The service serves the registry its messages come from (Base) and the
+// attribute registry of its Bios resources (biosregistry.go).
 
 const registriesURI = "/redfish/v1/Registries"
 
 func (s *Server) listRegistries(c echo.Context) error {
 	return send(c, http.StatusOK, collection(registriesURI, "#MessageRegistryFileCollection.MessageRegistryFileCollection",
-		"Registry File Collection", []string{registriesURI + "/" + baseRegistryID}))
+		"Registry File Collection", []string{registriesURI + "/" + baseRegistryID, biosRegistryURI}))
 }
 
 func (s *Server) getRegistryFile(c echo.Context) error {
-	if c.Param("reg") != baseRegistryID {
-		return fmt.Errorf("registry %q: %w", c.Param("reg"), ErrNotFound)
+	switch c.Param("reg") {
+	case baseRegistryID:
+		return send(c, http.StatusOK, registryFile(baseRegistryID, "Base Message Registry File"))
+	case biosRegistryID:
+		return send(c, http.StatusOK, registryFile(biosRegistryID, "BIOS Attribute Registry File"))
 	}
-	uri := registriesURI + "/" + baseRegistryID
-	return send(c, http.StatusOK, obj{
-		"@odata.id":   uri,
-		"@odata.type": "#MessageRegistryFile.v1_1_3.MessageRegistryFile",
-		"Id":          baseRegistryID,
-		"Name":        "Base Message Registry File",
-		"Registry":    baseRegistryID,
-		"Languages":   []string{"en"},
-		"Location":    []obj{{"Language": "en", "Uri": uri + "/" + baseRegistryID + ".json"}},
-	})
+	return fmt.Errorf("registry %q: %w", c.Param("reg"), ErrNotFound)
 }
 
 func (s *Server) getRegistry(c echo.Context) error {
-	if c.Param("reg") != baseRegistryID || c.Param("file") != baseRegistryID+".json" {
+	var raw []byte
+	switch reg := c.Param("reg"); {
+	case reg == baseRegistryID && c.Param("file") == baseRegistryID+".json":
+		raw = baseRegistryJSON
+	case reg == biosRegistryID && c.Param("file") == biosRegistryID+".json":
+		raw = biosRegistryJSON
+	default:
 		return fmt.Errorf("registry file %q: %w", c.Param("file"), ErrNotFound)
 	}
 	if c.Request().Method == http.MethodHead {
 		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		return c.NoContent(http.StatusOK)
 	}
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, baseRegistryJSON)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, raw)
 }

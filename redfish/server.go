@@ -172,6 +172,8 @@ func (s *Server) routes(e *echo.Echo) {
 	s.handle(e, get, sys+"/Bios", s.getBios, false)
 	s.handle(e, get, sys+"/Bios/Settings", s.getBiosSettings, false)
 	s.handle(e, patch, sys+"/Bios/Settings", s.patchBiosSettings, false)
+	s.handle(e, post, sys+"/Bios/Actions/"+resetBiosAction, s.resetBios, false)
+	s.handle(e, get, sys+"/Bios/"+resetBiosActionInfo, s.getResetBiosActionInfo, false)
 	s.handle(e, get, sys+"/SecureBoot", s.getSecureBoot, false)
 	s.handle(e, patch, sys+"/SecureBoot", s.patchSecureBoot, false)
 	s.handle(e, get, sys+"/VirtualMedia", s.listVirtualMedia, false)

@@ -30,6 +30,7 @@ var scenarios = []scenario{
 // scenarios39 are what only Ironic 39 does: they run after the others.
 var scenarios39 = []scenario{
 	{"http-boot-deploy", httpBootScenario},
+	{"bios", biosScenario},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -17,6 +17,7 @@ const (
 	vmRamdisk
 	vmSlowImport
 	vmHTTPBoot // Ironic 39 only
+	vmBios     // Ironic 39 only
 	numScenarios
 )
 

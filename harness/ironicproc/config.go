@@ -79,6 +79,8 @@ ramdisk_image_download_source = http
 endpoint_override = http://%[3]s:%[4]s
 [redfish]
 use_swift = false
+# how often the bios interface polls a node it rebooted to apply settings (Ironic 39; default 60 s)
+firmware_update_status_interval = 5
 [dhcp]
 dhcp_provider = none
 [oslo_concurrency]
