@@ -9,9 +9,9 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/testcluster"
 )
 
 // TestResetFirmware drives ResetFirmware (Bios.ResetBios) on a real

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/internal/ironicproc"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 )
 
 // biosSetting is one entry of Ironic's GET /v1/nodes/<n>/bios?detail=True.
