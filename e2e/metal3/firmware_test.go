@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 )
 
 var (
@@ -72,9 +74,11 @@ func (h *host) firmwareSettings(t *testing.T, want map[string]string) {
 	}
 }
 
-// setFirmware merges settings into the HostFirmwareSettings' spec: BMO
-// applies them in state preparing (Ironic manual cleaning with
-// bios.apply_configuration, which needs no agent) and returns to available.
+// setFirmware merges settings into the HostFirmwareSettings' spec and
+// waits until BMO's HostFirmwareSettings controller has judged that
+// generation: ChangeDetected and Valid true. From then on the host's next
+// preparing (before provisioning, or from available) applies them: Ironic
+// manual cleaning with bios.apply_configuration, which needs no agent.
 func (h *host) setFirmware(t *testing.T, settings map[string]any) {
 	t.Helper()
 	body, err := (&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"settings": settings}}}).MarshalJSON()
@@ -84,14 +88,47 @@ func (h *host) setFirmware(t *testing.T, settings map[string]any) {
 	if _, err := h.dyn.Resource(hostFirmwareSettings).Namespace(hostNamespace).Patch(t.Context(), h.name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch HostFirmwareSettings %s %s: %v", h.name, body, err)
 	}
+	h.eventually(t, "HostFirmwareSettings ChangeDetected and Valid", func(ctx context.Context) error {
+		hfs, err := h.dyn.Resource(hostFirmwareSettings).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("read HostFirmwareSettings: %w", err)
+		}
+		conds, _, _ := unstructured.NestedSlice(hfs.Object, "status", "conditions")
+		for _, want := range []string{"ChangeDetected", "Valid"} {
+			if !hasCondition(conds, want, hfs.GetGeneration()) {
+				return fmt.Errorf("no %s True for generation %d: %v", want, hfs.GetGeneration(), conds)
+			}
+		}
+		return nil
+	})
 }
 
-// secureBoot is the VM's firmware.bootloader.efi.secureBoot ("-" unset).
-func (h *host) secureBoot(t *testing.T) string {
-	t.Helper()
-	v, ok, _ := unstructured.NestedFieldNoCopy(h.vm(t).Object, "spec", "template", "spec", "domain", "firmware", "bootloader", "efi", "secureBoot")
-	if !ok {
-		return "-"
+// hasCondition reports whether conds has typ with status True observed at
+// generation.
+func hasCondition(conds []any, typ string, generation int64) bool {
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			g, _, _ := unstructured.NestedInt64(m, "observedGeneration")
+			return g == generation
+		}
 	}
-	return fmt.Sprint(v)
+	return false
+}
+
+// secureBoot is firmware.bootloader.efi.secureBoot of the VM and of its
+// VMI ("-" unset or no VMI).
+func (h *host) secureBoot(t *testing.T) (vm, vmi string) {
+	t.Helper()
+	get := func(o *unstructured.Unstructured, path ...string) string {
+		if o == nil {
+			return "-"
+		}
+		v, ok, _ := unstructured.NestedFieldNoCopy(o.Object, append(path, "domain", "firmware", "bootloader", "efi", "secureBoot")...)
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	return get(h.vm(t), "spec", "template", "spec"), get(vmcheck.MustVMI(t, h.dyn, h.key), "spec")
 }

@@ -54,9 +54,9 @@ type host struct {
 // baremetal-operator's states on a KubeVirt VM: registering -> available
 // (inspection disabled) with HostFirmwareSettings read from the System's
 // Bios, provisioning a live-iso image (Ironic's ramdisk deploy from
-// virtual media) -> provisioned, online false and true, deprovisioning ->
-// available, SecureBoot Enabled through HostFirmwareSettings (preparing:
-// manual cleaning without an agent), delete.
+// virtual media) with SecureBoot Enabled through HostFirmwareSettings
+// (preparing: manual cleaning without an agent) -> provisioned, online
+// false and true, deprovisioning -> available, delete.
 func TestMetal3(t *testing.T) {
 	s := suiteFor(t)
 	for _, v := range crds.Variants {
@@ -78,10 +78,15 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 	h.step(t, "HostFirmwareSettings: the System's Bios with its AttributeRegistry", func() {
 		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Disabled"})
 	})
-	h.step(t, "provision live-iso: provisioning -> provisioned", func() {
+	h.step(t, "provision live-iso with HostFirmwareSettings SecureBoot Enabled: preparing -> provisioning -> provisioned", func() {
+		h.setFirmware(t, map[string]any{"SecureBoot": "Enabled"})
 		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": image, "format": "live-iso"}})
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, image)
+		if vm, vmi := h.secureBoot(t); vm != "true" || vmi != "true" {
+			t.Errorf("efi.secureBoot of the VM %s, of its running VMI %s after HostFirmwareSettings SecureBoot Enabled, want true", vm, vmi)
+		}
+		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Enabled"})
 	})
 	h.step(t, "online false: the VM stops", func() {
 		h.patch(t, map[string]any{"online": false})
@@ -98,15 +103,6 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "available", false)
 		h.noVMI(t)
 		h.ejected(t)
-	})
-	h.step(t, "HostFirmwareSettings SecureBoot Enabled: preparing -> available, the VM's efi.secureBoot true", func() {
-		h.setFirmware(t, map[string]any{"SecureBoot": "Enabled"})
-		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Enabled"})
-		h.waitState(t, "available", false)
-		h.noVMI(t)
-		if got := h.secureBoot(t); got != "true" {
-			t.Errorf("VM efi.secureBoot %s after HostFirmwareSettings SecureBoot Enabled, want true", got)
-		}
 	})
 	h.step(t, "delete: the node leaves Ironic, the VM stays", func() {
 		if err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Delete(t.Context(), h.name, metav1.DeleteOptions{}); err != nil {
