@@ -6,9 +6,14 @@
 // harness/ironicproc), which drives the demo's bridge. A BareMetalHost
 // per variant names its VM's System as a redfish-virtualmedia BMC and goes
 // through BMO's states as a user's would: registering -> available
-// (inspection disabled, automated cleaning off) -> provisioning a live-iso
-// image (Ironic's ramdisk deploy, booted from virtual media, no agent) ->
-// provisioned; online false and true stop and start the VM; removing the
+// (inspection disabled, automated cleaning off), its HostFirmwareSettings
+// showing the System's Bios attributes and its FirmwareSchema the
+// bridge's AttributeRegistry (Ironic's default bios interface is redfish
+// here) -> SecureBoot Enabled in the HostFirmwareSettings' spec, applied
+// in preparing (manual cleaning, bios.apply_configuration, no agent)
+// before provisioning a live-iso image (Ironic's ramdisk deploy, booted
+// from virtual media, no agent) -> provisioned, the VM and VMI with
+// Secure Boot; online false and true stop and start the VM; removing the
 // image deprovisions it back to available with the ISO ejected; delete
 // takes the node out of Ironic and leaves the VM. Each step asserts BMO's
 // status (provisioning state, operationalStatus, poweredOn,

@@ -52,9 +52,11 @@ type host struct {
 
 // TestMetal3 drives a BareMetalHost per CRD variant, side by side, through
 // baremetal-operator's states on a KubeVirt VM: registering -> available
-// (inspection disabled), provisioning a live-iso image (Ironic's ramdisk
-// deploy from virtual media) -> provisioned, online false and true,
-// deprovisioning -> available, delete.
+// (inspection disabled) with HostFirmwareSettings read from the System's
+// Bios, provisioning a live-iso image (Ironic's ramdisk deploy from
+// virtual media) with SecureBoot Enabled through HostFirmwareSettings
+// (preparing: manual cleaning without an agent) -> provisioned, online
+// false and true, deprovisioning -> available, delete.
 func TestMetal3(t *testing.T) {
 	s := suiteFor(t)
 	for _, v := range crds.Variants {
@@ -73,10 +75,18 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "available", false)
 		h.noVMI(t)
 	})
-	h.step(t, "provision live-iso: provisioning -> provisioned", func() {
+	h.step(t, "HostFirmwareSettings: the System's Bios with its AttributeRegistry", func() {
+		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Disabled"})
+	})
+	h.step(t, "provision live-iso with HostFirmwareSettings SecureBoot Enabled: preparing -> provisioning -> provisioned", func() {
+		h.setFirmware(t, map[string]any{"SecureBoot": "Enabled"})
 		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": image, "format": "live-iso"}})
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, image)
+		if vm, vmi := h.secureBoot(t); vm != "true" || vmi != "true" {
+			t.Errorf("efi.secureBoot of the VM %s, of its running VMI %s after HostFirmwareSettings SecureBoot Enabled, want true", vm, vmi)
+		}
+		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Enabled"})
 	})
 	h.step(t, "online false: the VM stops", func() {
 		h.patch(t, map[string]any{"online": false})

@@ -118,6 +118,7 @@ func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, fu
 		ir, err := ironicproc.Start(ctx, ironicproc.Options{
 			Dir: filepath.Join(dir, "ironic"), Release: release,
 			SyncPowerInterval: 5 * time.Second, CheckProvisionInterval: 5 * time.Second,
+			DefaultBIOSInterface: "redfish", // HostFirmwareSettings: BMO names no bios interface
 		})
 		mu.Lock()
 		defer mu.Unlock()

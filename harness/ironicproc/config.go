@@ -26,6 +26,10 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 	if o.Release.HTTPBoot {
 		boot += ",redfish-https"
 	}
+	bios := o.DefaultBIOSInterface
+	if bios == "" {
+		bios = "no-bios"
+	}
 	inspect, raid, metal3 := "redfish,no-inspect", "no-raid", ""
 	if o.Release.Metal3 {
 		// What baremetal-operator's node creation names; the defaults
@@ -53,7 +57,7 @@ enabled_network_interfaces = noop
 enabled_bios_interfaces = redfish,no-bios
 enabled_firmware_interfaces = redfish,no-firmware
 default_firmware_interface = no-firmware
-default_bios_interface = no-bios
+default_bios_interface = %[16]s
 enabled_raid_interfaces = %[14]s
 %[15]senabled_vendor_interfaces = no-vendor
 enabled_console_interfaces = no-console
@@ -90,5 +94,5 @@ lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
-		inspect, raid, metal3)
+		inspect, raid, metal3, bios)
 }

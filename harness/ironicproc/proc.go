@@ -42,6 +42,13 @@ type Options struct {
 	// CallbackTimeout bounds deploy and clean waits for an agent
 	// (deploy_callback_timeout, clean_callback_timeout; default 1800 s).
 	CallbackTimeout time.Duration
+	// DefaultBIOSInterface is the bios interface of nodes created without
+	// one (default_bios_interface): "redfish" makes the conductor cache
+	// the System's Bios attributes with their AttributeRegistry when it
+	// manages or cleans a node, which metal3's baremetal-operator (whose
+	// redfish nodes name none) shows as HostFirmwareSettings; "" is
+	// no-bios. Both are enabled either way.
+	DefaultBIOSInterface string
 }
 
 // Ironic is a running all-in-one Ironic.

@@ -70,3 +70,25 @@ func TestConfigPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigDefaultBIOS: nodes get no-bios unless the options name a
+// default bios interface (e2e/metal3: redfish, for baremetal-operator's
+// HostFirmwareSettings); both stay enabled.
+func TestConfigDefaultBIOS(t *testing.T) {
+	tests := []struct {
+		name, bios, want string
+	}{
+		{"unset", "", "default_bios_interface = no-bios\n"},
+		{"redfish", "redfish", "default_bios_interface = redfish\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf := config(Options{Dir: "/tmp/d", Release: Chroot("/cache/root"), DefaultBIOSInterface: tt.bios}, chrootDir, "127.0.0.1:1", "http://127.0.0.1:2")
+			for _, want := range []string{tt.want, "enabled_bios_interfaces = redfish,no-bios\n"} {
+				if !strings.Contains(conf, want) {
+					t.Errorf("ironic.conf lacks %q:\n%s", want, conf)
+				}
+			}
+		})
+	}
+}
