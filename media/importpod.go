@@ -118,7 +118,14 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 	if err != nil || !ready {
 		return importStatus{state: importWaiting}, err
 	}
-	return importStatus{state: importAbsent, claimExists: exists, claimSize: claimSize}, nil
+	st := importStatus{state: importAbsent, claimExists: exists, claimSize: claimSize}
+	if slot.CacheKey != "" {
+		// The entry holds what the slot's PVC holds: at least as large.
+		if st.cacheExists, ready, err = r.checkCacheEntry(ctx, o, slot, claimSize); err != nil || !ready {
+			return importStatus{state: importWaiting}, err
+		}
+	}
+	return st, nil
 }
 
 // podStatus reads an import pod.
@@ -148,6 +155,11 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 	r, key, slot := p.r, t.o.key, t.slot
 	if !st.claimExists {
 		if err := r.createClaim(ctx, t.o, slot, slot.SizeBytes); err != nil {
+			return err
+		}
+	}
+	if slot.CacheKey != "" && !st.cacheExists {
+		if err := r.createCacheEntry(ctx, t.o, slot, st.claimSize); err != nil {
 			return err
 		}
 	}
