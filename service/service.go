@@ -75,6 +75,9 @@ type Config struct {
 	// a CDI DataVolume where CDI is installed, else the import pod),
 	// "pod" or "cdi".
 	ImportMethod string
+	// ImageCache shares one download among the inserts of one image in a
+	// namespace (media.Service.SetImageCache; the pod method).
+	ImageCache bool
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.
@@ -191,6 +194,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	mediaSvc := media.NewService(writer, kube)
 	mediaSvc.SetTrustCache(trust)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
+	mediaSvc.SetImageCache(cfg.ImageCache)
 	if cfg.ImportMethod != media.ImportMethodPod {
 		// CDI's importer may import: it checks no address it dials, so an
 		// image URL's host name is resolved and checked at insert.

@@ -15,6 +15,9 @@
   "leader-elect" .Values.leaderElection.enabled
   "lease-name" (include "redfish-bridge.leaseName" .)
 }}
+{{- if .Values.imageCache.enabled }}
+{{- $_ := set $cfg "image-cache" true }}
+{{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}
 {{- $_ := set $cfg "image-ca-key" $.Values.imageCA.key }}
