@@ -29,6 +29,8 @@ const (
 	cacheImage = "disk.img"
 	cacheMeta  = "meta.json"
 	cacheLock  = ".lock"
+	// cacheFailed records the last download that failed (see [failure]).
+	cacheFailed = "failed.json"
 )
 
 // cacheLockPoll is how often a pod waiting for a cache entry's lock tries again.
@@ -71,14 +73,25 @@ type entryMeta struct {
 // image cache tests (a stale entry then serves the old bytes).
 var revalidateCache = true
 
+// cacheArrived is called when an import has read the entry's failure
+// record, before it waits for the lock (a test hook).
+var cacheArrived = func() {}
+
 // runCached is [ImportRequest.Run]'s import through the cache entry in
 // r.CacheDir: see the comment at the top of this file.
 func (r ImportRequest) runCached(ctx context.Context, client *http.Client, lim Limits) (ImportResult, error) {
+	// A download that fails while this import waits for the lock fails it
+	// too, with the same error; one that failed before it came is retried.
+	before := readFailure(r.CacheDir).Attempt
+	cacheArrived()
 	unlock, err := lockEntry(ctx, r.CacheDir)
 	if err != nil {
 		return ImportResult{}, err
 	}
 	defer unlock()
+	if f := readFailure(r.CacheDir); f.Attempt > before {
+		return ImportResult{}, &SharedDownloadError{Message: f.Error}
+	}
 	meta, fresh, err := r.revalidate(ctx, client)
 	if err != nil {
 		return ImportResult{}, err
@@ -154,7 +167,19 @@ func (r ImportRequest) fill(ctx context.Context, client *http.Client, lim Limits
 	}
 	res, v, err := importValidated(ctx, client, r.URL, filepath.Join(r.CacheDir, cacheImage), lim, r.Progress)
 	if err != nil {
+		// Shared with the waiting imports: what the server did, not this
+		// import's end (its pod deleted: an eject must not fail the other
+		// VMs' inserts) nor its PVC's room (theirs may be larger).
+		var nr *NeedRoomError
+		if ctx.Err() == nil && !errors.As(err, &nr) {
+			if rerr := recordFailure(r.CacheDir, err.Error()+r.hint(err)); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return entryMeta{}, err
+	}
+	if err := os.Remove(filepath.Join(r.CacheDir, cacheFailed)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return entryMeta{}, fmt.Errorf("image cache: %w", err)
 	}
 	meta := entryMeta{URL: r.URL, Validators: v, Bytes: res.Bytes, SHA256: res.SHA256}
 	b, err := json.Marshal(meta)
@@ -197,6 +222,43 @@ func copyImage(src io.Reader, dest string, meta entryMeta) (ImportResult, error)
 		return ImportResult{}, fmt.Errorf("rename to %s: %w", dest, err)
 	}
 	return ImportResult{Bytes: n, SHA256: sum}, nil
+}
+
+// SharedDownloadError fails an import that waited for another import's
+// download of the same image (same cache key), which failed: Message is
+// that import's error.
+type SharedDownloadError struct{ Message string }
+
+func (e *SharedDownloadError) Error() string { return e.Message }
+
+// failure is a cache entry's failed.json: the last download into it
+// failed. Attempt counts the failures, so an import tells one that
+// happened while it waited from one it came to retry.
+type failure struct {
+	Attempt int64  `json:"attempt"`
+	Error   string `json:"error"`
+}
+
+// readFailure reads the entry's failed.json (zero when there is none or
+// it cannot be read: the import then downloads itself).
+func readFailure(dir string) failure {
+	var f failure
+	if b, err := os.ReadFile(filepath.Join(dir, cacheFailed)); err == nil {
+		_ = json.Unmarshal(b, &f)
+	}
+	return f
+}
+
+// recordFailure records msg as the entry's last failed download.
+func recordFailure(dir, msg string) error {
+	b, merr := json.Marshal(failure{Attempt: readFailure(dir).Attempt + 1, Error: msg})
+	if merr != nil {
+		return fmt.Errorf("image cache: %w", merr)
+	}
+	if werr := writeFileAtomic(filepath.Join(dir, cacheFailed), b); werr != nil {
+		return fmt.Errorf("image cache: %w", werr)
+	}
+	return nil
 }
 
 // writeFileAtomic writes b to name through a synced temporary file.

@@ -177,3 +177,66 @@ func TestCacheKey(t *testing.T) {
 		t.Errorf("entry name %q", name)
 	}
 }
+
+// TestRunCachedSharedFailure: the imports waiting for one download of
+// their key fail with its error, without a request of their own; a retry
+// afterwards downloads once.
+func TestRunCachedSharedFailure(t *testing.T) {
+	const size, n = 64<<10 + 1, 5
+	var gets atomic.Int64
+	gate, fail := make(chan struct{}), atomic.Bool{}
+	fail.Store(true)
+	data := testImage("img|", size)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+			<-gate
+		}
+		if fail.Load() {
+			http.Error(w, "disk full", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "image.iso", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	cacheArrived = arrived.Done
+	t.Cleanup(func() { cacheArrived = func() {} })
+	cacheDir, dests := t.TempDir(), t.TempDir()
+	run := func(i int) (ImportResult, error) {
+		req := ImportRequest{URL: srv.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
+		return req.Run(t.Context())
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _, errs[i] = run(i) })
+	}
+	arrived.Wait() // every import came before the download failed
+	close(gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("import %d succeeded", i)
+		}
+		if diff := cmp.Diff(errs[0].Error(), err.Error()); diff != "" {
+			t.Errorf("import %d failed otherwise (-first +this):\n%s", i, diff)
+		}
+	}
+	if got := gets.Load(); got != 1 {
+		t.Errorf("%d imports waiting on one download: %d GETs, want 1", n, got)
+	}
+	t.Logf("every import: %v", errs[0])
+
+	cacheArrived = func() {}
+	fail.Store(false)
+	if _, err := run(n); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	checkFile(t, filepath.Join(dests, fmt.Sprint(n)), data)
+	if got := gets.Load(); got != 2 {
+		t.Errorf("the retry made %d GETs in all, want 2", got)
+	}
+}

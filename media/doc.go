@@ -106,11 +106,15 @@
 // HEAD per insert) and again only when it changed. The bridge itself still
 // never contacts the image server.
 //
+// A download into the entry that fails (the server's answer, not the
+// downloading pod's own end: an eject of its VM fails no other insert) is
+// recorded in the entry (failed.json); every import that was already
+// waiting for it fails with the same error ([SharedDownloadError]) without
+// a request of its own, and an insert after the failure downloads again.
+//
 // Not yet: the CDI method ignores the cache key (a DataVolume with a
 // source.pvc clone of the entry is the design); waiting imports show no
-// progress; a failed download is retried by each waiting import in turn
-// (each fails with its own error) instead of failing them all with one;
-// there is no size budget or LRU eviction (entries live as long as their
+// progress; there is no size budget or LRU eviction (entries live as long as their
 // owning VM); the entry must be mountable by the import pods of several
 // VMs at once (ReadWriteMany storage, or one node).
 package media
