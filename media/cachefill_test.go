@@ -2,6 +2,7 @@ package media
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -238,5 +239,63 @@ func TestRunCachedSharedFailure(t *testing.T) {
 	checkFile(t, filepath.Join(dests, fmt.Sprint(n)), data)
 	if got := gets.Load(); got != 2 {
 		t.Errorf("the retry made %d GETs in all, want 2", got)
+	}
+}
+
+// TestRunCachedFillerGone: the import downloading into the entry ends
+// (its pod deleted: its VM ejected) while others wait; they are not failed
+// with its end: the next one downloads and the rest copy.
+func TestRunCachedFillerGone(t *testing.T) {
+	const size, n = 64<<10 + 1, 3
+	var gets atomic.Int64
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	data := testImage("img|", size)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && gets.Add(1) == 1 {
+			close(inFlight)
+			select { // the first download never ends by itself
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "image.iso", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	cacheArrived = arrived.Done
+	t.Cleanup(func() { cacheArrived = func() {} })
+	cacheDir, dests := t.TempDir(), t.TempDir()
+	run := func(ctx context.Context, i int) error {
+		req := ImportRequest{URL: srv.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
+		_, err := req.Run(ctx)
+		return err
+	}
+	fillerCtx, cancel := context.WithCancel(t.Context())
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = run(fillerCtx, 0) })
+	<-inFlight
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = run(t.Context(), i) })
+	}
+	arrived.Wait()
+	cancel() // the downloading pod is deleted
+	wg.Wait()
+	if errs[0] == nil {
+		t.Errorf("the cancelled download succeeded")
+	}
+	for i := 1; i < n; i++ {
+		if errs[i] != nil {
+			t.Errorf("waiting import %d: %v", i, errs[i])
+			continue
+		}
+		checkFile(t, filepath.Join(dests, fmt.Sprint(i)), data)
+	}
+	if got := gets.Load(); got != 2 {
+		t.Errorf("%d GETs, want 2 (the cancelled one, then one for the waiting imports)", got)
 	}
 }
