@@ -5,12 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -115,7 +119,16 @@ func (r *Reconciler) createCacheEntry(ctx context.Context, o owner, slot system.
 	switch {
 	case err == nil:
 		r.log.InfoContext(ctx, "image cache entry created", "vm", o.key.String(), "pvc", pvc.Name, "size", size.String())
-	case apierrors.IsAlreadyExists(err): // another slot of the key made it first
+	case apierrors.IsAlreadyExists(err):
+		// Another slot of the key made it first, or it is not ours: the
+		// cache shows only PVCs with the bridge's label, so look.
+		live, err := r.liveEntry(ctx, o.key.Namespace, pvc.Name)
+		if err != nil {
+			return err
+		}
+		if live != nil && !isCacheEntry(live, slot.CacheKey) {
+			return &ForeignClaimError{Namespace: o.key.Namespace, Name: pvc.Name, VM: o.key, Kind: "image cache PVC"}
+		}
 	default:
 		return fmt.Errorf("create image cache PVC %s/%s: %w", o.key.Namespace, pvc.Name, err)
 	}
@@ -132,4 +145,119 @@ func cacheVolume(slot system.MediaSlot) (corev1.Volume, corev1.VolumeMount) {
 			},
 		},
 		corev1.VolumeMount{Name: "image-cache", MountPath: CacheMountPath}
+}
+
+// evictFor makes room for a new entry of need in the namespace under
+// [Options.ImageCacheBudget] (0: no budget): entries other than keep are
+// deleted least recently used first until the namespace's entries fit,
+// never one an import pod that has not ended mounts (a live list: pods
+// this reconciler created a moment ago included). Entries in use may keep
+// the namespace over the budget. Called with cacheMu held, so no import
+// pod of this reconciler is created meanwhile.
+func (r *Reconciler) evictFor(ctx context.Context, ns, keep string, need resource.Quantity) error {
+	if r.opts.ImageCacheBudget <= 0 {
+		return nil
+	}
+	var entries []*corev1.PersistentVolumeClaim
+	total := need.Value()
+	for _, l := range r.claims {
+		pvcs, err := l.PersistentVolumeClaims(ns).List(cacheSelector())
+		if err != nil {
+			return fmt.Errorf("list image cache entries of %s: %w", ns, err)
+		}
+		for _, p := range pvcs {
+			if p.DeletionTimestamp != nil || p.Name == keep || p.Annotations[AnnotationCacheKey] == "" {
+				continue
+			}
+			q := p.Spec.Resources.Requests[corev1.ResourceStorage]
+			total += q.Value()
+			entries = append(entries, p)
+		}
+	}
+	if total <= r.opts.ImageCacheBudget {
+		return nil
+	}
+	pods, err := r.opts.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: importerSelector("").String()})
+	if err != nil {
+		return fmt.Errorf("list import pods of %s: %w", ns, err)
+	}
+	inUse := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				inUse[v.PersistentVolumeClaim.ClaimName] = true
+			}
+		}
+	}
+	slices.SortFunc(entries, func(a, b *corev1.PersistentVolumeClaim) int { return r.lastUsed(a).Compare(r.lastUsed(b)) })
+	for _, p := range entries {
+		if total <= r.opts.ImageCacheBudget {
+			break
+		}
+		if inUse[p.Name] {
+			continue
+		}
+		if err := deleteClaim(ctx, r.opts.Kube, p); err != nil {
+			return err
+		}
+		q := p.Spec.Resources.Requests[corev1.ResourceStorage]
+		total -= q.Value()
+		r.c.evicted.Add(1)
+		r.log.InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "pvc", p.Name, "size", q.String(), "lastUsed", r.lastUsed(p))
+	}
+	if total > r.opts.ImageCacheBudget {
+		r.log.InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns,
+			"bytes", total, "budget", r.opts.ImageCacheBudget)
+	}
+	return nil
+}
+
+// lastUsed is when an import pod of this reconciler last used the entry,
+// else (another leader's term) when the entry was created.
+func (r *Reconciler) lastUsed(p *corev1.PersistentVolumeClaim) time.Time {
+	r.usedMu.Lock()
+	defer r.usedMu.Unlock()
+	if t, ok := r.cacheUsed[p.Namespace+"/"+p.Name]; ok {
+		return t
+	}
+	return p.CreationTimestamp.Time
+}
+
+// used records that an import pod uses the entry ns/name now.
+func (r *Reconciler) used(ns, name string) {
+	r.usedMu.Lock()
+	defer r.usedMu.Unlock()
+	r.cacheUsed[ns+"/"+name] = time.Now()
+}
+
+// cacheSelector selects the image cache entries.
+func cacheSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{LabelComponent: ComponentImageCache, LabelPartOf: PartOf})
+}
+
+// entryGoing reports, on a live read, whether the entry ns/name is gone
+// or being deleted.
+func (r *Reconciler) entryGoing(ctx context.Context, ns, name string) (bool, error) {
+	pvc, err := r.liveEntry(ctx, ns, name)
+	return err == nil && (pvc == nil || pvc.DeletionTimestamp != nil), err
+}
+
+// liveEntry reads the PVC ns/name from the apiserver; nil when absent.
+func (r *Reconciler) liveEntry(ctx context.Context, ns, name string) (*corev1.PersistentVolumeClaim, error) {
+	// A list by name: the bridge may list PVCs, not get them.
+	l, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list image cache PVC %s/%s: %w", ns, name, err)
+	}
+	for i := range l.Items {
+		if l.Items[i].Name == name {
+			return &l.Items[i], nil
+		}
+	}
+	return nil, nil
 }

@@ -112,9 +112,15 @@
 // waiting for it fails with the same error ([SharedDownloadError]) without
 // a request of its own, and an insert after the failure downloads again.
 //
+// [Options.ImageCacheBudget] bounds each namespace's entries: before a
+// new entry is created the reconciler deletes the least recently used
+// others (when its import pods last started; the entries' creation before
+// this leader's term) until it fits, never one an import pod that has not
+// ended mounts (a live pod list; import pods with an entry are created
+// under the same lock, so none appears between the check and the delete).
+//
 // Not yet: the CDI method ignores the cache key (a DataVolume with a
 // source.pvc clone of the entry is the design); waiting imports show no
-// progress; there is no size budget or LRU eviction (entries live as long as their
-// owning VM); the entry must be mountable by the import pods of several
+// progress; the entry must be mountable by the import pods of several
 // VMs at once (ReadWriteMany storage, or one node).
 package media

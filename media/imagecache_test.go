@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
@@ -29,7 +32,21 @@ type fleetImage struct {
 	mu     sync.Mutex
 	data   []byte
 	mod    time.Time
+	holds  map[string]chan struct{} // GETs of these paths wait until closed
 	served atomic.Int64
+}
+
+// hold makes the GETs of path wait until the returned release is called.
+func (im *fleetImage) hold(path string) (release func()) {
+	ch := make(chan struct{})
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.holds == nil {
+		im.holds = map[string]chan struct{}{}
+	}
+	im.holds[path] = ch
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 func newFleetImage(t *testing.T) *fleetImage {
@@ -37,8 +54,15 @@ func newFleetImage(t *testing.T) *fleetImage {
 	im := &fleetImage{}
 	im.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		im.mu.Lock()
-		data, mod := im.data, im.mod
+		data, mod, hold := im.data, im.mod, im.holds[r.URL.Path]
 		im.mu.Unlock()
+		if hold != nil && r.Method == http.MethodGet {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		sum := sha256.Sum256(data)
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
 		http.ServeContent(&counted{ResponseWriter: w, n: &im.served}, r, "fleet.iso", mod, bytes.NewReader(data))
@@ -80,8 +104,13 @@ func TestImageCache(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			e := newEnv(t, v)
 			e.svc.SetImageCache(true)
-			e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
+			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
 			testImageCacheFleet(t, e)
+			stop()
+			r, _ := e.startReconciler(t, func(o *media.Options) {
+				o.ImportMethod, o.ImageCacheBudget = media.ImportMethodPod, 20<<30 // two entries of 8Gi
+			})
+			t.Run("BudgetEvictsLeastRecentlyUsedNotInUse", func(t *testing.T) { testImageCacheBudget(t, e, r) })
 		})
 	}
 }
@@ -169,6 +198,36 @@ func testImageCacheFleet(t *testing.T, e *env) {
 		}
 	})
 
+	t.Run("ForeignEntryRefused", func(t *testing.T) {
+		key := e.createVM(t, "fleet-foreign")
+		other := im.URL + "/other.iso"
+		name := media.CacheClaimName(media.CacheKey(other, false, nil, nil, nil))
+		foreign := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if _, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: other})
+		if err != nil {
+			t.Fatalf("Insert: %v", err)
+		}
+		if media.CacheClaimName(got.CacheKey) != name {
+			t.Fatalf("insert's entry %s, want %s", media.CacheClaimName(got.CacheKey), name)
+		}
+		failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
+		if !strings.Contains(failed.Reason, "image cache PVC "+e.ns+"/"+name+" exists and was not created by redfish-bridge") {
+			t.Errorf("Failed with %q", failed.Reason)
+		}
+		if _, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("the foreign PVC: %v", err)
+		}
+	})
+
 	t.Run("NoImportPodLeft", func(t *testing.T) {
 		e.eventually(t, "no import pod left", func(ctx context.Context) error {
 			l, err := e.adminKube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: media.LabelComponent + "=" + media.ComponentImporter})
@@ -192,5 +251,104 @@ func (e *env) checkImage(t *testing.T, claim string, sum [32]byte) {
 	}
 	if sha256.Sum256(data) != sum {
 		t.Errorf("PVC %s holds %d bytes that are not the image served", claim, len(data))
+	}
+}
+
+// testImageCacheBudget: under a budget of two entries a new entry evicts
+// the least recently used entry (not the oldest), never one an import pod
+// is reading.
+func testImageCacheBudget(t *testing.T, e *env, r *media.Reconciler) {
+	ctx := t.Context()
+	entries := media.LabelComponent + "=" + media.ComponentImageCache
+	// A clean start: the entries of the tests before go.
+	if err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: entries}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "no cache entry left", func(ctx context.Context) error {
+		l, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, metav1.ListOptions{LabelSelector: entries})
+		if err == nil && len(l.Items) > 0 {
+			err = fmt.Errorf("%d entries", len(l.Items))
+		}
+		return err
+	})
+	const size = 1<<20 + 7
+	im := newFleetImage(t)
+	sum := im.set(size)
+	release := im.hold("/held.iso")
+	defer release()
+	vmA, vmH, vmN := e.createVM(t, "budget-a"), e.createVM(t, "budget-h"), e.createVM(t, "budget-n")
+	insert := func(key system.Key, path string) string {
+		t.Helper()
+		got, err := e.svc.Insert(ctx, key, slot, system.MediaInsert{Image: im.URL + path})
+		if err != nil {
+			t.Fatalf("Insert %s into %s: %v", path, key, err)
+		}
+		return media.CacheClaimName(got.CacheKey)
+	}
+	ready := func(key system.Key, entry string) {
+		t.Helper()
+		vm, err := e.liveVM(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := vm.Slots[slot].InsertID
+		got := e.waitSlot(t, key, slot, "Ready", func(s system.MediaSlot) bool { return s.InsertID == id && s.Phase == system.MediaReady })
+		e.checkImage(t, got.ClaimName, sum)
+	}
+	state := func(name string) string {
+		l, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, metav1.ListOptions{LabelSelector: entries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Items {
+			if p.Name == name && p.DeletionTimestamp != nil {
+				return "deleting"
+			} else if p.Name == name {
+				return "present"
+			}
+		}
+		return "gone"
+	}
+
+	entryA := insert(vmA, "/a.iso")
+	ready(vmA, entryA)
+	entryH := insert(vmH, "/held.iso") // its import pod downloads until released
+	e.eventually(t, "import pod of "+vmH.String()+" running", func(ctx context.Context) error {
+		pods, err := e.pods(ctx, vmH, slot)
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				return nil
+			}
+		}
+		return fmt.Errorf("pods: %v", podSummary(pods))
+	})
+	insert(vmA, "/a.iso") // A used after H: H is the least recently used
+	ready(vmA, entryA)
+	entryN := insert(vmN, "/next.iso") // over the budget: H is in use, A goes
+	ready(vmN, entryN)
+	if got := state(entryH); got != "present" {
+		t.Errorf("entry %s, read by a running import pod, is %s", entryH, got)
+	}
+	if got := state(entryA); got == "present" {
+		t.Errorf("entry %s (least recently used but for the one in use) is %s, want evicted", entryA, got)
+	}
+
+	release()
+	ready(vmH, entryH)
+	insert(vmH, "/held.iso") // H used after N, though made before it
+	ready(vmH, entryH)
+	entryB := insert(vmA, "/b.iso") // over the budget: N is the least recently used
+	ready(vmA, entryB)
+	if got := state(entryN); got == "present" {
+		t.Errorf("least recently used entry %s is %s, want evicted", entryN, got)
+	}
+	if got := state(entryH); got != "present" {
+		t.Errorf("entry %s, used after %s, is %s", entryH, entryN, got)
+	}
+	if got := r.Stats().CacheEntriesEvicted; got != 2 {
+		t.Errorf("%d entries evicted, want 2", got)
 	}
 }

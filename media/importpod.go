@@ -158,9 +158,32 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 			return err
 		}
 	}
-	if slot.CacheKey != "" && !st.cacheExists {
-		if err := r.createCacheEntry(ctx, t.o, slot, st.claimSize); err != nil {
-			return err
+	if slot.CacheKey != "" {
+		// No eviction between the check of which entries are in use and
+		// this pod's create.
+		r.cacheMu.Lock()
+		defer r.cacheMu.Unlock()
+		entry := CacheClaimName(slot.CacheKey)
+		r.used(key.Namespace, entry)
+		if st.cacheExists && r.opts.ImageCacheBudget > 0 {
+			// Evicted since observe looked (the cache may not show it yet)?
+			// Then no pod: the error retries, and observe waits for the
+			// entry to go and starts over.
+			gone, err := r.entryGoing(ctx, key.Namespace, entry)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return fmt.Errorf("image cache PVC %s/%s was evicted before the import pod of %s was created; retrying", key.Namespace, entry, key)
+			}
+		}
+		if !st.cacheExists {
+			if err := r.evictFor(ctx, key.Namespace, entry, st.claimSize); err != nil {
+				return err
+			}
+			if err := r.createCacheEntry(ctx, t.o, slot, st.claimSize); err != nil {
+				return err
+			}
 		}
 	}
 	pod := podFor(t.o, slot, r.opts.ImporterImage, ImportRequest{

@@ -17,6 +17,7 @@
 }}
 {{- if .Values.imageCache.enabled }}
 {{- $_ := set $cfg "image-cache" true }}
+{{- $_ := set $cfg "image-cache-size" (toString .Values.imageCache.size) }}
 {{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}
