@@ -327,6 +327,18 @@ func testImageCacheBudget(t *testing.T, e *env, r *media.Reconciler) {
 	})
 	insert(vmA, "/a.iso") // A used after H: H is the least recently used
 	ready(vmA, entryA)
+	// N is made in a later second than H (creation timestamps have seconds):
+	// evicting by creation instead of use would then take H below.
+	h, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, entryH, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "a second after "+entryH+" was made", func(context.Context) error {
+		if time.Now().Before(h.CreationTimestamp.Add(time.Second)) {
+			return fmt.Errorf("still %s", time.Now().Format(time.RFC3339Nano))
+		}
+		return nil
+	})
 	entryN := insert(vmN, "/next.iso") // over the budget: H is in use, A goes
 	ready(vmN, entryN)
 	if got := state(entryH); got != "present" {
