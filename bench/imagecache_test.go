@@ -73,7 +73,12 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 	simCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(simCtx) }()
-	b.Cleanup(func() { cancel(); <-done })
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("simulator: %v", err)
+		}
+	})
 	dyn, kube := dynamic.NewForConfigOrDie(c.Bridge), kubernetes.NewForConfigOrDie(c.Bridge)
 	admin := dynamic.NewForConfigOrDie(c.Admin)
 	inv, err := inventory.Start(ctx, dyn, kube, []string{ns})
@@ -97,7 +102,12 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 	rctx, rcancel := context.WithCancel(ctx)
 	rdone := make(chan error, 1)
 	go func() { rdone <- r.Run(rctx) }()
-	b.Cleanup(func() { rcancel(); <-rdone })
+	b.Cleanup(func() {
+		rcancel()
+		if err := <-rdone; err != nil {
+			b.Errorf("reconciler: %v", err)
+		}
+	})
 
 	srv := newBenchImage(b)
 	url := srv.URL + "/fleet.iso"
