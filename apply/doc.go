@@ -67,6 +67,17 @@
 // VM's author, kubectl edit, client-side kubectl apply, virt-api, another SSA
 // manager) stay theirs.
 //
+// # Objects besides the VM
+//
+//	object                            written by                           owner, lifetime
+//	--------------------------------  -----------------------------------  ----------------------------------------------
+//	image cache entry: PVC            media's reconciler: created, never   ownerReference (not controller) to the VM whose
+//	  redfish-image-<key> (labels       updated (a create without a          insert created it; deleted by the GC with that
+//	  component image-cache, part-of    fieldManager: the apiserver records  VM or the namespace, or by the reconciler when
+//	  redfish-bridge; annotation        the manager "redfish-bridge", the    too small (pvc-protection keeps it while an
+//	  redfish-bridge.io/image-cache-    bridge's user agent)                 import pod reads it); its data (disk.img,
+//	  key)                                                                   meta.json) is written by import pods only
+//
 // # What KubeVirt itself writes on the VM
 //
 // virt-controller v1.9.0 (the first three measured in the test cluster,

@@ -74,4 +74,53 @@
 // (those CAs) and import Secret (InsertMedia's credentials), owned by the
 // VM, mounted by the import pod (only file paths in its arguments) or
 // named by the DataVolume, and deleted when the import ends or on eject.
+//
+// # Image cache: one download for N VMs of one image
+//
+// With [Service.SetImageCache] (serve --image-cache) an insert records a
+// cache key ([system.MediaSlot.CacheKey], cache.go): a hash of the URL,
+// VerifyCertificate, the CAs the import trusts and the credentials (the
+// hash only; the credentials stay in the import Secret). Entries are per
+// namespace, so nothing crosses tenants, and a slot with other trust or
+// credentials has another key: an image fetched with one user's
+// credentials or CA is never handed to a slot that did not present them.
+// The entry of a key is a PVC named by [CacheClaimName], labelled
+// image-cache and annotated with the whole key (a PVC that merely has the
+// name fails the insert: [ForeignClaimError]); it is owned by the VM whose
+// insert created it, so the GC deletes it with that VM or the namespace.
+//
+// Pod method (implemented): the reconciler creates the entry beside the
+// slot's PVC (at least as large) and mounts it into the insert's import
+// pod at [CacheMountPath]. The pod (cachefill.go), under an exclusive
+// lock on the entry, revalidates: a HEAD with If-None-Match and
+// If-Modified-Since, sent with the slot's own trust and credentials, to
+// the same address policy. Fresh (304, or the same ETag, Last-Modified
+// and Content-Length as the entry's meta.json) means copy; an empty
+// entry, a server that sends no ETag nor Last-Modified, or changed
+// validators mean download into the entry (its meta.json first removed,
+// then the image and the GET's validators written) and copy. The copy
+// goes into the slot's own PVC (temporary file, synced, renamed) and is
+// checked against the entry's recorded size and sha256. Concurrent
+// inserts of one key wait on the lock: the first downloads, the others
+// revalidate and copy, so the image server sends the image once (plus one
+// HEAD per insert) and again only when it changed. The bridge itself still
+// never contacts the image server.
+//
+// A download into the entry that fails (the server's answer, not the
+// downloading pod's own end: an eject of its VM fails no other insert) is
+// recorded in the entry (failed.json); every import that was already
+// waiting for it fails with the same error ([SharedDownloadError]) without
+// a request of its own, and an insert after the failure downloads again.
+//
+// [Options.ImageCacheBudget] bounds each namespace's entries: before a
+// new entry is created the reconciler deletes the least recently used
+// others (when its import pods last started; the entries' creation before
+// this leader's term) until it fits, never one an import pod that has not
+// ended mounts (a live pod list; import pods with an entry are created
+// under the same lock, so none appears between the check and the delete).
+//
+// Not yet: the CDI method ignores the cache key (a DataVolume with a
+// source.pvc clone of the entry is the design); waiting imports show no
+// progress; the entry must be mountable by the import pods of several
+// VMs at once (ReadWriteMany storage, or one node).
 package media

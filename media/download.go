@@ -74,36 +74,46 @@ func Import(ctx context.Context, client *http.Client, url, dest string, lim Limi
 // importReporting is [Import] calling progress (if set) with the bytes
 // written so far and the announced size (-1: unknown) as it writes.
 func importReporting(ctx context.Context, client *http.Client, url, dest string, lim Limits, progress func(written, total int64)) (ImportResult, error) {
+	res, _, err := importValidated(ctx, client, url, dest, lim, progress)
+	return res, err
+}
+
+// importValidated is [importReporting] also returning what the server said
+// about the bytes it sent (ETag, Last-Modified, Content-Length): the image
+// cache records them to revalidate against.
+func importValidated(ctx context.Context, client *http.Client, url, dest string, lim Limits, progress func(written, total int64)) (ImportResult, validators, error) {
+	var v validators
 	if err := ValidateURL(url); err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, v, err
 	}
 	if client == nil {
 		client = http.DefaultClient
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("request %s: %w", url, err)
+		return ImportResult{}, v, fmt.Errorf("request %s: %w", url, err)
 	}
 	// An explicit Accept-Encoding also turns off net/http's transparent
 	// gzip: a 200 KiB gzip body is never inflated into 200 MiB.
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := client.Do(req)
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("GET %s: %w", url, err)
+		return ImportResult{}, v, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
+	v = validatorsOf(resp)
 	if resp.StatusCode != http.StatusOK {
-		return ImportResult{}, &HTTPStatusError{URL: url, Status: resp.Status, Code: resp.StatusCode}
+		return ImportResult{}, v, &HTTPStatusError{URL: url, Status: resp.Status, Code: resp.StatusCode}
 	}
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return ImportResult{}, fmt.Errorf("GET %s: the server sent Content-Encoding %q; the importer asks for identity and does not decompress", url, ce)
+		return ImportResult{}, v, fmt.Errorf("GET %s: the server sent Content-Encoding %q; the importer asks for identity and does not decompress", url, ce)
 	}
 	if err := checkAnnounced(resp.ContentLength, lim); err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, v, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".part-*")
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("create temporary file: %w", err)
+		return ImportResult{}, v, fmt.Errorf("create temporary file: %w", err)
 	}
 	keep := false
 	defer func() {
@@ -122,30 +132,30 @@ func importReporting(ctx context.Context, client *http.Client, url, dest string,
 		var tl *TooLargeError
 		var nr *NeedRoomError
 		if errors.As(err, &tl) || errors.As(err, &nr) {
-			return ImportResult{}, err
+			return ImportResult{}, v, err
 		}
-		return ImportResult{}, fmt.Errorf("GET %s: after %d bytes: %w", url, n, err)
+		return ImportResult{}, v, fmt.Errorf("GET %s: after %d bytes: %w", url, n, err)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return ImportResult{}, fmt.Errorf("GET %s: got %d of %d bytes", url, n, resp.ContentLength)
+		return ImportResult{}, v, fmt.Errorf("GET %s: got %d of %d bytes", url, n, resp.ContentLength)
 	}
 	if n == 0 {
-		return ImportResult{}, fmt.Errorf("GET %s: empty image", url)
+		return ImportResult{}, v, fmt.Errorf("GET %s: empty image", url)
 	}
 	if err := tmp.Sync(); err != nil {
-		return ImportResult{}, fmt.Errorf("sync %s: %w", tmp.Name(), err)
+		return ImportResult{}, v, fmt.Errorf("sync %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return ImportResult{}, fmt.Errorf("close %s: %w", tmp.Name(), err)
+		return ImportResult{}, v, fmt.Errorf("close %s: %w", tmp.Name(), err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return ImportResult{}, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
+		return ImportResult{}, v, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
 	}
 	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return ImportResult{}, fmt.Errorf("rename to %s: %w", dest, err)
+		return ImportResult{}, v, fmt.Errorf("rename to %s: %w", dest, err)
 	}
 	keep = true
-	return ImportResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return ImportResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, v, nil
 }
 
 // checkAnnounced refuses a Content-Length (-1: unknown) above the limits

@@ -18,6 +18,8 @@ type ImportResult struct {
 	Bytes     int64  `json:"bytes,omitempty"`
 	SHA256    string `json:"sha256,omitempty"`
 	NeedBytes int64  `json:"needBytes,omitempty"`
+	// FromCache: the image was copied from the image cache, not downloaded.
+	FromCache bool `json:"fromCache,omitempty"`
 }
 
 // ParseImportResult decodes a termination message written by an import

@@ -89,6 +89,9 @@ type importStatus struct {
 	// writes into.
 	claimExists bool
 	claimSize   resource.Quantity
+	// cacheExists says the slot's image cache entry exists (a slot with a
+	// CacheKey).
+	cacheExists bool
 }
 
 // importerFactory builds an import method for a reconciler; ok is false

@@ -39,6 +39,10 @@ type ImportRequest struct {
 	// [ClaimRoom] of it is not written but reported with its size
 	// ([*NeedRoomError]); zero: no such bound.
 	ClaimSize resource.Quantity
+	// CacheDir, if set, is the mounted image cache entry of the insert's
+	// key: the image is revalidated, downloaded into it only when it is
+	// empty or changed, and copied from it into Dest (cachefill.go).
+	CacheDir string
 	// RoomBytes, if > 0, is what the destination holds, instead of
 	// [ClaimRoom] of ClaimSize; not an argument (the simulator's CDI sets
 	// it: CDI's PVCs hold their whole request).
@@ -75,6 +79,9 @@ func (r ImportRequest) Args() []string {
 	if !r.ClaimSize.IsZero() {
 		args = append(args, "--claim-size="+r.ClaimSize.String())
 	}
+	if r.CacheDir != "" {
+		args = append(args, "--cache-dir="+r.CacheDir)
+	}
 	return args
 }
 
@@ -90,6 +97,7 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 	fs.BoolVar(&r.SkipVerify, "insecure-skip-verify", false, "do not verify the image server's TLS certificate")
 	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")
 	maxSize := fs.String("max-size", FormatBytes(DefaultMaxImageSize), "refuse a larger image")
+	fs.StringVar(&r.CacheDir, "cache-dir", "", "image cache entry to revalidate, fill and copy from (shared by the imports of one image)")
 	claimSize := fs.String("claim-size", "", "size of the destination PVC; a larger image is reported with its size, not written")
 	return func() (ImportRequest, error) {
 		if r.URL == "" || r.Dest == "" {
@@ -153,7 +161,12 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 	if r.RoomBytes > 0 {
 		lim.RoomBytes = r.RoomBytes
 	}
-	res, err := importReporting(ctx, client, r.URL, r.Dest, lim, r.Progress)
+	var res ImportResult
+	if r.CacheDir != "" {
+		res, err = r.runCached(ctx, client, lim)
+	} else {
+		res, err = importReporting(ctx, client, r.URL, r.Dest, lim, r.Progress)
+	}
 	var nr *NeedRoomError
 	switch {
 	case err == nil, errors.As(err, &nr):

@@ -118,7 +118,14 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 	if err != nil || !ready {
 		return importStatus{state: importWaiting}, err
 	}
-	return importStatus{state: importAbsent, claimExists: exists, claimSize: claimSize}, nil
+	st := importStatus{state: importAbsent, claimExists: exists, claimSize: claimSize}
+	if slot.CacheKey != "" {
+		// The entry holds what the slot's PVC holds: at least as large.
+		if st.cacheExists, ready, err = r.checkCacheEntry(ctx, o, slot, claimSize); err != nil || !ready {
+			return importStatus{state: importWaiting}, err
+		}
+	}
+	return st, nil
 }
 
 // podStatus reads an import pod.
@@ -149,6 +156,34 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 	if !st.claimExists {
 		if err := r.createClaim(ctx, t.o, slot, slot.SizeBytes); err != nil {
 			return err
+		}
+	}
+	if slot.CacheKey != "" {
+		// No eviction between the check of which entries are in use and
+		// this pod's create.
+		r.cacheMu.Lock()
+		defer r.cacheMu.Unlock()
+		entry := CacheClaimName(slot.CacheKey)
+		r.used(key.Namespace, entry)
+		if st.cacheExists && r.opts.ImageCacheBudget > 0 {
+			// Evicted since observe looked (the cache may not show it yet)?
+			// Then no pod: the error retries, and observe waits for the
+			// entry to go and starts over.
+			gone, err := r.entryGoing(ctx, key.Namespace, entry)
+			if err != nil {
+				return err
+			}
+			if gone {
+				return fmt.Errorf("image cache PVC %s/%s was evicted before the import pod of %s was created; retrying", key.Namespace, entry, key)
+			}
+		}
+		if !st.cacheExists {
+			if err := r.evictFor(ctx, key.Namespace, entry, st.claimSize); err != nil {
+				return err
+			}
+			if err := r.createCacheEntry(ctx, t.o, slot, st.claimSize); err != nil {
+				return err
+			}
 		}
 	}
 	pod := podFor(t.o, slot, r.opts.ImporterImage, ImportRequest{

@@ -23,6 +23,8 @@ type Service struct {
 	resolver HostResolver
 	// trustCache serves Trust's reads; nil reads live.
 	trustCache *TrustCache
+	// imageCache records each insert's cache key (cache.go).
+	imageCache bool
 }
 
 // NewService returns a Service writing VMs through w and deleting import
@@ -96,6 +98,9 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	fresh.Slot, fresh.Image, fresh.Phase, fresh.Reason = slot, image, system.MediaPending, "import accepted"
 	fresh.InsertID, fresh.Since, fresh.ClaimName = NewInsertID(), s.now().UTC(), ClaimName(key, slot)
 	fresh.ActionURI = req.ActionURI
+	if s.imageCache {
+		fresh.CacheKey = cacheKeyOf(image, fresh, data)
+	}
 	if data != nil {
 		fresh.ImportSecret = ImportSecretName(fresh.ClaimName, fresh.InsertID)
 		if err := s.createImportSecret(ctx, vm, fresh, data); err != nil {

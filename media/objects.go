@@ -105,6 +105,11 @@ func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *co
 			},
 		})
 	}
+	if slot.CacheKey != "" {
+		v, m := cacheVolume(slot)
+		req.CacheDir = CacheMountPath
+		volumes, mounts = append(volumes, v), append(mounts, m)
+	}
 	args := append([]string{"import"}, req.Args()...)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{

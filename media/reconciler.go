@@ -66,6 +66,10 @@ type Options struct {
 	OrphanGrace time.Duration
 	Workers     int          // default 2
 	Log         *slog.Logger // the reconciler's logger; nil: the one Run's ctx carries (logctx)
+	// ImageCacheBudget bounds the image cache entries of each namespace
+	// (bytes of their PVC requests; 0: no bound): a new entry first evicts
+	// the least recently used entries no import pod is using (cache.go).
+	ImageCacheBudget int64
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
 	// "timed_out" and the time since the slot entered its phase.
@@ -86,10 +90,13 @@ type Stats struct {
 	VolumesHealed     int64
 	DisksWithoutVol   int64
 	OrphanClaimsFreed int64
+	// CacheEntriesEvicted counts image cache entries deleted for the budget.
+	CacheEntriesEvicted int64
 }
 
 type counters struct {
 	podsCreated, claimsCreated, ready, failed, timedOut, stale, healed, diskNoVol, orphans atomic.Int64
+	evicted                                                                                atomic.Int64
 }
 
 // Reconciler drives virtual-media imports from watches. See the package doc.
@@ -104,6 +111,13 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	reported map[system.Key]string // disk-without-volume already reported, by VM resourceVersion
+
+	// cacheMu orders the image cache's evictions and the import pods
+	// mounting entries (cache.go); usedMu guards cacheUsed, when an import
+	// pod last used each entry (namespace/name), for the LRU.
+	cacheMu   sync.Mutex
+	usedMu    sync.Mutex
+	cacheUsed map[string]time.Time
 }
 
 // NewReconciler checks opts and fills defaults. Informers start in Run.
@@ -148,7 +162,8 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[system.Key](),
 			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "media"}),
-		reported: map[system.Key]string{},
+		reported:  map[system.Key]string{},
+		cacheUsed: map[string]time.Time{},
 	}, nil
 }
 
@@ -159,7 +174,7 @@ func (r *Reconciler) Stats() Stats {
 		ImportsReady: r.c.ready.Load(), ImportsFailed: r.c.failed.Load(),
 		ImportsTimedOut: r.c.timedOut.Load(), StalePodsDeleted: r.c.stale.Load(),
 		VolumesHealed: r.c.healed.Load(), DisksWithoutVol: r.c.diskNoVol.Load(),
-		OrphanClaimsFreed: r.c.orphans.Load(),
+		OrphanClaimsFreed: r.c.orphans.Load(), CacheEntriesEvicted: r.c.evicted.Load(),
 	}
 }
 

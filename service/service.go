@@ -75,6 +75,12 @@ type Config struct {
 	// a CDI DataVolume where CDI is installed, else the import pod),
 	// "pod" or "cdi".
 	ImportMethod string
+	// ImageCache shares one download among the inserts of one image in a
+	// namespace (media.Service.SetImageCache; the pod method).
+	ImageCache bool
+	// ImageCacheBudget bounds each namespace's image cache entries (bytes;
+	// 0: no bound; media.Options.ImageCacheBudget).
+	ImageCacheBudget int64
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.
@@ -191,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	mediaSvc := media.NewService(writer, kube)
 	mediaSvc.SetTrustCache(trust)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
+	mediaSvc.SetImageCache(cfg.ImageCache)
 	if cfg.ImportMethod != media.ImportMethodPod {
 		// CDI's importer may import: it checks no address it dials, so an
 		// image URL's host name is resolved and checked at insert.
@@ -203,7 +210,8 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
 		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
-		ObserveImport: m.ObserveImport,
+		ImageCacheBudget: cfg.ImageCacheBudget,
+		ObserveImport:    m.ObserveImport,
 	}
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)

@@ -57,6 +57,10 @@ type MediaSlot struct {
 	// Percent is the import's progress while Importing, when its method
 	// reports one (0: unknown).
 	Percent int `json:"percent,omitempty"`
+	// CacheKey, when the image cache is on, names the namespace's image
+	// cache entry of the insert: a hash of the URL, the trust (CAs,
+	// VerifyCertificate) and the credentials (media's cache.go).
+	CacheKey string `json:"cacheKey,omitempty"`
 }
 
 // Inserted reports Redfish VirtualMedia.Inserted: true from the moment an

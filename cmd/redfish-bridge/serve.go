@@ -33,7 +33,7 @@ type serveOptions struct {
 	insecure                            bool
 	serviceUUID, importer, storageClass string
 	metricsListen                       string
-	leaderElect                         bool
+	leaderElect, imageCache             bool
 	leaseName, podName                  string
 	configFile                          string
 	imagePolicy, importMethod           string
@@ -43,6 +43,8 @@ type serveOptions struct {
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
 	maxImageSize, imageClaimSize        string
+	imageCacheSize                      string
+	imageCacheBytes                     int64
 	maxImageBytes                       int64
 	imageClaim                          resource.Quantity
 	maxHeaderBytes, maxConnections      int
@@ -97,6 +99,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
 	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
+	fs.BoolVar(&o.imageCache, "image-cache", false, "share one download among the inserts of one image in a namespace (import method pod): each insert's import pod revalidates the namespace's cached copy with a conditional HEAD to the image server (with the insert's own CAs and credentials; the cache key includes them), downloads only when it is absent or changed, and copies it into the VM's own PVC; the cached copy is a PVC redfish-image-<key> owned by the VM whose insert created it")
+	fs.StringVar(&o.imageCacheSize, "image-cache-size", "0", "with --image-cache, the budget of each namespace's image cache entries (their PVC requests, e.g. 100Gi): a new entry first evicts the least recently used entries no import pod is reading; entries in use may keep a namespace over it; 0: no budget")
 	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused); checked at insert (literal IPs, and with --import-method auto or cdi the host name resolved) and by the import pod on every dial")
 	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
 	fs.DurationVar(&o.heldPowerOn, "held-power-on-timeout", power.DefaultHoldTimeout, "how long a power-on that arrives during a virtual-media import is held for it (the System shows PoweringOn meanwhile); when the import has not completed by then, the power-on is dropped (logged, System Off, Status.Health Warning) and the VM stays off")
@@ -138,6 +142,11 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if o.maxImageBytes, err = media.ParseImageSize(o.maxImageSize); err != nil {
 		return nil, fmt.Errorf("serve: --max-image-size: %w", err)
 	}
+	budget, err := resource.ParseQuantity(o.imageCacheSize)
+	if err != nil || budget.Sign() < 0 {
+		return nil, fmt.Errorf("serve: --image-cache-size %q: a quantity such as 100Gi (0: no budget) is required", o.imageCacheSize)
+	}
+	o.imageCacheBytes = budget.Value()
 	if o.imageClaim, err = resource.ParseQuantity(o.imageClaimSize); err != nil || o.imageClaim.Sign() <= 0 {
 		return nil, fmt.Errorf("serve: --image-claim-size %q: a positive quantity such as 8Gi is required", o.imageClaimSize)
 	}
@@ -183,6 +192,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
+		ImageCache: o.imageCache, ImageCacheBudget: o.imageCacheBytes,
 		HeldPowerOnTimeout: o.heldPowerOn,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,

@@ -46,6 +46,8 @@ service-uuid: file-uuid
 		MaxImage                                                           int64
 		Claim                                                              string
 		HeldPowerOn                                                        time.Duration
+		ImageCache                                                         bool
+		ImageCacheBytes                                                    int64
 	}
 	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
 		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst, MaxImage: 64 << 30, Claim: "8Gi", HeldPowerOn: 10 * time.Minute}
@@ -91,6 +93,9 @@ service-uuid: file-uuid
 		{name: "kube rate limit positive", args: append([]string{"--kube-qps", "0"}, base...), wantErr: "--kube-qps and --kube-burst must be positive"},
 		{name: "held power-on timeout", args: base, env: map[string]string{"REDFISH_BRIDGE_HELD_POWER_ON_TIMEOUT": "25m"},
 			want: with(func(g *got) { g.HeldPowerOn = 25 * time.Minute })},
+		{name: "image cache and its budget", args: append([]string{"--image-cache", "--image-cache-size", "100Gi"}, base...),
+			want: with(func(g *got) { g.ImageCache, g.ImageCacheBytes = true, 100<<30 })},
+		{name: "negative image cache budget", args: append([]string{"--image-cache-size", "-1Gi"}, base...), wantErr: "--image-cache-size"},
 		{name: "held power-on timeout positive", args: append([]string{"--held-power-on-timeout", "0s"}, base...), wantErr: "--held-power-on-timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,7 +114,7 @@ service-uuid: file-uuid
 				t.Fatal(err)
 			}
 			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst,
-				o.maxImageBytes, o.imageClaim.String(), o.heldPowerOn}
+				o.maxImageBytes, o.imageClaim.String(), o.heldPowerOn, o.imageCache, o.imageCacheBytes}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}

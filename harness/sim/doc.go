@@ -41,7 +41,10 @@
 //     (FailedMount), otherwise the bridge's own import job
 //     ([media.ImportJob], parsed from the pod's args) run against the
 //     pod's Secret and ConfigMap volumes, the image really downloaded into
-//     [Simulator.ImagePath].
+//     [Simulator.ImagePath]; a second PVC volume (media's image cache
+//     entry, --cache-dir) is that claim's data directory, shared by every
+//     pod that mounts it, so a copy from the cache really reads and writes
+//     the bytes ([Counters].ImportsFromCache counts them).
 //   - the PV binder and pvc-protection controller: every PVC is Bound at
 //     once and released when nothing uses it any more.
 //

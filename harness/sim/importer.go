@@ -214,6 +214,9 @@ func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr
 		return
 	}
 	s.importsOK.Add(1)
+	if res, ok := media.ParseImportResult(msg); ok && res.FromCache {
+		s.importsFromCache.Add(1)
+	}
 	s.log.InfoContext(ctx, "import done", "pod", pod.Namespace+"/"+pod.Name, "message", msg)
 }
 

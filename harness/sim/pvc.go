@@ -119,11 +119,21 @@ func (s *Simulator) claimUser(ns, claim string, pods bool) string {
 	list, _ := c.pod.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 	for _, o := range list {
 		pod, ok := o.(*corev1.Pod)
-		if ok && podClaim(pod) == claim && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if ok && podUses(pod, claim) && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
 			return pod.Name
 		}
 	}
 	return ""
+}
+
+// podUses reports whether any of the pod's volumes is the claim.
+func podUses(pod *corev1.Pod, claim string) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+			return true
+		}
+	}
+	return false
 }
 
 func asMap(v any) map[string]any {

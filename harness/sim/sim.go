@@ -50,11 +50,14 @@ type Options struct {
 
 // Counters counts what the simulator did since it started.
 type Counters struct {
-	VMIsStarted         int64 // VMIs whose domain the node side started (Running)
-	VMIsFailed          int64 // VMIs the node side failed (corrupt specs)
-	ImportsStarted      int64
-	ImportsSucceeded    int64
-	ImportsFailed       int64
+	VMIsStarted      int64 // VMIs whose domain the node side started (Running)
+	VMIsFailed       int64 // VMIs the node side failed (corrupt specs)
+	ImportsStarted   int64
+	ImportsSucceeded int64
+	ImportsFailed    int64
+	// ImportsFromCache counts succeeded imports whose image was copied
+	// from the image cache entry (revalidated, not downloaded).
+	ImportsFromCache    int64
 	MultiAttachRefusals int64 // import pods refused (counted once per pod)
 	PVCsBound           int64
 	// LaunchersHeld counts deleted virt-launcher pods held for their
@@ -89,6 +92,7 @@ type Simulator struct {
 
 	vmisStarted, vmisFailed                  atomic.Int64
 	importsStarted, importsOK, importsFailed atomic.Int64
+	importsFromCache                         atomic.Int64
 	multiAttachRefusals, pvcsBound           atomic.Int64
 	launchersHeld                            atomic.Int64
 	mu                                       sync.Mutex
@@ -210,6 +214,7 @@ func (s *Simulator) Counters() Counters {
 		VMIsFailed:          s.vmisFailed.Load(),
 		ImportsStarted:      s.importsStarted.Load(),
 		ImportsSucceeded:    s.importsOK.Load(),
+		ImportsFromCache:    s.importsFromCache.Load(),
 		ImportsFailed:       s.importsFailed.Load(),
 		MultiAttachRefusals: s.multiAttachRefusals.Load(),
 		PVCsBound:           s.pvcsBound.Load(),

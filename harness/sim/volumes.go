@@ -22,7 +22,8 @@ const volumeRetry = time.Second
 // importer container: each mounted volume's keys are written as files
 // under a per-pod directory, and the job's file paths (--ca-file,
 // --credentials-dir) are rewritten from the container's mount paths to
-// there. It returns the per-pod directory.
+// there; a second PVC (the image cache entry, --cache-dir) is its claim's
+// data directory. It returns the per-pod directory.
 func (s *Simulator) mountVolumes(ctx context.Context, pod *corev1.Pod, job *importJob) (string, error) {
 	root := filepath.Join(s.opts.DataDir, ".pods", string(pod.UID))
 	volumes := map[string]corev1.Volume{}
@@ -35,6 +36,17 @@ func (s *Simulator) mountVolumes(ctx context.Context, pod *corev1.Pod, job *impo
 		}
 		for _, m := range c.VolumeMounts {
 			v, ok := volumes[m.Name]
+			if ok && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != job.claim {
+				// Another PVC (the image cache entry): its data is where the
+				// simulator keeps that claim's image, shared by every pod.
+				dir := filepath.Dir(s.ImagePath(pod.Namespace, v.PersistentVolumeClaim.ClaimName))
+				if err := os.MkdirAll(dir, 0o750); err != nil {
+					_ = os.RemoveAll(root)
+					return "", fmt.Errorf("mount volume %q: %w", v.Name, err)
+				}
+				job.req.CacheDir = remount(job.req.CacheDir, m.MountPath, dir)
+				continue
+			}
 			if !ok || (v.Secret == nil && v.ConfigMap == nil) {
 				continue
 			}

@@ -15,6 +15,10 @@
   "leader-elect" .Values.leaderElection.enabled
   "lease-name" (include "redfish-bridge.leaseName" .)
 }}
+{{- if .Values.imageCache.enabled }}
+{{- $_ := set $cfg "image-cache" true }}
+{{- $_ := set $cfg "image-cache-size" (toString .Values.imageCache.size) }}
+{{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}
 {{- $_ := set $cfg "image-ca-key" $.Values.imageCA.key }}

@@ -1,0 +1,301 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// validatedImage serves one image with ETag and Last-Modified (HEAD and
+// conditional requests as net/http does them) and counts the body bytes
+// it sent; set replaces the image.
+type validatedImage struct {
+	*httptest.Server
+	mu      sync.Mutex
+	data    []byte
+	mod     time.Time
+	served  atomic.Int64
+	heads   atomic.Int64
+	noValid bool // send neither ETag nor Last-Modified
+}
+
+func newValidatedImage(t *testing.T, data []byte) *validatedImage {
+	t.Helper()
+	im := &validatedImage{}
+	im.set(data)
+	im.Server = httptest.NewServer(http.HandlerFunc(im.serve))
+	t.Cleanup(im.Close)
+	return im
+}
+
+func (im *validatedImage) set(data []byte) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.data = data
+	// A second of Last-Modified resolution: a change within it is told by the ETag.
+	im.mod = time.Now().Truncate(time.Second)
+}
+
+func (im *validatedImage) serve(w http.ResponseWriter, r *http.Request) {
+	im.mu.Lock()
+	data, mod, noValid := im.data, im.mod, im.noValid
+	im.mu.Unlock()
+	if r.Method == http.MethodHead {
+		im.heads.Add(1)
+	}
+	if noValid {
+		mod = time.Time{}
+	} else {
+		sum := sha256.Sum256(data)
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+	}
+	cw := &countingWriter{ResponseWriter: w, n: &im.served}
+	http.ServeContent(cw, r, "image.iso", mod, bytes.NewReader(data))
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func testImage(tag string, size int) []byte {
+	return bytes.Repeat([]byte(tag), size/len(tag)+1)[:size]
+}
+
+// TestRunCached performs what N import pods of one key do at once against
+// one cache entry: one download, every destination the image; a changed
+// image downloads again; a server without validators is never cached.
+func TestRunCached(t *testing.T) {
+	const size, n = 1<<20 + 3, 8
+	for _, tc := range []struct {
+		name    string
+		noValid bool
+		// wantServed is the body bytes the server sends for the first n
+		// imports, then for one import after the image changed.
+		wantServed, wantAfterChange int64
+	}{
+		{name: "validators", wantServed: size, wantAfterChange: 2 * size},
+		{name: "no validators", noValid: true, wantServed: n * size, wantAfterChange: (n + 1) * size},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			im := newValidatedImage(t, testImage("one|", size))
+			im.noValid = tc.noValid
+			cacheDir, dests := t.TempDir(), t.TempDir()
+			run := func(i int) (ImportResult, error) {
+				req := ImportRequest{URL: im.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
+				return req.Run(t.Context())
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				wg.Go(func() { _, errs[i] = run(i) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("import %d: %v", i, err)
+				}
+				checkFile(t, filepath.Join(dests, fmt.Sprint(i)), testImage("one|", size))
+			}
+			if got := im.served.Load(); got != tc.wantServed {
+				t.Errorf("%d concurrent imports: the server sent %d body bytes, want %d", n, got, tc.wantServed)
+			}
+
+			im.set(testImage("two|", size))
+			res, err := run(n)
+			if err != nil {
+				t.Fatalf("import after the change: %v", err)
+			}
+			if res.FromCache {
+				t.Errorf("import after the change was served from the cache")
+			}
+			checkFile(t, filepath.Join(dests, fmt.Sprint(n)), testImage("two|", size))
+			if got := im.served.Load(); got != tc.wantAfterChange {
+				t.Errorf("after the change: the server sent %d body bytes in all, want %d", got, tc.wantAfterChange)
+			}
+		})
+	}
+}
+
+func checkFile(t *testing.T, name string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s: %d bytes, not the image served (%d bytes)", name, len(got), len(want))
+	}
+}
+
+// TestCacheKey: a different URL, trust or credential is a different entry.
+func TestCacheKey(t *testing.T) {
+	base := func() (string, bool, []byte, []byte, []byte) {
+		return "https://img/a.iso", false, []byte("CA-1"), []byte("user"), []byte("pass")
+	}
+	k0 := cacheKey(base())
+	for _, tc := range []struct {
+		name string
+		key  string
+	}{
+		{"url", func() string { _, i, c, u, p := base(); return cacheKey("https://img/b.iso", i, c, u, p) }()},
+		{"verify certificate", func() string { s, _, c, u, p := base(); return cacheKey(s, true, c, u, p) }()},
+		{"ca", func() string { s, i, _, u, p := base(); return cacheKey(s, i, []byte("CA-2"), u, p) }()},
+		{"no ca", func() string { s, i, _, u, p := base(); return cacheKey(s, i, nil, u, p) }()},
+		{"user", func() string { s, i, c, _, p := base(); return cacheKey(s, i, c, []byte("other"), p) }()},
+		{"password", func() string { s, i, c, u, _ := base(); return cacheKey(s, i, c, u, []byte("other")) }()},
+		{"field boundary", func() string { s, i, c, _, _ := base(); return cacheKey(s, i, c, []byte("userp"), []byte("ass")) }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.key == k0 {
+				t.Errorf("same key %s as the base insert", k0)
+			}
+		})
+	}
+	if diff := cmp.Diff(k0, cacheKey(base())); diff != "" {
+		t.Errorf("key not deterministic (-first +second):\n%s", diff)
+	}
+	if name := CacheClaimName(k0); len(name) > 63 || bytes.Contains([]byte(name), []byte("pass")) {
+		t.Errorf("entry name %q", name)
+	}
+}
+
+// TestRunCachedSharedFailure: the imports waiting for one download of
+// their key fail with its error, without a request of their own; a retry
+// afterwards downloads once.
+func TestRunCachedSharedFailure(t *testing.T) {
+	const size, n = 64<<10 + 1, 5
+	var gets atomic.Int64
+	gate, fail := make(chan struct{}), atomic.Bool{}
+	fail.Store(true)
+	data := testImage("img|", size)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+			<-gate
+		}
+		if fail.Load() {
+			http.Error(w, "disk full", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "image.iso", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	cacheArrived = arrived.Done
+	t.Cleanup(func() { cacheArrived = func() {} })
+	cacheDir, dests := t.TempDir(), t.TempDir()
+	run := func(i int) (ImportResult, error) {
+		req := ImportRequest{URL: srv.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
+		return req.Run(t.Context())
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _, errs[i] = run(i) })
+	}
+	arrived.Wait() // every import came before the download failed
+	close(gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("import %d succeeded", i)
+		}
+		if diff := cmp.Diff(errs[0].Error(), err.Error()); diff != "" {
+			t.Errorf("import %d failed otherwise (-first +this):\n%s", i, diff)
+		}
+	}
+	if got := gets.Load(); got != 1 {
+		t.Errorf("%d imports waiting on one download: %d GETs, want 1", n, got)
+	}
+	t.Logf("every import: %v", errs[0])
+
+	cacheArrived = func() {}
+	fail.Store(false)
+	if _, err := run(n); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	checkFile(t, filepath.Join(dests, fmt.Sprint(n)), data)
+	if got := gets.Load(); got != 2 {
+		t.Errorf("the retry made %d GETs in all, want 2", got)
+	}
+}
+
+// TestRunCachedFillerGone: the import downloading into the entry ends
+// (its pod deleted: its VM ejected) while others wait; they are not failed
+// with its end: the next one downloads and the rest copy.
+func TestRunCachedFillerGone(t *testing.T) {
+	const size, n = 64<<10 + 1, 3
+	var gets atomic.Int64
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	data := testImage("img|", size)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && gets.Add(1) == 1 {
+			close(inFlight)
+			select { // the first download never ends by itself
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "image.iso", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	cacheArrived = arrived.Done
+	t.Cleanup(func() { cacheArrived = func() {} })
+	cacheDir, dests := t.TempDir(), t.TempDir()
+	run := func(ctx context.Context, i int) error {
+		req := ImportRequest{URL: srv.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
+		_, err := req.Run(ctx)
+		return err
+	}
+	fillerCtx, cancel := context.WithCancel(t.Context())
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = run(fillerCtx, 0) })
+	<-inFlight
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = run(t.Context(), i) })
+	}
+	arrived.Wait()
+	cancel() // the downloading pod is deleted
+	wg.Wait()
+	if errs[0] == nil {
+		t.Errorf("the cancelled download succeeded")
+	}
+	for i := 1; i < n; i++ {
+		if errs[i] != nil {
+			t.Errorf("waiting import %d: %v", i, errs[i])
+			continue
+		}
+		checkFile(t, filepath.Join(dests, fmt.Sprint(i)), data)
+	}
+	if got := gets.Load(); got != 2 {
+		t.Errorf("%d GETs, want 2 (the cancelled one, then one for the waiting imports)", got)
+	}
+}
