@@ -3,8 +3,6 @@ package media
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,66 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 )
-
-// validatedImage serves one image with ETag and Last-Modified (HEAD and
-// conditional requests as net/http does them) and counts the body bytes
-// it sent; set replaces the image.
-type validatedImage struct {
-	*httptest.Server
-	mu      sync.Mutex
-	data    []byte
-	mod     time.Time
-	served  atomic.Int64
-	heads   atomic.Int64
-	noValid bool // send neither ETag nor Last-Modified
-}
-
-func newValidatedImage(t *testing.T, data []byte) *validatedImage {
-	t.Helper()
-	im := &validatedImage{}
-	im.set(data)
-	im.Server = httptest.NewServer(http.HandlerFunc(im.serve))
-	t.Cleanup(im.Close)
-	return im
-}
-
-func (im *validatedImage) set(data []byte) {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	im.data = data
-	// A second of Last-Modified resolution: a change within it is told by the ETag.
-	im.mod = time.Now().Truncate(time.Second)
-}
-
-func (im *validatedImage) serve(w http.ResponseWriter, r *http.Request) {
-	im.mu.Lock()
-	data, mod, noValid := im.data, im.mod, im.noValid
-	im.mu.Unlock()
-	if r.Method == http.MethodHead {
-		im.heads.Add(1)
-	}
-	if noValid {
-		mod = time.Time{}
-	} else {
-		sum := sha256.Sum256(data)
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
-	}
-	cw := &countingWriter{ResponseWriter: w, n: &im.served}
-	http.ServeContent(cw, r, "image.iso", mod, bytes.NewReader(data))
-}
-
-// countingWriter counts the body bytes written through it.
-type countingWriter struct {
-	http.ResponseWriter
-	n *atomic.Int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(b)
-	c.n.Add(int64(n))
-	return n, err
-}
 
 func testImage(tag string, size int) []byte {
 	return bytes.Repeat([]byte(tag), size/len(tag)+1)[:size]
@@ -97,8 +38,11 @@ func TestRunCached(t *testing.T) {
 		{name: "no validators", noValid: true, wantServed: n * size, wantAfterChange: (n + 1) * size},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			im := newValidatedImage(t, testImage("one|", size))
-			im.noValid = tc.noValid
+			im := testca.NewVersionedImage(t)
+			im.Set(testImage("one|", size))
+			if tc.noValid {
+				im.WithoutValidators()
+			}
 			cacheDir, dests := t.TempDir(), t.TempDir()
 			run := func(i int) (ImportResult, error) {
 				req := ImportRequest{URL: im.URL + "/image.iso", Dest: filepath.Join(dests, fmt.Sprint(i)), CacheDir: cacheDir}
@@ -116,11 +60,11 @@ func TestRunCached(t *testing.T) {
 				}
 				checkFile(t, filepath.Join(dests, fmt.Sprint(i)), testImage("one|", size))
 			}
-			if got := im.served.Load(); got != tc.wantServed {
+			if got := im.Served.Load(); got != tc.wantServed {
 				t.Errorf("%d concurrent imports: the server sent %d body bytes, want %d", n, got, tc.wantServed)
 			}
 
-			im.set(testImage("two|", size))
+			im.Set(testImage("two|", size))
 			res, err := run(n)
 			if err != nil {
 				t.Fatalf("import after the change: %v", err)
@@ -129,7 +73,7 @@ func TestRunCached(t *testing.T) {
 				t.Errorf("import after the change was served from the cache")
 			}
 			checkFile(t, filepath.Join(dests, fmt.Sprint(n)), testImage("two|", size))
-			if got := im.served.Load(); got != tc.wantAfterChange {
+			if got := im.Served.Load(); got != tc.wantAfterChange {
 				t.Errorf("after the change: the server sent %d body bytes in all, want %d", got, tc.wantAfterChange)
 			}
 		})

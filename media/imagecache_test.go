@@ -1,17 +1,12 @@
 package media_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,77 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
-
-// fleetImage serves one image at /fleet.iso with ETag and Last-Modified
-// (HEAD and conditional requests as net/http answers them), counting the
-// body bytes it sends; set replaces the image.
-type fleetImage struct {
-	*httptest.Server
-	mu     sync.Mutex
-	data   []byte
-	mod    time.Time
-	holds  map[string]chan struct{} // GETs of these paths wait until closed
-	served atomic.Int64
-}
-
-// hold makes the GETs of path wait until the returned release is called.
-func (im *fleetImage) hold(path string) (release func()) {
-	ch := make(chan struct{})
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	if im.holds == nil {
-		im.holds = map[string]chan struct{}{}
-	}
-	im.holds[path] = ch
-	var once sync.Once
-	return func() { once.Do(func() { close(ch) }) }
-}
-
-func newFleetImage(t *testing.T) *fleetImage {
-	t.Helper()
-	im := &fleetImage{}
-	im.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		im.mu.Lock()
-		data, mod, hold := im.data, im.mod, im.holds[r.URL.Path]
-		im.mu.Unlock()
-		if hold != nil && r.Method == http.MethodGet {
-			select {
-			case <-hold:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		sum := sha256.Sum256(data)
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
-		http.ServeContent(&counted{ResponseWriter: w, n: &im.served}, r, "fleet.iso", mod, bytes.NewReader(data))
-	}))
-	t.Cleanup(im.Close)
-	return im
-}
-
-// set serves a fresh image of size bytes and returns its sha256.
-func (im *fleetImage) set(size int) [32]byte {
-	unit := fmt.Appendf(nil, "fleet|%d|", time.Now().UnixNano())
-	data := bytes.Repeat(unit, size/len(unit)+1)[:size]
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	im.data, im.mod = data, time.Now()
-	return sha256.Sum256(data)
-}
-
-type counted struct {
-	http.ResponseWriter
-	n *atomic.Int64
-}
-
-func (c *counted) Write(b []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(b)
-	c.n.Add(int64(n))
-	return n, err
-}
 
 // TestImageCache: N VMs insert one URL at once through the pod method and
 // the image server sends it once; each VM gets its own PVC with the bytes;
@@ -117,9 +45,9 @@ func TestImageCache(t *testing.T) {
 
 func testImageCacheFleet(t *testing.T, e *env) {
 	const n, size = 5, 2<<20 + 5
-	im := newFleetImage(t)
+	im := testca.NewVersionedImage(t)
 	url := im.URL + "/fleet.iso"
-	sum := im.set(size)
+	sum := im.SetFresh(size)
 	keys := make([]system.Key, n)
 	for i := range keys {
 		keys[i] = e.createVM(t, fmt.Sprintf("fleet-%d", i))
@@ -148,7 +76,7 @@ func testImageCacheFleet(t *testing.T, e *env) {
 	if len(claims) != n {
 		t.Errorf("%d VMs share %d PVCs: %v", n, len(claims), claims)
 	}
-	if got := im.served.Load(); float64(got) > 1.05*size {
+	if got := im.Served.Load(); float64(got) > 1.05*size {
 		t.Errorf("%d inserts of one %d-byte image: the image server sent %d body bytes (%.2fx), want <= 1.05x", n, size, got, float64(got)/size)
 	}
 	if got := e.sim.Counters().ImportsFromCache - before.ImportsFromCache; got != n-1 {
@@ -163,8 +91,8 @@ func testImageCacheFleet(t *testing.T, e *env) {
 	}
 
 	t.Run("ChangedImageDownloadsAgain", func(t *testing.T) {
-		served := im.served.Load()
-		newSum := im.set(size + 1000)
+		served := im.Served.Load()
+		newSum := im.SetFresh(size + 1000)
 		again, err := e.svc.Insert(t.Context(), keys[0], slot, system.MediaInsert{Image: url})
 		if err != nil {
 			t.Fatalf("re-insert: %v", err)
@@ -173,14 +101,14 @@ func testImageCacheFleet(t *testing.T, e *env) {
 			return s.InsertID == again.InsertID && s.Phase == system.MediaReady
 		})
 		e.checkImage(t, ready.ClaimName, newSum)
-		if got := im.served.Load() - served; got != size+1000 {
+		if got := im.Served.Load() - served; got != size+1000 {
 			t.Errorf("the changed image: the server sent %d body bytes, want %d", got, size+1000)
 		}
 	})
 
 	t.Run("OtherCredentialsDoNotShare", func(t *testing.T) {
 		key := e.createVM(t, "fleet-creds")
-		served := im.served.Load()
+		served := im.Served.Load()
 		got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url, UserName: "someone", Password: "else"})
 		if err != nil {
 			t.Fatalf("Insert: %v", err)
@@ -189,11 +117,8 @@ func testImageCacheFleet(t *testing.T, e *env) {
 			t.Fatalf("insert with credentials has cache key %q, the others %q", got.CacheKey, inserted[0].CacheKey)
 		}
 		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-		im.mu.Lock()
-		want := sha256.Sum256(im.data)
-		im.mu.Unlock()
-		e.checkImage(t, ready.ClaimName, want)
-		if d := im.served.Load() - served; d == 0 {
+		e.checkImage(t, ready.ClaimName, im.Sum())
+		if d := im.Served.Load() - served; d == 0 {
 			t.Errorf("an insert with other credentials was served from the entry of the insert without")
 		}
 	})
@@ -272,9 +197,9 @@ func testImageCacheBudget(t *testing.T, e *env, r *media.Reconciler) {
 		return err
 	})
 	const size = 1<<20 + 7
-	im := newFleetImage(t)
-	sum := im.set(size)
-	release := im.hold("/held.iso")
+	im := testca.NewVersionedImage(t)
+	sum := im.SetFresh(size)
+	release := im.Hold("/held.iso")
 	defer release()
 	vmA, vmH, vmN := e.createVM(t, "budget-a"), e.createVM(t, "budget-h"), e.createVM(t, "budget-n")
 	insert := func(key system.Key, path string) string {

@@ -1,7 +1,6 @@
 package metal3
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
@@ -106,24 +106,5 @@ func (b *bmo) stop() error {
 
 // logTail is the last n lines of the manager's log containing filter.
 func (b *bmo) logTail(n int, filter string) string {
-	f, err := os.Open(b.log)
-	if err != nil {
-		return "(no baremetal-operator log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if line := sc.Text(); filter == "" || strings.Contains(line, filter) {
-			lines = append(lines, line)
-			if len(lines) > 2*n {
-				lines = lines[len(lines)-n:]
-			}
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return ironicproc.TailFile(b.log, "baremetal-operator", n, filter)
 }

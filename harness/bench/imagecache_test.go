@@ -1,20 +1,15 @@
 package bench_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -109,9 +105,9 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 		}
 	})
 
-	srv := newBenchImage(b)
+	srv := testca.NewVersionedImage(b)
 	url := srv.URL + "/fleet.iso"
-	sum := srv.set(size)
+	sum := srv.SetFresh(size)
 	keys := make([]system.Key, n)
 	for i := range keys {
 		keys[i] = system.Key{Namespace: ns, Name: fmt.Sprintf("fleet-%03d", i)}
@@ -154,7 +150,7 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 	for _, claim := range claims {
 		checkBenchImage(b, s.ImagePath(ns, claim), sum)
 	}
-	served := srv.served.Load()
+	served := srv.Served.Load()
 	ratio := float64(served) / float64(size)
 	reached := "REACHED"
 	if ratio > 1.05 {
@@ -164,14 +160,14 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 
 	// The image changes at that URL; one VM re-inserts.
 	before := served
-	newSum := srv.set(size + 4096)
+	newSum := srv.SetFresh(size + 4096)
 	again, err := svc.Insert(ctx, keys[0], media.DefaultSlot, system.MediaInsert{Image: url})
 	if err != nil {
 		b.Fatal(err)
 	}
 	claim := waitReady(b, admin, keys[:1], map[system.Key]string{keys[0]: again.InsertID})[0]
 	checkBenchImage(b, s.ImagePath(ns, claim), newSum)
-	changed := srv.served.Load() - before
+	changed := srv.Served.Load() - before
 
 	fmt.Printf("\n=== image cache, %s CRDs, %d VMs, one %d MiB image, import method pod ===\n", v, n, size>>20)
 	fmt.Printf("%-52s %s\n", "every slot Ready after", took.Round(time.Millisecond))
@@ -214,47 +210,4 @@ func checkBenchImage(b *testing.B, path string, sum [32]byte) {
 	if sha256.Sum256(got) != sum {
 		b.Errorf("%s holds %d bytes that are not the image served", path, len(got))
 	}
-}
-
-// benchImage serves one image with ETag and Last-Modified, counting body bytes.
-type benchImage struct {
-	*httptest.Server
-	mu     sync.Mutex
-	data   []byte
-	mod    time.Time
-	served atomic.Int64
-}
-
-func newBenchImage(b *testing.B) *benchImage {
-	im := &benchImage{}
-	im.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		im.mu.Lock()
-		data, mod := im.data, im.mod
-		im.mu.Unlock()
-		sum := sha256.Sum256(data)
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
-		http.ServeContent(&countWriter{ResponseWriter: w, n: &im.served}, r, "fleet.iso", mod, bytes.NewReader(data))
-	}))
-	b.Cleanup(im.Close)
-	return im
-}
-
-func (im *benchImage) set(size int) [32]byte {
-	unit := fmt.Appendf(nil, "fleet|%d|", time.Now().UnixNano())
-	data := bytes.Repeat(unit, size/len(unit)+1)[:size]
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	im.data, im.mod = data, time.Now()
-	return sha256.Sum256(data)
-}
-
-type countWriter struct {
-	http.ResponseWriter
-	n *atomic.Int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }

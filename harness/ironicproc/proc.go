@@ -223,10 +223,15 @@ func (ir *Ironic) Stop() error {
 
 // LogTail is the last n lines of Ironic's log that contain filter (every
 // line when filter is empty).
-func (ir *Ironic) LogTail(n int, filter string) string {
-	f, err := os.Open(ir.log)
+func (ir *Ironic) LogTail(n int, filter string) string { return TailFile(ir.log, "ironic", n, filter) }
+
+// TailFile is the last n lines of the log file at path that contain
+// filter (every line when filter is empty); what names the log in the
+// answer when the file cannot be read.
+func TailFile(path, what string, n int, filter string) string {
+	f, err := os.Open(path)
 	if err != nil {
-		return "(no ironic log: " + err.Error() + ")"
+		return "(no " + what + " log: " + err.Error() + ")"
 	}
 	defer f.Close()
 	var lines []string
