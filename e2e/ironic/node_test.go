@@ -15,7 +15,6 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/fields"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
@@ -253,15 +252,8 @@ func (n *node) bootOverride(t *testing.T) system.BootOverride {
 	return o
 }
 
-// checkFields runs `fields --check` on the VM: no ownership deviations, the
-// list mode read from the variant's CRD.
+// checkFields runs `fields --check` on the VM.
 func (n *node) checkFields(t *testing.T) {
 	t.Helper()
-	r, err := fields.Load(t.Context(), n.dyn, n.key.Namespace, n.key.Name, "auto")
-	if err != nil {
-		t.Fatalf("fields %s: %v", n.key, err)
-	}
-	if len(r.Deviations) > 0 || r.ModeSource != "crd" {
-		t.Errorf("fields --check %s (mode %s from %s): deviations %+v", n.key, r.Mode, r.ModeSource, r.Deviations)
-	}
+	vmcheck.CheckFields(t, n.dyn, n.key)
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/fields"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
@@ -325,17 +324,10 @@ func (h *host) ejected(t *testing.T) {
 	})
 }
 
-// checkFields runs `fields --check` on the VM: no ownership deviations, the
-// list mode read from the variant's CRD.
+// checkFields runs `fields --check` on the VM.
 func (h *host) checkFields(t *testing.T) {
 	t.Helper()
-	r, err := fields.Load(t.Context(), h.dyn, h.key.Namespace, h.key.Name, "auto")
-	if err != nil {
-		t.Fatalf("fields %s: %v", h.key, err)
-	}
-	if len(r.Deviations) > 0 || r.ModeSource != "crd" {
-		t.Errorf("fields --check %s (mode %s from %s): deviations %+v", h.key, r.Mode, r.ModeSource, r.Deviations)
-	}
+	vmcheck.CheckFields(t, h.dyn, h.key)
 }
 
 // diagnostics is what a failing host prints: its status, the Ironic node,
