@@ -25,10 +25,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
-	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // env is a namespace of a cluster where KubeVirt's virt-controller runs,
@@ -87,14 +85,6 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if e.kube, err = kubernetes.NewForConfig(c.Admin); err != nil {
 		t.Fatal(err)
 	}
-	bridge, err := dynamic.NewForConfig(c.Bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := kubernetes.NewForConfig(c.Bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := testcluster.LoggerForTest(t, "simulator and power reconciler")
 	nodeSide, stopDelay := c.Admin, 20*time.Millisecond
 	if o.virtAPI {
@@ -122,30 +112,8 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 			t.Errorf("simulator saw corrupted VMs: %+v", cs)
 		}
 	})
-	mode, err := apply.DetectMode(ctx, bridge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.Start(ctx, bridge, kube, []string{e.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var writes dynamic.Interface = bridge
-	if o.disablePrecondition {
-		writes = testutil.WithoutPrecondition(writes)
-	}
-	if o.disableRebootPolicy {
-		writes = testutil.WithoutRebootPolicy(writes)
-	}
-	e.w = apply.New(writes, inv, mode, apply.Options{})
-	var forcer Forcer
-	if !o.noForce {
-		if forcer, err = virtapi.New(c.Bridge); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.s = New(e.w, bridge, forcer)
-	e.s.SetHoldTimeout(o.holdTimeout)
+	leader, inv := e.startReplica(t, c, o)
+	e.w, e.s = leader.w, leader.s
 	if o.noReconciler {
 		return e
 	}

@@ -31,42 +31,51 @@ type replica struct {
 // startEnvWith builds the first with options o.
 func (e *env) addReplicas(t *testing.T, c *testcluster.Cluster, n int, o envOptions) {
 	t.Helper()
-	ctx := t.Context()
 	for range n {
-		bridge, err := dynamic.NewForConfig(c.Bridge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kube, err := kubernetes.NewForConfig(c.Bridge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mode, err := apply.DetectMode(ctx, bridge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inv, err := inventory.Start(ctx, bridge, kube, []string{e.ns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var writes dynamic.Interface = bridge
-		if o.disablePrecondition {
-			writes = testutil.WithoutPrecondition(writes)
-		}
-		if o.disableRebootPolicy {
-			writes = testutil.WithoutRebootPolicy(writes)
-		}
-		w := apply.New(writes, inv, mode, apply.Options{})
-		var forcer Forcer
-		if !o.noForce {
-			if forcer, err = virtapi.New(c.Bridge); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s := New(w, bridge, forcer)
-		s.SetHoldTimeout(o.holdTimeout)
-		e.others = append(e.others, replica{w: w, s: s})
+		r, _ := e.startReplica(t, c, o)
+		e.others = append(e.others, r)
 	}
+}
+
+// startReplica builds one replica's write path on c for e's namespace,
+// with options o: the bridge identity's clients, its informer caches
+// (returned, for the leader's Reconciler), its Writer and its Service.
+func (e *env) startReplica(t *testing.T, c *testcluster.Cluster, o envOptions) (replica, *inventory.Inventory) {
+	t.Helper()
+	ctx := t.Context()
+	bridge, err := dynamic.NewForConfig(c.Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(c.Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, err := apply.DetectMode(ctx, bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Start(ctx, bridge, kube, []string{e.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes dynamic.Interface = bridge
+	if o.disablePrecondition {
+		writes = testutil.WithoutPrecondition(writes)
+	}
+	if o.disableRebootPolicy {
+		writes = testutil.WithoutRebootPolicy(writes)
+	}
+	w := apply.New(writes, inv, mode, apply.Options{})
+	var forcer Forcer
+	if !o.noForce {
+		if forcer, err = virtapi.New(c.Bridge); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(w, bridge, forcer)
+	s.SetHoldTimeout(o.holdTimeout)
+	return replica{w: w, s: s}, inv
 }
 
 // replicas is every replica of e, the leader first.
