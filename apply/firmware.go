@@ -72,7 +72,7 @@ func ValidateLegacy(vm *VM) error {
 	if !found || efi == nil {
 		return nil
 	}
-	if _, secure := kubevirt.Firmware(vm.Object); secure {
+	if _, secure := vm.Firmware(); secure {
 		return &RefusedError{Property: PropertyBootMode, Value: string(system.BootLegacy), ConflictsWith: PropertySecureBoot,
 			Reason: "Secure Boot is enabled (the VirtualMachine's firmware.bootloader.efi.secureBoot), and it exists only under boot mode UEFI: " +
 				"BootSourceOverrideMode Legacy is refused while it is. Disable Secure Boot (SecureBootEnable false) first, then set the mode."}

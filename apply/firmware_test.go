@@ -37,7 +37,7 @@ func TestFirmwareIgnoresRecordedMode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			mode, secure := kubevirt.Firmware(decodeFixture(u).Object)
+			mode, secure := decodeFixture(u).Firmware()
 			if mode != tt.wantMode || secure != tt.wantSecure {
 				t.Errorf("Firmware = %s, secure boot %v; want %s, %v", mode, secure, tt.wantMode, tt.wantSecure)
 			}

@@ -92,7 +92,7 @@ func testLegacyReleasesAuthorEFI(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("Legacy over the author's efi: %v", err)
 	}
-	if mode, _ := kubevirt.Firmware(vm.Object); mode != system.BootLegacy {
+	if mode, _ := vm.Firmware(); mode != system.BootLegacy {
 		t.Errorf("after Legacy the VM boots %s", mode)
 	}
 	live := e.get(t, key)
@@ -113,7 +113,7 @@ func testLegacyReleasesAuthorEFI(t *testing.T, e *env) {
 	// The author applies again, without efi: it merges, Legacy stays.
 	e.authorApply(t, "vm-legacy", false, "reapplied")
 	live = e.get(t, key)
-	if mode, _ := kubevirt.Firmware(live); mode != system.BootLegacy || live.GetLabels()["step"] != "reapplied" {
+	if mode, _ := (&VM{Object: live}).Firmware(); mode != system.BootLegacy || live.GetLabels()["step"] != "reapplied" {
 		t.Errorf("after the author's apply: boots %s, labels %v", mode, live.GetLabels())
 	}
 	if diff := cmp.Diff([]string{biosPath}, under(e.ownedBy(t, key, ManagerBoot), path(kubevirt.Bootloader))); diff != "" {
@@ -124,11 +124,11 @@ func testLegacyReleasesAuthorEFI(t *testing.T, e *env) {
 	// UEFI, what KubeVirt boots while efi is set. Legacy asked again takes
 	// efi out again.
 	e.authorApply(t, "vm-legacy", true, "efi-again")
-	if mode, _ := kubevirt.Firmware(e.get(t, key)); mode != system.BootUEFI {
+	if mode, _ := (&VM{Object: e.get(t, key)}).Firmware(); mode != system.BootUEFI {
 		t.Errorf("the author's efi back: the VM reads as %s", mode)
 	}
 	noErr(t)(w.Boot(ctx, key, legacy))
-	if mode, _ := kubevirt.Firmware(e.get(t, key)); mode != system.BootLegacy {
+	if mode, _ := (&VM{Object: e.get(t, key)}).Firmware(); mode != system.BootLegacy {
 		t.Errorf("Legacy again: the VM reads as %s", mode)
 	}
 }
@@ -150,7 +150,7 @@ func testLegacyReleaseStale(t *testing.T, e *env) {
 	if _, err := w.releaseEFI(ctx, stale); !apierrors.IsConflict(err) {
 		t.Fatalf("release on a stale read: %v, want a 409 Conflict", err)
 	}
-	if mode, _ := kubevirt.Firmware(e.get(t, key)); mode != system.BootUEFI {
+	if mode, _ := (&VM{Object: e.get(t, key)}).Firmware(); mode != system.BootUEFI {
 		t.Fatalf("a refused release changed the VM: it reads as %s", mode)
 	}
 	calls := 0
@@ -163,7 +163,7 @@ func testLegacyReleaseStale(t *testing.T, e *env) {
 	}
 	before := w.Stats()[ManagerBoot].Retries
 	noErr(t)(w.Boot(ctx, key, overtaken))
-	if mode, _ := kubevirt.Firmware(e.get(t, key)); mode != system.BootLegacy {
+	if mode, _ := (&VM{Object: e.get(t, key)}).Firmware(); mode != system.BootLegacy {
 		t.Errorf("after the retried switch the VM reads as %s", mode)
 	}
 	if got := w.Stats()[ManagerBoot].Retries - before; got != 1 || calls != 3 {

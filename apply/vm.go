@@ -43,6 +43,23 @@ func Decode(ctx context.Context, key system.Key, obj, vmi *unstructured.Unstruct
 	return vm
 }
 
+// Firmware is the boot mode and Secure Boot the VM's next VMI boots
+// ([kubevirt.Firmware] in Redfish words: efi is UEFI, otherwise Legacy).
+func (vm *VM) Firmware() (system.BootMode, bool) { return bootMode(kubevirt.Firmware(vm.Object)) }
+
+// BootedFirmware is the boot mode and Secure Boot its VMI booted
+// ([kubevirt.VMIFirmware]); the VM must have a VMI.
+func (vm *VM) BootedFirmware() (system.BootMode, bool) {
+	return bootMode(kubevirt.VMIFirmware(vm.VMI))
+}
+
+func bootMode(efi, secureBoot bool) (system.BootMode, bool) {
+	if efi {
+		return system.BootUEFI, secureBoot
+	}
+	return system.BootLegacy, secureBoot
+}
+
 // Revision names the versions vm was decoded from: the VM's
 // resourceVersion and its VMI's ("" without one). Two reads of one VM
 // with the same Revision decode to the same VM: everything the bridge

@@ -35,10 +35,10 @@ func View(vm *apply.VM, slots []string, pvc PVCLookup) redfish.SystemView {
 		Threads:    cpu.Threads,
 	}
 	v.MemoryBytes = kubevirt.SpecMemoryOf(spec)
-	v.BootMode, v.SecureBoot = kubevirt.Firmware(vm.Object)
+	v.BootMode, v.SecureBoot = vm.Firmware()
 	v.BootModes = power.BootModes(vm)
 	if vm.VMI != nil && !kubevirt.Final(vm.VMI) {
-		mode, secure := kubevirt.VMIFirmware(vm.VMI)
+		mode, secure := vm.BootedFirmware()
 		v.Booted = &redfish.Firmware{Mode: mode, SecureBoot: secure}
 	}
 	v.NICs = nics(vm, spec)

@@ -2,25 +2,51 @@ package fields
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
-// Path prefixes as fieldpath renders them (Path.String).
-const (
-	tmpl    = `\.spec\.template\.spec`
-	disks   = tmpl + `\.domain\.devices\.disks`
-	ifaces  = tmpl + `\.domain\.devices\.interfaces`
-	volumes = tmpl + `\.volumes`
-	annots  = `\.metadata\.annotations\.`
-	loader  = tmpl + `\.domain\.firmware\.bootloader\.(efi|bios)(\..+)?`
-	smm     = tmpl + `\.domain\.features\.smm\.enabled`
-	reboot  = tmpl + `\.domain\.rebootPolicy`
+// Paths as fieldpath renders them (Path.String: ".a.b", list elements
+// `[name="x"]`), quoted for regular expressions and taken from KubeVirt's
+// API types (package kubevirt) and apply's contract, never spelled here.
+var (
+	disks   = quote(kubevirt.Disks)
+	ifaces  = quote(kubevirt.Interfaces)
+	volumes = quote(kubevirt.Volumes)
+	annots  = quote(kubevirt.Annotations) + `\.`
+	loader  = quote(kubevirt.Bootloader) + `\.(` + kubevirt.KeyEFI + `|` + kubevirt.KeyBIOS + `)(\..+)?`
+	smm     = quote(kubevirt.SMM.Child(kubevirt.KeyEnabled))
+	reboot  = quote(kubevirt.RebootPolicy)
+	run     = quote(kubevirt.RunStrategy)
 	// stateRequests is in the status subresource (an atomic list).
-	stateRequests = `\.status\.stateChangeRequests`
-	named         = `\[name="[^"]+"\]`
-	media         = `\[name="media-[^"]+"\]`
+	stateRequests = quote(kubevirt.StateChangeRequests)
+	named         = `\[` + kubevirt.KeyName + `="[^"]+"\]`
+	media         = `\[` + kubevirt.KeyName + `="` + regexp.QuoteMeta(apply.DiskPrefix) + `[^"]+"\]`
+
+	mediaAnnotation = annots + regexp.QuoteMeta(apply.AnnotationMediaPrefix) + `.+`
+	bootAnnotation  = annots + regexp.QuoteMeta(apply.AnnotationBoot)
+	powerAnnotation = annots + regexp.QuoteMeta(apply.AnnotationPower)
+	// annotationDomain is the bridge's annotations' prefix (before "/").
+	annotationDomain, _, _ = strings.Cut(apply.AnnotationBoot, "/")
+	// The fields of a media disk (a CD-ROM, or a usb disk) and volume.
+	mediaDiskLeaves   = leaves(kubevirt.KeyName, kubevirt.KeyCDROM+"."+kubevirt.KeyBus, kubevirt.KeyCDROM+"."+kubevirt.KeyReadOnly, kubevirt.KeyDisk+"."+kubevirt.KeyBus, kubevirt.KeyDisk+"."+kubevirt.KeyReadOnly)
+	mediaVolumeLeaves = leaves(kubevirt.KeyName, kubevirt.VolumeClaim.String())
+	ordered           = leaves(kubevirt.KeyName, kubevirt.KeyBootOrder)
 )
+
+// quote is p's fieldpath rendering as a regular expression.
+func quote(p kubevirt.Path) string { return regexp.QuoteMeta("." + p.String()) }
+
+// leaves matches the element itself or one of the dotted leaf paths in it.
+func leaves(paths ...string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = regexp.QuoteMeta("." + p)
+	}
+	return `(` + strings.Join(q, `|`) + `)?`
+}
 
 // Table is apply/doc.go's ownership table: per list mode, per bridge
 // manager, the leaf paths (regular expressions over fieldpath.Path
@@ -28,32 +54,32 @@ const (
 var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 	apply.ModeMap: {
 		apply.ManagerMedia: compile(
-			annots+`redfish-bridge\.io/media\..+`,
-			disks+media+`(\.name|\.cdrom\.bus|\.cdrom\.readonly|\.disk\.bus|\.disk\.readonly)?`,
-			volumes+media+`(\.name|\.persistentVolumeClaim\.claimName)?`,
+			mediaAnnotation,
+			disks+media+mediaDiskLeaves,
+			volumes+media+mediaVolumeLeaves,
 		),
 		apply.ManagerBoot: compile(
-			annots+`redfish-bridge\.io/boot`,
-			disks+named+`(\.name|\.bootOrder)?`,
-			ifaces+named+`(\.name|\.bootOrder)?`,
+			bootAnnotation,
+			disks+named+ordered,
+			ifaces+named+ordered,
 			loader,
 			smm,
 			reboot,
 		),
 		apply.ManagerPower: compile(
-			annots+`redfish-bridge\.io/power`,
-			`\.spec\.runStrategy`,
+			powerAnnotation,
+			run,
 			stateRequests,
 		),
 	},
 	apply.ModeAtomic: {
 		apply.ManagerMedia: compile(
-			annots+`redfish-bridge\.io/media\..+`,
+			mediaAnnotation,
 			disks,
 			volumes,
 		),
 		apply.ManagerBoot: compile(
-			annots+`redfish-bridge\.io/boot`,
+			bootAnnotation,
 			disks,
 			ifaces,
 			loader,
@@ -61,8 +87,8 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			reboot,
 		),
 		apply.ManagerPower: compile(
-			annots+`redfish-bridge\.io/power`,
-			`\.spec\.runStrategy`,
+			powerAnnotation,
+			run,
 			stateRequests,
 		),
 	},
@@ -97,10 +123,10 @@ func compile(exprs ...string) []*regexp.Regexp {
 
 // Patterns used by the "taken" checks.
 var (
-	bridgeAnnotation = regexp.MustCompile(`^` + annots + `redfish-bridge\.io/.+$`)
-	mediaElement     = regexp.MustCompile(`^(` + disks + `|` + volumes + `)\[name="media-([^"]+)"\]`)
-	bootOrder        = regexp.MustCompile(`^(` + disks + `|` + ifaces + `)` + named + `\.bootOrder$`)
-	runStrategy      = regexp.MustCompile(`^\.spec\.runStrategy$`)
+	bridgeAnnotation = regexp.MustCompile(`^` + annots + regexp.QuoteMeta(annotationDomain) + `/.+$`)
+	mediaElement     = regexp.MustCompile(`^(` + disks + `|` + volumes + `)\[` + kubevirt.KeyName + `="` + regexp.QuoteMeta(apply.DiskPrefix) + `([^"]+)"\]`)
+	bootOrder        = regexp.MustCompile(`^(` + disks + `|` + ifaces + `)` + named + regexp.QuoteMeta("."+kubevirt.KeyBootOrder) + `$`)
+	runStrategy      = regexp.MustCompile(`^` + run + `$`)
 	keyedDisks       = regexp.MustCompile(`^(` + disks + `|` + volumes + `)\[`)
 	wholeDisks       = regexp.MustCompile(`^(` + disks + `|` + volumes + `)$`)
 )

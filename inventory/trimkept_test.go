@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
-	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // vmiReads is everything the bridge reads of a cached VMI.
@@ -26,7 +25,7 @@ type vmiReads struct {
 	PhaseTimes                            map[kubevirt.Phase]time.Time
 	MACs                                  map[string]string
 	RebootPolicy, UUID                    string
-	Mode                                  system.BootMode
+	EFI                                   bool
 	SecureBoot                            bool
 }
 
@@ -44,7 +43,7 @@ func readsOf(vmi *unstructured.Unstructured) vmiReads {
 	for _, p := range []kubevirt.Phase{kubevirt.PhaseRunning, kubevirt.PhaseFailed, kubevirt.PhaseSucceeded, "Scheduling", "Scheduled", "Pending"} {
 		r.PhaseTimes[p] = kubevirt.PhaseTimeOf(vmi, p)
 	}
-	r.Mode, r.SecureBoot = kubevirt.VMIFirmware(vmi)
+	r.EFI, r.SecureBoot = kubevirt.VMIFirmware(vmi)
 	return r
 }
 

@@ -72,3 +72,29 @@ func TestOneVocabulary(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpeaksOnlyKubeVirt: this package is KubeVirt's vocabulary and imports
+// none of the module's packages (system/ and redfish/ hold Redfish's
+// words; apply translates between the two).
+func TestSpeaksOnlyKubeVirt(t *testing.T) {
+	const module = "github.com/redfish-bridge/redfish-bridge/"
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, module) {
+				t.Errorf("%s imports %s", fset.Position(imp.Pos()), p)
+			}
+		}
+	}
+}

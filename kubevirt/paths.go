@@ -87,6 +87,7 @@ var (
 	FirmwareUUID        = TemplateSpec.Child(SpecFirmwareUUID...)
 	SMM                 = TemplateSpec.Child(SpecSMM...)
 	RebootPolicy        = TemplateSpec.Child(SpecRebootPolicy...)
+	Annotations         = jsonPath(vmType, "ObjectMeta", "Annotations")
 	RunStrategy         = jsonPath(vmType, "Spec", "RunStrategy")
 	StateChangeRequests = jsonPath(vmType, "Status", "StateChangeRequests") // status subresource
 	PrintableStatus     = jsonPath(vmType, "Status", "PrintableStatus")

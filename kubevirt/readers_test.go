@@ -7,8 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 func object(t *testing.T, fields map[string]any) *unstructured.Unstructured {
@@ -80,14 +78,14 @@ func TestFirmware(t *testing.T) {
 	tests := []struct {
 		name       string
 		loader     map[string]any
-		wantMode   system.BootMode
+		wantEFI    bool
 		wantSecure bool
 	}{
-		{name: "no bootloader boots BIOS", wantMode: system.BootLegacy},
-		{name: "bios", loader: map[string]any{"bios": map[string]any{}}, wantMode: system.BootLegacy},
-		{name: "efi: Secure Boot by default", loader: map[string]any{"efi": map[string]any{}}, wantMode: system.BootUEFI, wantSecure: true},
-		{name: "efi secureBoot false", loader: map[string]any{"efi": map[string]any{"secureBoot": false}}, wantMode: system.BootUEFI},
-		{name: "efi and bios: efi wins", loader: map[string]any{"efi": map[string]any{"secureBoot": false}, "bios": map[string]any{}}, wantMode: system.BootUEFI},
+		{name: "no bootloader boots BIOS", wantEFI: false},
+		{name: "bios", loader: map[string]any{"bios": map[string]any{}}, wantEFI: false},
+		{name: "efi: Secure Boot by default", loader: map[string]any{"efi": map[string]any{}}, wantEFI: true, wantSecure: true},
+		{name: "efi secureBoot false", loader: map[string]any{"efi": map[string]any{"secureBoot": false}}, wantEFI: true},
+		{name: "efi and bios: efi wins", loader: map[string]any{"efi": map[string]any{"secureBoot": false}, "bios": map[string]any{}}, wantEFI: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,9 +93,9 @@ func TestFirmware(t *testing.T) {
 			if tt.loader != nil {
 				vm = object(t, map[string]any{Bootloader.String(): tt.loader})
 			}
-			mode, secure := Firmware(vm)
-			if mode != tt.wantMode || secure != tt.wantSecure {
-				t.Errorf("Firmware = %s, secure boot %v; want %s, %v", mode, secure, tt.wantMode, tt.wantSecure)
+			efi, secure := Firmware(vm)
+			if efi != tt.wantEFI || secure != tt.wantSecure {
+				t.Errorf("Firmware = efi %v, secure boot %v; want %v, %v", efi, secure, tt.wantEFI, tt.wantSecure)
 			}
 		})
 	}

@@ -102,7 +102,7 @@ func BootModes(vm *apply.VM) []system.BootMode {
 // records the setting. It returns the VM as written.
 func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool) (*apply.VM, error) {
 	vm, err := s.w.Boot(ctx, key, func(vm *apply.VM, o *system.BootOverride) error {
-		mode, _ := kubevirt.Firmware(vm.Object)
+		mode, _ := vm.Firmware()
 		if enable && mode != system.BootUEFI {
 			return s.confirm(ctx, vm, &apply.RefusedError{Property: apply.PropertySecureBoot, Value: "true", ConflictsWith: "BootSourceOverrideMode", Reason: "Secure Boot needs boot mode UEFI and the system boots " + string(mode) + ": set BootSourceOverrideMode UEFI first."})
 		}
@@ -126,7 +126,7 @@ func (s *Service) SetSecureBoot(ctx context.Context, key system.Key, enable bool
 // (the author's efi): the bootloader redfish-boot then writes keeps it
 // instead of turning Secure Boot off.
 func keepSecureBoot(vm *apply.VM, o *system.BootOverride, mode system.BootMode) {
-	current, secure := kubevirt.Firmware(vm.Object)
+	current, secure := vm.Firmware()
 	if mode != system.BootUEFI || current != system.BootUEFI || o.SecureBoot != "" {
 		return
 	}

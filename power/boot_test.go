@@ -179,7 +179,7 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 		t.Fatalf("UEFI: %v", err)
 	}
 	vm := e.live(t, key)
-	if mode, secure := kubevirt.Firmware(vm.Object); mode != system.BootUEFI || !secure {
+	if mode, secure := vm.Firmware(); mode != system.BootUEFI || !secure {
 		t.Errorf("after UEFI the VM boots %s, Secure Boot %v (firmware %s); want UEFI with Secure Boot", mode, secure, firmware(vm))
 	}
 	// Legacy is refused while that Secure Boot is on, efi left as it is.
@@ -187,7 +187,7 @@ func testUEFIKeepsSecureBoot(t *testing.T, e *env) {
 	if refused, ok := errors.AsType[*apply.RefusedError](err); !ok || refused.ConflictsWith != apply.PropertySecureBoot {
 		t.Errorf("Legacy under the author's Secure Boot: %v, want a refusal in conflict with %s", err, apply.PropertySecureBoot)
 	}
-	if mode, secure := kubevirt.Firmware(e.live(t, key).Object); mode != system.BootUEFI || !secure {
+	if mode, secure := e.live(t, key).Firmware(); mode != system.BootUEFI || !secure {
 		t.Errorf("after the refused Legacy the VM boots %s, Secure Boot %v", mode, secure)
 	}
 }

@@ -2,7 +2,6 @@ package power
 
 import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -22,7 +21,7 @@ func validateUefiHttp(vm *apply.VM, o system.BootOverride, patch system.BootPatc
 	}
 	mode := o.Mode
 	if mode == "" {
-		mode, _ = kubevirt.Firmware(vm.Object)
+		mode, _ = vm.Firmware()
 	}
 	if mode != system.BootUEFI {
 		r := refusedBy(patch, apply.PropertyBootMode)

@@ -10,7 +10,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
-	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -70,7 +69,7 @@ func testResetFirmwareDefault(t *testing.T, e *env) {
 	if got, want := firmware(vm), "secureBoot=- smm=- bios=-"; got != want {
 		t.Errorf("after the reset: %s, want %s", got, want)
 	}
-	if mode, secure := kubevirt.Firmware(vm.Object); mode != system.BootLegacy || secure {
+	if mode, secure := vm.Firmware(); mode != system.BootLegacy || secure {
 		t.Errorf("after the reset the VM boots %s, Secure Boot %v; want KubeVirt's default, Legacy without", mode, secure)
 	}
 	if owned := bootOwned(t, vm); len(owned) != 0 {
