@@ -19,5 +19,6 @@
 // complete with disks and volumes paired, the image's checksum right, the
 // fields the bridge does not own unchanged, and no import pod or PVC left.
 // Each test logs what it tried (faults, requests, objects checked) in a
-// RELIABILITY line; docs/reliability.md collects the numbers.
+// RELIABILITY line; docs/reliability.md lists each attack, its defence and
+// its test.
 package reliability
