@@ -28,12 +28,10 @@ demo: tools build ## Run a local apiserver with KubeVirt's virt-controller, a si
 # `make test` runs every package with the race detector. power/'s TestRace
 # (concurrent SSA writers on many VMs, against KubeVirt's virt-controller)
 # runs scaled down under -race (6 VMs x 4 cycles, power/race_on_test.go:
-# the full 12 x 14 took 13 min with -race), so its full size runs once
-# more without -race, beside the rest (measured on the loaded 2-core
-# machine: power/ under -race 504 s, the full TestRace without it 589 s).
-# TestRaceReplicas (the same cycles, each request to a random one of three
-# replicas) runs once, under -race, at 6 VMs x 3 cycles: 128 s of power/'s
-# time (power/replicas_test.go).
+# the full 12 x 14 is too slow with -race), so its full size runs once
+# more without -race, beside the rest. TestRaceReplicas (the same cycles,
+# each request to a random one of three replicas) runs once, under -race,
+# at 6 VMs x 3 cycles (power/replicas_test.go).
 # RACE= turns the detector off everywhere (and TestRace runs once, full).
 RACE ?= -race
 FULL_SIZE := $(GO_MODULE)/power
@@ -53,8 +51,7 @@ ironic-chroot: ## Build the Ironic 39 chroot of e2e/ironic when missing (root, d
 
 # e2e/metal3 runs metal3's baremetal-operator, built from
 # ../shared/third_party once per machine into ~/.cache/redfish-bridge
-# (hack/bmo.sh: 9-30 min with a cold Go build cache on the loaded 2-core
-# machine, 1 min warm). Without the source tree `make test` goes on and e2e/metal3
+# (hack/bmo.sh: minutes with a cold Go build cache, about one warm). Without the source tree `make test` goes on and e2e/metal3
 # skips; under CI=true the build must succeed.
 .PHONY: bmo
 bmo: ## Build metal3's baremetal-operator for e2e/metal3 when missing (once per machine).
