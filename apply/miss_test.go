@@ -58,7 +58,7 @@ func missEnv(t *testing.T) (*env, *vmGETs, dynamic.Interface, *inventory.Invento
 	return e, counter, dyn, inv
 }
 
-// TestReadMissNoAPIServer is the attack of issue 13 item 9: every cache
+// TestReadMissNoAPIServer is the attack of docs/reliability.md row 9: every cache
 // miss used to be a live GET, so a caller could load the apiserver with
 // reads of names that do not exist and, scoped by a label selector, tell
 // by the time of a 404 which names exist outside its scope. Misses may

@@ -13,7 +13,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
-// TestLogoutAcrossReplicas is the attack of issue 22 item 9: two replicas
+// TestLogoutAcrossReplicas is the attack of docs/reliability.md row 18: two replicas
 // on one sessions ConfigMap of the real apiserver.
 //
 //   - A logout the apiserver refuses (the ConfigMap made immutable) used to

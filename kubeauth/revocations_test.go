@@ -95,11 +95,11 @@ func liveEntries(n int, until time.Time) map[string]string {
 	return d
 }
 
-// TestRevocationsFailClosed is the attack of issue 13 item 6: logouts fill
+// TestRevocationsFailClosed is the attack of docs/reliability.md row 6: logouts fill
 // the revocations ConfigMap until etcd refuses it (its 1.5 MiB request
 // limit); a logout then must say it failed (auth.ErrUnavailable, 503) and
 // end the session nowhere, so that every replica agrees and a retry works
-// (issue 22 item 9; it used to end it on this replica only). Run on the
+// (docs/reliability.md row 18). Run on the
 // real apiserver and etcd, which set the limit.
 func TestRevocationsFailClosed(t *testing.T) {
 	now := time.Now().Truncate(time.Second)

@@ -133,7 +133,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // TestOpenSessionsPerUser: one user at its bound (counted in the sessions
 // ConfigMap) is refused, another user still logs in though the store has
-// room for only a few more (issue 22 item 6).
+// room for only a few more (docs/reliability.md row 17).
 func TestOpenSessionsPerUser(t *testing.T) {
 	now := time.Now().Truncate(time.Second)
 	r := newRevocationsRig(t, map[string]string{}, now)

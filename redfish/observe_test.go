@@ -64,7 +64,7 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-// TestObserveLabelsBounded performs issue 22 item 1's attack: requests
+// TestObserveLabelsBounded performs the attack of docs/reliability.md row 13: requests
 // with random 8 KiB methods and random unmatched paths, unauthenticated,
 // observed by the bridge's metrics. The request series must stay a handful
 // (every label from a closed set) and a /metrics scrape small.

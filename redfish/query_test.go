@@ -39,7 +39,7 @@ func TestQueryParameters(t *testing.T) {
 		{"top on an action", req{method: http.MethodPost, path: reset + "?$top=1", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnOperation"}}},
 		{"expand on an action", req{method: http.MethodPost, path: reset + "?$expand=.", user: "admin", body: `{"ResetType":"On"}`}, errorInfo{Status: 400, IDs: []string{"QueryNotSupportedOnOperation"}}},
 		// Authentication comes first: an unauthenticated caller gets 401
-		// whatever its query (issue 22 item 13).
+		// whatever its query (docs/reliability.md row 15).
 		{"expand unauthenticated", req{path: sys + "?$expand=."}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
 		{"top not a number unauthenticated", req{path: sys + "?$top=x"}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},
 		{"expand on an action unauthenticated", req{method: http.MethodPost, path: reset + "?$expand=.", body: `{"ResetType":"On"}`}, errorInfo{Status: 401, IDs: []string{"NoValidSession"}}},

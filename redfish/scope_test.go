@@ -12,7 +12,7 @@ import (
 // team-a, tier=gold) gets for a VM that exists outside the selector
 // (team-a.vm2) exactly what it gets for a name that does not exist
 // (team-a.vm9): same status, same headers that matter, same body but for
-// the name. With item 9 of issue 13 (no live read on a cache miss) the
+// the name. With docs/reliability.md row 9 (no live read on a cache miss) the
 // two also cost the same: one cache lookup.
 func TestOutOfScopeAnswersAsAbsent(t *testing.T) {
 	e := newEnv(t)

@@ -244,7 +244,7 @@ func TestLoginAtSessionLimit(t *testing.T) {
 	login(t, e, "bob", "bob-pw")
 }
 
-// TestLogoutRefused is issue 22 item 9 seen by the client: a logout the
+// TestLogoutRefused is docs/reliability.md row 18 seen by the client: a logout the
 // session store refuses is 503 with Retry-After and a Redfish body saying
 // the session stays valid (it was 500 InternalError), the token still
 // works, and the retry ends it.

@@ -12,7 +12,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
-// Connection flood of issue 22 item 2, against the default cap of 512
+// Connection flood of docs/reliability.md row 14, against the default cap of 512
 // connections: connFloodKeepAlive unauthenticated keep-alive connections
 // from 127.0.0.2 (one request each, then idle) and connFloodIdle TCP
 // connections from 127.0.0.3-5 that never send a byte.

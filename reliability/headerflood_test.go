@@ -12,7 +12,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 )
 
-// Header flood of issue 13 item 1: floodConns connections from 127.0.0.2,
+// Header flood of docs/reliability.md row 1: floodConns connections from 127.0.0.2,
 // each sending a request line and floodLines header lines of 8000 bytes
 // (~1 MB) and never the blank line that ends the header.
 const (

@@ -30,7 +30,7 @@ import (
 const attackMaxImage = 16 << 20
 
 // TestImportAttacks: what tenants and image servers can do to the import
-// path (issue 13 items 2, 3 and 8), through Redfish, on a full demo.
+// path (docs/reliability.md rows 2, 3 and 8), through Redfish, on a full demo.
 //
 //   - one tenant's never-answering image URL, inserted into 8 VMs, does not
 //     delay another tenant's import: measured against a control run of the

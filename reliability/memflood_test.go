@@ -22,7 +22,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// The memory attacks of issue 22 items 1 and 5, on the real binary with
+// The memory attacks of docs/reliability.md rows 13 and 20, on the real binary with
 // the chart's memory limit (deploy/redfish-bridge values: limits.memory
 // 256Mi) as the bound.
 const (

@@ -15,7 +15,7 @@ import (
 )
 
 // answerBound is how soon an authenticated client must be answered under
-// a connection flood (issue 22 item 2: "within a second"); served
+// a connection flood (docs/reliability.md row 14: "within a second"); served
 // normally it takes milliseconds, locked out it waited 10-60 s (until the
 // server's IdleTimeout freed a slot). On a loaded machine the same
 // requests without a flood may take longer themselves: floodBound scales
@@ -32,7 +32,7 @@ func floodBound(control time.Duration) time.Duration {
 	return min(max(answerBound, 10*control), maxAnswerBound)
 }
 
-// TestConnectionFlood performs issue 22 item 2's attacks on a server
+// TestConnectionFlood performs the attacks of docs/reliability.md row 14 on a server
 // capped at the default DefaultMaxConnections, over TLS: as many
 // unauthenticated keep-alive connections from 127.0.0.2 that made one
 // request each and idle, plus 1500 TCP connections from 127.0.0.3-5 that

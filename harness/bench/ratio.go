@@ -18,7 +18,7 @@ import (
 // OpGetSystems is GET of the Systems collection.
 const OpGetSystems = "GET Systems"
 
-// Targets of the read path against the floor server (issue 14).
+// Targets of the read path against the floor server (docs/bench.md).
 const (
 	TargetSystemRatioK  = 0.50 // GET System req/s at K clients / floor's
 	TargetSystemRatio1  = 0.60 // at 1 client

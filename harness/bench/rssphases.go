@@ -18,8 +18,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// Targets of the bridge process: issue 6's RSS bound with 1000 VMs, issue
-// 14's with 10,000 and its start-up bound.
+// Targets of the bridge process (docs/bench.md): the RSS bound with 1000
+// VMs, the one with 10,000 and the start-up bound.
 const (
 	RSSTarget     = 150 << 20
 	RSSTarget10k  = 250 << 20

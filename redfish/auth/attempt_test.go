@@ -33,7 +33,7 @@ func (h *hashCounter) compare(hash, password []byte) error {
 	return bcrypt.CompareHashAndPassword(hash, password)
 }
 
-// TestConcurrentBadLogins is the attack of issue 22 item 3: 400 bad
+// TestConcurrentBadLogins is the attack of docs/reliability.md row 16: 400 bad
 // logins at once. The throttle used to check before a failure was
 // recorded, so all 400 reached bcrypt (23 s of CPU); now they cost what
 // the same logins one after another do, the hashing running at once stays

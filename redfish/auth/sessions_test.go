@@ -33,7 +33,7 @@ func (b *boundedSessions) Open(context.Context) ([]Session, error) {
 	return append([]Session(nil), b.open...), nil
 }
 
-// TestSessionsPerUser is the attack of issue 22 item 6: one user's logins
+// TestSessionsPerUser is the attack of docs/reliability.md row 17: one user's logins
 // filled the shared session store, and every other user's login failed.
 // Now that user's logins stop at its own bound, concurrent ones included,
 // and another user still logs in.
