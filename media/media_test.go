@@ -48,6 +48,7 @@ func TestMedia(t *testing.T) {
 				{"ImageTooLarge", testImageTooLarge},
 				{"ForeignObjectsKept", testForeignObjectsKept},
 				{"AddrPolicyConfigured", testAddrPolicyConfigured},
+				{"InsertIntoRunningVM", testInsertIntoRunningVM},
 			} {
 				t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 			}

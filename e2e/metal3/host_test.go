@@ -55,7 +55,8 @@ type host struct {
 // Bios, provisioning a live-iso image (Ironic's ramdisk deploy from
 // virtual media) with SecureBoot Enabled through HostFirmwareSettings
 // (preparing: manual cleaning without an agent) -> provisioned, online
-// false and true, deprovisioning -> available, delete.
+// false and true, a DataImage attached and detached (each at a reboot:
+// dataImageScenario), deprovisioning -> available, delete.
 func TestMetal3(t *testing.T) {
 	s := suiteFor(t)
 	for _, v := range crds.Variants {
@@ -97,6 +98,7 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, image)
 	})
+	h.dataImageScenario(t)
 	h.step(t, "deprovision: deprovisioning -> available, the ISO ejected", func() {
 		h.patch(t, map[string]any{"online": false, "image": nil})
 		h.waitState(t, "available", false)

@@ -157,13 +157,15 @@ func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, fu
 	}
 	s.api = ironicproc.NewClient(s.ironic.URL)
 	s.api.Version = release.APIVersion
-	data := make([]byte, 1<<20)
-	r := rand.New(rand.NewPCG(1, 7))
-	for j := range data {
-		data[j] = byte(r.Uint32())
-	}
-	if err := os.WriteFile(filepath.Join(s.ironic.HTTPRoot, liveISO), data, 0o644); err != nil { //nolint:gosec // served to the simulator
-		return nil, nil, errors.Join(fmt.Errorf("write %s: %w", liveISO, err), stop())
+	for seed, name := range []string{liveISO, dataISO} {
+		data := make([]byte, 1<<20)
+		r := rand.New(rand.NewPCG(1, 7+uint64(seed)))
+		for j := range data {
+			data[j] = byte(r.Uint32())
+		}
+		if err := os.WriteFile(filepath.Join(s.ironic.HTTPRoot, name), data, 0o644); err != nil { //nolint:gosec // served to the simulator
+			return nil, nil, errors.Join(fmt.Errorf("write %s: %w", name, err), stop())
+		}
 	}
 	for _, v := range crds.Variants {
 		b, err := startBMO(manager, filepath.Join(dir, "bmo-"+string(v)), s.envs[v].Cluster.Kubeconfig, s.ironic.URL)

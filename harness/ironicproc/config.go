@@ -11,7 +11,11 @@ import (
 // redfish hardware type only, images passed to the BMC as the HTTP URLs
 // they are (ramdisk_image_download_source http: nothing is rebuilt or
 // cached), automated cleaning off, and the API's own URL (what the agent
-// would call back) without a Keystone catalog.
+// would call back) without a Keystone catalog. The one image the conductor
+// does cache, what its vmedia attach API (baremetal-operator's DataImages)
+// downloads, is cached under dir beside tempdir: it is hard-linked from the
+// cache into tempdir, which fails across filesystems (EXDEV) with the
+// default /var/lib/ironic/master_iso_images of a chroot.
 //
 // dir is o.Dir as Ironic sees it (in a chroot, where it is bind-mounted).
 func config(o Options, dir, apiAddr, httpURL string) string {
@@ -81,6 +85,7 @@ power_state_change_timeout = 30
 http_root = %[9]s
 http_url = %[10]s
 ramdisk_image_download_source = http
+iso_master_path = %[17]s
 [service_catalog]
 endpoint_override = http://%[3]s:%[4]s
 [redfish]
@@ -94,5 +99,5 @@ lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
-		inspect, raid, metal3, bios)
+		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"))
 }
