@@ -166,11 +166,12 @@ func compactOwners(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEn
 // none. Fields that do not parse are kept whole: the Writer meets the same
 // parse error it would have met on the whole entry.
 func efiOnly(fields *metav1.FieldsV1) *metav1.FieldsV1 {
-	if !bytes.Contains(fields.Raw, []byte(`"f:`+kubevirt.KeyEFI+`"`)) {
+	raw := fields.GetRawBytes()
+	if !bytes.Contains(raw, []byte(`"f:`+kubevirt.KeyEFI+`"`)) {
 		return nil // owns nothing under any efi
 	}
 	var all fieldpath.Set
-	if err := all.FromJSON(bytes.NewReader(fields.Raw)); err != nil {
+	if err := all.FromJSON(bytes.NewReader(raw)); err != nil {
 		return fields
 	}
 	efi := &fieldpath.Set{}
@@ -182,11 +183,11 @@ func efiOnly(fields *metav1.FieldsV1) *metav1.FieldsV1 {
 	if efi.Empty() {
 		return nil
 	}
-	raw, err := efi.ToJSON()
+	out, err := efi.ToJSON()
 	if err != nil {
 		return fields
 	}
-	return &metav1.FieldsV1{Raw: raw}
+	return metav1.NewFieldsV1(string(out))
 }
 
 // vmOwners keeps the managedFields of the cached VMs, by VM.
