@@ -12,14 +12,20 @@
 // the VM's key on every VM or VMI change, the objects already cached
 // included.
 //
-// Objects are trimmed before they enter a cache (trim.go): no managedFields
-// (a VM's are kept aside per version, [Inventory.VMManagedFields], for the
-// Writer's ownership decisions), no kubectl last-applied annotation, and a
-// VMI keeps only what is read of it: of its spec domain.firmware.uuid,
+// Objects are trimmed before they enter a cache (trim.go, trimvm.go): no
+// managedFields (of a VM's, what the Writer's ownership decisions read is
+// kept aside per version, [Inventory.VMManagedFields]), no kubectl
+// last-applied annotation, and a VM and a VMI keep only what is read of
+// them. A VM ([CompactVM]): identity, labels, the bridge's annotations,
+// runStrategy, the template's disks, interfaces and volumes whole, its
+// firmware bootloader and uuid, rebootPolicy, cpu, memory and resources,
+// printableStatus, stateChangeRequests and the Failure and
+// RestartRequired conditions. A VMI: of its spec domain.firmware.uuid,
 // domain.firmware.bootloader and domain.rebootPolicy; of its status phase,
 // conditions, phaseTransitionTimestamps and the interfaces' names and MACs;
 // of its metadata identity, UID, resourceVersion and creation and deletion
-// marks. A new reader of another VMI field must add it to trimVMI.
+// marks. A new reader of another VM or VMI field must add it to CompactVM
+// or trimVMI (TestTrimVMKeepsWhatIsRead, TestTrimVMIKeepsWhatIsRead).
 // [Inventory.Membership] moves when a VM is added, deleted or relabelled:
 // the Redfish collections are kept rendered while it stays.
 //

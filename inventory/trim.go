@@ -1,15 +1,11 @@
 package inventory
 
 import (
-	"sync"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
-	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // The caches hold every VM, VMI and image PVC the bridge may serve; at
@@ -18,12 +14,14 @@ import (
 // reads:
 //
 //   - managedFields go: as unstructured maps they were 60% of a cached VM
-//     (11 of 18.6 KB) and VMI. A VM's managedFields, which the Writer's
-//     ownership decisions need, are kept aside in their compact form (the
-//     FieldsV1 JSON) per VM and resourceVersion: [Inventory.VMManagedFields].
+//     (11 of 18.6 KB) and VMI. What the Writer's ownership decisions read
+//     of a VM's managedFields is kept aside in compact form (the FieldsV1
+//     JSON) per VM and resourceVersion: [Inventory.VMManagedFields].
 //     VMIs' and PVCs' are not read at all.
-//   - kubectl's last-applied-configuration annotation goes (a copy of the
-//     object as its author last applied it).
+//   - a VM is rebuilt from the fields read ([CompactVM], trimvm.go), which
+//     drops kubectl's last-applied-configuration annotation (a copy of the
+//     object as its author last applied it) with every other annotation
+//     but the bridge's.
 //   - a VMI is rebuilt from the few fields read (trimVMI): of its spec
 //     spec.domain.firmware.uuid (the System's UUID),
 //     spec.domain.firmware.bootloader (the firmware the running system
@@ -38,19 +36,6 @@ import (
 //   - a PVC is rebuilt with its identity, phase and storage request and
 //     capacity only (a System's disk sizes): 2.9 KB of heap before, 2.2 KB
 //     after (the typed struct and its two quantity maps are the rest).
-
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// trimMeta drops managedFields and the last-applied annotation.
-func trimMeta(o metav1.Object) {
-	o.SetManagedFields(nil)
-	if a := o.GetAnnotations(); a != nil {
-		if _, ok := a[lastApplied]; ok {
-			delete(a, lastApplied)
-			o.SetAnnotations(a)
-		}
-	}
-}
 
 // vmiMetadataKept are the metadata fields a cached VMI keeps.
 var vmiMetadataKept = []string{"name", "namespace", "uid", "resourceVersion", "generation",
@@ -159,68 +144,4 @@ func trimPVC(obj any) (any, error) {
 		kept.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: q}
 	}
 	return kept, nil
-}
-
-// vmOwners keeps the managedFields of the cached VMs, by VM.
-type vmOwners struct {
-	mu sync.RWMutex
-	m  map[system.Key]vmOwnersEntry
-}
-
-type vmOwnersEntry struct {
-	resourceVersion string
-	fields          []metav1.ManagedFieldsEntry
-}
-
-// trimVM is the VM informer's transform: managedFields move to inv.owners.
-// Transforms run before the cache is updated, so the entry kept may be a
-// newer version than the cache shows for a moment (never an older one):
-// [Inventory.VMManagedFields] answers only for the version asked.
-func (inv *Inventory) trimVM(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	if fields := u.GetManagedFields(); len(fields) > 0 {
-		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
-		inv.owners.mu.Lock()
-		inv.owners.m[key] = vmOwnersEntry{resourceVersion: u.GetResourceVersion(), fields: fields}
-		inv.owners.mu.Unlock()
-	}
-	trimMeta(u)
-	return u, nil
-}
-
-// forgetOwners is the VM informer's handler dropping a deleted VM's
-// managedFields (unless a VM of the same name came since).
-func (inv *Inventory) forgetOwners() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		o, ok := obj.(metav1.Object)
-		if !ok {
-			return
-		}
-		key := system.Key{Namespace: o.GetNamespace(), Name: o.GetName()}
-		inv.owners.mu.Lock()
-		defer inv.owners.mu.Unlock()
-		if e, ok := inv.owners.m[key]; ok && e.resourceVersion == o.GetResourceVersion() {
-			delete(inv.owners.m, key)
-		}
-	}}
-}
-
-// VMManagedFields returns the managedFields of VM key at resourceVersion,
-// which the cached VM no longer carries; false when that version's are
-// not known (the cache is about to show a newer version: read live). The
-// entries are shared: do not modify them.
-func (inv *Inventory) VMManagedFields(key system.Key, resourceVersion string) ([]metav1.ManagedFieldsEntry, bool) {
-	inv.owners.mu.RLock()
-	defer inv.owners.mu.RUnlock()
-	e, ok := inv.owners.m[key]
-	if !ok || e.resourceVersion != resourceVersion {
-		return nil, false
-	}
-	return e.fields, true
 }

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -18,10 +20,12 @@ import (
 
 // TestTrimmedCache checks on a real apiserver, both CRD variants, what the
 // caches keep: VMs, VMIs and PVCs without managedFields or kubectl's
-// last-applied annotation, a VMI's spec cut to firmware.uuid,
-// firmware.bootloader and rebootPolicy; a VM's managedFields kept aside,
-// equal to the live ones of the cached version, and forgotten when the VM
-// is deleted.
+// last-applied annotation, a VM cut to what is read (its reads equal the
+// live VM's, of its annotations the bridge's only), a VMI's spec cut to
+// firmware.uuid, firmware.bootloader and rebootPolicy; what the Writer
+// reads of a VM's managedFields kept aside for the cached version (the
+// bridge's managers' fields, others' under firmware.bootloader.efi only),
+// and forgotten when the VM is deleted.
 func TestTrimmedCache(t *testing.T) {
 	eachVariant(t, func(t *testing.T, c *testcluster.Cluster) {
 		ctx := t.Context()
@@ -32,14 +36,19 @@ func TestTrimmedCache(t *testing.T) {
 		cl := newTestClients(t, c)
 		admin, adminKube := cl.admin, cl.adminKube
 		u := vm(ns, "a", nil)
-		u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"})
+		u.SetAnnotations(map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me", apply.AnnotationPower: `{"onDeferred":true}`})
+		if err := unstructured.SetNestedField(u.Object, map[string]any{"secureBoot": false}, kubevirt.EFI...); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: "author"}); err != nil {
 			t.Fatal(err)
 		}
-		// A second manager, so that there is ownership worth keeping.
-		if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
-			[]byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{FieldManager: "other"}); err != nil {
-			t.Fatal(err)
+		// The bridge's power manager and a manager owning nothing under efi.
+		for manager, patch := range map[string]string{"redfish-power": `{"spec":{"runStrategy":"Always"}}`, "other": `{"metadata":{"labels":{"l":"v"}}}`} {
+			if _, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Patch(ctx, "a", types.MergePatchType,
+				[]byte(patch), metav1.PatchOptions{FieldManager: manager}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		vmi := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
@@ -85,18 +94,18 @@ func TestTrimmedCache(t *testing.T) {
 		if mf := cached.GetManagedFields(); len(mf) != 0 {
 			t.Errorf("cached VM carries %d managedFields entries, want none", len(mf))
 		}
-		if diff := cmp.Diff(map[string]string{"keep": "me"}, cached.GetAnnotations()); diff != "" {
+		if diff := cmp.Diff(map[string]string{apply.AnnotationPower: `{"onDeferred":true}`}, cached.GetAnnotations()); diff != "" {
 			t.Errorf("cached VM annotations (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(live.Object["spec"], cached.Object["spec"]); diff != "" {
-			t.Errorf("cached VM spec differs from the live one (-live +cached):\n%s", diff)
+		if diff := cmp.Diff(vmReadsOf(t, live), vmReadsOf(t, cached)); diff != "" {
+			t.Errorf("reads of the cached VM differ from the live one's (-live +cached):\n%s", diff)
 		}
 		aside, ok := inv.VMManagedFields(key, live.GetResourceVersion())
 		if !ok {
 			t.Fatal("no managedFields kept aside for the cached version")
 		}
-		if diff := cmp.Diff(live.GetManagedFields(), aside); diff != "" {
-			t.Errorf("managedFields kept aside differ from the live ones (-live +aside):\n%s", diff)
+		if diff := cmp.Diff(ownedPaths(t, live.GetManagedFields(), kubevirt.EFI), ownedPaths(t, aside, nil)); diff != "" {
+			t.Errorf("managedFields kept aside (-want +aside):\n%s", diff)
 		}
 		if _, ok := inv.VMManagedFields(key, "1"); ok {
 			t.Error("managedFields answered for a version that is not the cached one")
@@ -144,4 +153,26 @@ func TestTrimmedCache(t *testing.T) {
 			}
 		}
 	})
+}
+
+// ownedPaths lists the paths each manager of entries owns; with efi set,
+// the bridge's managers' whole and other managers' under efi only (and
+// managers owning nothing there left out).
+func ownedPaths(t *testing.T, entries []metav1.ManagedFieldsEntry, efi kubevirt.Path) map[string][]string {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetManagedFields(entries)
+	owned, err := apply.Owned(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for manager, set := range owned {
+		for _, p := range apply.Paths(set) {
+			if efi == nil || strings.HasPrefix(manager, "redfish-") || strings.HasPrefix(p, "."+efi.String()) {
+				out[manager] = append(out[manager], p)
+			}
+		}
+	}
+	return out
 }
