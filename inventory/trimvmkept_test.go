@@ -37,7 +37,7 @@ type vmReads struct {
 	Status                                 kubevirt.Status
 	StateChanges                           []kubevirt.StateChangeRequest
 	Conditions                             map[string]kubevirt.Condition
-	Mode                                   system.BootMode
+	EFI                                    bool
 	SecureBoot                             bool
 }
 
@@ -61,7 +61,7 @@ func vmReadsOf(t *testing.T, u *unstructured.Unstructured) vmReads {
 	for _, c := range []string{kubevirt.ConditionFailure, kubevirt.ConditionRestartRequired} {
 		r.Conditions[c] = kubevirt.VMConditionOf(u, c)
 	}
-	r.Mode, r.SecureBoot = kubevirt.Firmware(u)
+	r.EFI, r.SecureBoot = kubevirt.Firmware(u)
 	return r
 }
 
