@@ -1,10 +1,18 @@
 package media_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,6 +108,8 @@ func testImageCacheCDI(t *testing.T, e *env) {
 		}
 	})
 
+	t.Run("FailedDownloadFailsWaitingSlotsRetryDownloadsAgain", func(t *testing.T) { testCDISharedFailure(t, e) })
+
 	t.Run("NoCheckPodLeft", func(t *testing.T) {
 		e.eventually(t, "no check pod left", func(ctx context.Context) error {
 			l, err := e.adminKube.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{LabelSelector: media.LabelImageCheck})
@@ -150,4 +160,93 @@ func (e *env) cdiEntryOf(t *testing.T, keys []system.Key, key string) string {
 		t.Errorf("cache entry %s: annotations %v, owners %v", name, dv.GetAnnotations(), dv.GetOwnerReferences())
 	}
 	return name
+}
+
+// testCDISharedFailure: three inserts wait for one entry whose CDI import
+// fails (HTTP 503): all three fail with the same error, after one GET; an
+// insert after the failure imports the entry again and succeeds.
+func testCDISharedFailure(t *testing.T, e *env) {
+	data := bytes.Repeat([]byte("shared failure|"), 20000)
+	var gets atomic.Int64
+	var failing atomic.Bool
+	failing.Store(true)
+	gate := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"shared-1"`)
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			return
+		}
+		gets.Add(1)
+		if failing.Load() {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(data)
+	}))
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+	url := srv.URL + "/shared.iso"
+	keys := make([]system.Key, 3)
+	for i := range keys {
+		keys[i] = e.createVM(t, fmt.Sprintf("cdi-shared-%d", i))
+	}
+	checks := e.sim.Counters().ImageChecks
+	for _, key := range keys {
+		if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {
+			t.Fatalf("Insert %s: %v", key, err)
+		}
+	}
+	// Every insert checked the image before the entry's import fails.
+	e.eventually(t, "three image checks", func(context.Context) error {
+		if n := e.sim.Counters().ImageChecks - checks; n < int64(len(keys)) {
+			return fmt.Errorf("%d checks", n)
+		}
+		return nil
+	})
+	close(gate)
+	var reasons []string
+	for _, key := range keys {
+		failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
+		reasons = append(reasons, failed.Reason)
+	}
+	if !strings.Contains(reasons[0], "503") || reasons[1] != reasons[0] || reasons[2] != reasons[0] {
+		t.Errorf("the waiting inserts failed with %q: want one error, HTTP 503", reasons)
+	}
+	if n := gets.Load(); n != 1 {
+		t.Errorf("the image server got %d GETs for three inserts of one failed image, want 1", n)
+	}
+
+	failing.Store(false)
+	// The failure is recorded to the second: an insert in a later second is
+	// one after it.
+	failedAt := time.Now()
+	e.eventually(t, "a second after the failure", func(context.Context) error {
+		if time.Now().Before(failedAt.Add(time.Second)) {
+			return fmt.Errorf("still %s", time.Now().Format(time.RFC3339Nano))
+		}
+		return nil
+	})
+	again, err := e.svc.Insert(t.Context(), keys[0], slot, system.MediaInsert{Image: url})
+	if err != nil {
+		t.Fatalf("re-insert: %v", err)
+	}
+	ready := e.waitSlot(t, keys[0], slot, "Ready after the retry", func(s system.MediaSlot) bool {
+		return s.InsertID == again.InsertID && s.Phase == system.MediaReady
+	})
+	e.checkImage(t, ready.ClaimName, sha256.Sum256(data))
+	if n := gets.Load(); n != 2 {
+		t.Errorf("the retry: %d GETs in all, want 2", n)
+	}
 }
