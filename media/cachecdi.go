@@ -119,6 +119,8 @@ func (c *cdiImporter) observeCached(ctx context.Context, t importTarget, st impo
 		v = c.anyVersion(ns, slot.CacheKey, v) // the negative control: trust any entry of the key
 	}
 	name := cdiEntryName(slot.CacheKey, v)
+	// Waiting before the read: a change the read misses wakes this VM.
+	c.wait(ns+"/"+name, o.key)
 	u, err := c.entry(ns, name)
 	if err != nil || u == nil {
 		st.cdi = cdiStep{plan: cdiPlanEntry, entry: name, v: v}
@@ -127,7 +129,6 @@ func (c *cdiImporter) observeCached(ctx context.Context, t importTarget, st impo
 	if !isCDIEntry(u, slot.CacheKey, v) {
 		return importStatus{}, &ForeignClaimError{Namespace: ns, Name: name, VM: o.key, Kind: "image cache DataVolume"}
 	}
-	c.wait(ns+"/"+name, o.key)
 	if u.GetDeletionTimestamp() != nil {
 		return importStatus{state: importWaiting}, nil
 	}
