@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -42,6 +43,18 @@ func testImageCacheCDI(t *testing.T, e *env) {
 	})
 	_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodCDI })
 	defer stop()
+	testImageCacheCDIFleet(t, e)
+	stop()
+	t.Run("BudgetNeverEvictsAnEntryBeingCloned", func(t *testing.T) {
+		r, stop := e.startReconciler(t, func(o *media.Options) {
+			o.ImportMethod, o.DefaultSize, o.ImageCacheBudget = media.ImportMethodCDI, resource.MustParse("1Gi"), 5<<29 // two entries and a half
+		})
+		defer stop()
+		testImageCacheCDIBudget(t, e, r)
+	})
+}
+
+func testImageCacheCDIFleet(t *testing.T, e *env) {
 
 	const n, size = 5, 2<<20 + 5
 	im := testca.NewVersionedImage(t)
@@ -248,5 +261,105 @@ func testCDISharedFailure(t *testing.T, e *env) {
 	e.checkImage(t, ready.ClaimName, sha256.Sum256(data))
 	if n := gets.Load(); n != 2 {
 		t.Errorf("the retry: %d GETs in all, want 2", n)
+	}
+}
+
+// testImageCacheCDIBudget: under a budget of two entries and a half, a
+// third entry evicts nothing while clones of the other two are in
+// progress (CloneInProgress, held by the simulator); once they are done, a
+// fourth evicts the two least recently used.
+func testImageCacheCDIBudget(t *testing.T, e *env, r *media.Reconciler) {
+	ctx := t.Context()
+	entries := media.LabelComponent + "=" + media.ComponentImageCache
+	// A clean start: the entries of the tests before go.
+	if err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: entries}); err != nil {
+		t.Fatal(err)
+	}
+	state := func(prefix string) string {
+		t.Helper()
+		l, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).List(ctx, metav1.ListOptions{LabelSelector: entries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dv := range l.Items {
+			if strings.HasPrefix(dv.GetName(), prefix) && dv.GetDeletionTimestamp() != nil {
+				return "deleting"
+			} else if strings.HasPrefix(dv.GetName(), prefix) {
+				return "present"
+			}
+		}
+		return "gone"
+	}
+	e.eventually(t, "no cache entry left", func(context.Context) error {
+		if got := state(""); got != "gone" {
+			return fmt.Errorf("an entry is %s", got)
+		}
+		return nil
+	})
+	im := testca.NewVersionedImage(t)
+	sum := im.SetFresh(1<<20 + 9)
+	vms := map[string]system.Key{}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		vms[n] = e.createVM(t, "cdi-budget-"+n)
+	}
+	insert := func(n string) (system.MediaSlot, string) {
+		t.Helper()
+		got, err := e.svc.Insert(ctx, vms[n], slot, system.MediaInsert{Image: im.URL + "/" + n + ".iso"})
+		if err != nil {
+			t.Fatalf("Insert %s: %v", n, err)
+		}
+		return got, media.CacheClaimName(got.CacheKey) // the entry's name starts so
+	}
+	cloning := func(n string) {
+		t.Helper()
+		e.eventually(t, n+"'s clone in progress", func(ctx context.Context) error {
+			dvs, err := e.dataVolumes(ctx)
+			if err != nil {
+				return err
+			}
+			for _, dv := range dvs {
+				phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+				if ownerIs(&dv, vms[n].Name) && dv.GetLabels()[media.LabelComponent] == media.ComponentMedia && phase == "CloneInProgress" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no clone of %s in progress", n)
+		})
+	}
+	ready := func(n string, ins system.MediaSlot) {
+		t.Helper()
+		got := e.waitSlot(t, vms[n], slot, "Ready", func(s system.MediaSlot) bool { return s.InsertID == ins.InsertID && s.Phase == system.MediaReady })
+		e.checkImage(t, got.ClaimName, sum)
+	}
+
+	release := e.sim.HoldClones()
+	defer release()
+	insA, entryA := insert("a")
+	cloning("a")
+	insB, entryB := insert("b")
+	cloning("b")
+	insC, entryC := insert("c") // over the budget: A and B are being cloned
+	cloning("c")
+	if a, b := state(entryA), state(entryB); a != "present" || b != "present" {
+		t.Errorf("entries read by clones in progress: %s is %s, %s is %s; want both present", entryA, a, entryB, b)
+	}
+	release()
+	ready("a", insA)
+	ready("b", insB)
+	ready("c", insC)
+	insD, entryD := insert("d") // over the budget: A and B are the least recently used
+	ready("d", insD)
+	for _, gone := range []string{entryA, entryB} {
+		if got := state(gone); got == "present" {
+			t.Errorf("least recently used entry %s is %s, want evicted", gone, got)
+		}
+	}
+	for _, kept := range []string{entryC, entryD} {
+		if got := state(kept); got != "present" {
+			t.Errorf("entry %s is %s, want kept", kept, got)
+		}
+	}
+	if got := r.Stats().CacheEntriesEvicted; got != 2 {
+		t.Errorf("%d entries evicted, want 2", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,13 @@ func (d *dataVolumes) startClone(ctx context.Context, dv *unstructured.Unstructu
 	}
 	d.wg.Go(func() {
 		defer cancel()
+		if hold := d.s.cloneHold(); hold != nil {
+			select { // CloneInProgress until released
+			case <-hold:
+			case <-dctx.Done():
+				return
+			}
+		}
 		last := -1
 		n, err := copyFile(dctx, from, to, func(written int64) {
 			pct := float64(written) * 100 / float64(max(info.Size(), 1))
@@ -168,4 +176,32 @@ func copyFile(ctx context.Context, from, to string, progress func(int64)) (int64
 		return n, err
 	}
 	return n, os.Rename(tmp.Name(), to)
+}
+
+// HoldClones keeps every clone that starts from now on in CloneInProgress,
+// its bytes not copied, until release is called (a test's clone in
+// progress).
+func (s *Simulator) HoldClones() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.clonesHeld = gate
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.clonesHeld == gate {
+				s.clonesHeld = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// cloneHold is the gate clones wait on, nil when none.
+func (s *Simulator) cloneHold() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clonesHeld
 }

@@ -114,6 +114,7 @@ type Simulator struct {
 	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
 	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
+	clonesHeld                               chan struct{} // HoldClones' gate
 }
 
 type phaseMark struct {
