@@ -77,6 +77,16 @@
 //	  redfish-bridge; annotation        the manager "redfish-bridge", the    too small (pvc-protection keeps it while an
 //	  redfish-bridge.io/image-cache-    bridge's user agent)                 import pod reads it); its data (disk.img,
 //	  key)                                                                   meta.json) is written by import pods only
+//	CDI image cache entry: DataVolume media's reconciler: created, never   ownerReference (not controller) to the VM whose
+//	  redfish-image-<key>-<version>     updated (as above); CDI writes its   insert created it; deleted by the GC with that
+//	  (labels as above; annotations     status and creates its PVC (same     VM or the namespace, or by the reconciler for
+//	  the key, redfish-bridge.io/       name, controller: the DataVolume)    the budget (never while a clone reads it or it
+//	  image-cache-validators)                                                imports) or to retry a failed import
+//	  and its ConfigMap <name>-ca       media's reconciler: created, never   the same VM; deleted with the entry
+//	  (the insert's CAs, when any)      updated
+//	check pod <claim>-<insertID>-check media's reconciler: created          ownerReference to the VM; deleted when the
+//	  (import --head-only; label        (kubelet writes its status)          insert ends, is ejected or re-inserted
+//	  redfish-bridge.io/image-check)
 //
 // # What KubeVirt itself writes on the VM
 //

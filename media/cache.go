@@ -169,6 +169,9 @@ func (r *Reconciler) evictFor(ctx context.Context, ns, keep string, need resourc
 			if p.DeletionTimestamp != nil || p.Name == keep || p.Annotations[AnnotationCacheKey] == "" {
 				continue
 			}
+			if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == DataVolumeKind {
+				continue // a CDI entry's PVC: its DataVolume is evicted (cachecdi.go)
+			}
 			q := p.Spec.Resources.Requests[corev1.ResourceStorage]
 			total += q.Value()
 			entries = append(entries, p)

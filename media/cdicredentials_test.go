@@ -23,7 +23,10 @@ func TestCDIGetsNoCredentials(t *testing.T) {
 	if why := c.refuses(system.MediaSlot{CABundle: true, ImportSecret: "x"}); why != "" {
 		t.Errorf("the CDI method refuses an insert with a CA bundle only: %s", why)
 	}
-	dv := dataVolumeFor(owner{key: system.Key{Namespace: "ns", Name: "vm"}}, slot, resource.MustParse("1Gi"), "")
+	dv, err := unstructuredDataVolume(dataVolumeFor(owner{key: system.Key{Namespace: "ns", Name: "vm"}}, slot, resource.MustParse("1Gi"), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
 	src, _, _ := unstructured.NestedStringMap(dv.Object, "spec", "source", "http")
 	if _, ok := src["secretRef"]; ok || src["certConfigMap"] != slot.ImportSecret {
 		t.Errorf("DataVolume http source %v: want a certConfigMap and no secretRef", src)

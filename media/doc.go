@@ -89,7 +89,7 @@
 // name fails the insert: [ForeignClaimError]); it is owned by the VM whose
 // insert created it, so the GC deletes it with that VM or the namespace.
 //
-// Pod method (implemented): the reconciler creates the entry beside the
+// Pod method: the reconciler creates the entry beside the
 // slot's PVC (at least as large) and mounts it into the insert's import
 // pod at [CacheMountPath]. The pod (cachefill.go), under an exclusive
 // lock on the entry, revalidates: a HEAD with If-None-Match and
@@ -119,8 +119,48 @@
 // ended mounts (a live pod list; import pods with an entry are created
 // under the same lock, so none appears between the check and the delete).
 //
-// Not yet: the CDI method ignores the cache key (a DataVolume with a
-// source.pvc clone of the entry is the design); waiting imports show no
-// progress; the entry must be mountable by the import pods of several
-// VMs at once (ReadWriteMany storage, or one node).
+// CDI method (cachecdi.go, cachecdientry.go, cachecheck.go): the entry is
+// a CDI DataVolume with the image's http source, and every slot's
+// DataVolume is a CDI clone of the entry's PVC (spec.source.pvc; CDI
+// picks a smart or CSI clone where the storage offers one, else copies).
+// CDI never tells what its importer's GET saw (no ETag, no Last-Modified
+// in any status), and the bridge never contacts the image server itself,
+// so revalidation is a check pod per insert: the import pod's image,
+// address policy and trust, running `redfish-bridge import --head-only`,
+// which sends one HEAD and reports ETag, Last-Modified and Content-Length
+// in its termination message. The entry is named by the key and that
+// version ([cdiEntryName]: redfish-image-<key>-<hash of the validators>)
+// and annotated with both, so an entry is never replaced: a changed image
+// is a new entry imported once (its own copy of the insert's CAs as
+// certConfigMap, since the insert's import ConfigMap goes when the insert
+// ends), the inserts that checked the old version keep cloning the old
+// one, and no entry is deleted under a clone for being stale. The check
+// precedes the entry's import, so an entry's bytes are what the URL
+// served at or after the check that named it: an insert whose own check
+// (made after it was accepted) matches an entry gets bytes the URL served
+// after that insert was accepted, as a plain import would; when the image
+// changes during an entry's import, the later checks see the new
+// validators and import another entry. A server that sends neither ETag
+// nor Last-Modified (or refuses HEAD) gives nothing to compare: that
+// insert gets its own http DataVolume, uncached. The chosen alternative
+// to re-importing the entry on every insert: N inserts at once cost N
+// HEADs and one GET.
+//
+// Inserts waiting for an entry are enqueued when its phase changes and
+// show its progress when they are looked at. An entry whose import failed
+// fails every insert whose check pod was created before the failure (the
+// Running condition's time) with the same error ([SharedDownloadError]);
+// an insert checked after it deletes the failed entry and imports again.
+// The budget evicts CDI entries like the pod method's PVCs (least
+// recently used first, a live DataVolume list), never one still importing
+// nor one that a slot DataVolume not yet Succeeded names as its
+// source.pvc (cacheMu orders the clones' creates and the evictions); the
+// GC of a VM that owns an entry is held off a CSI clone by the CSI
+// provisioner's cloning-protection finalizer, and off a host-assisted one
+// by pvc-protection (CDI's source pod mounts it). The CDI entries and the
+// pod method's entries are bounded separately.
+//
+// Not yet: waiting imports of the pod method show no progress; the pod
+// method's entry must be mountable by the import pods of several VMs at
+// once (ReadWriteMany storage, or one node).
 package media

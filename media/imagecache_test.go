@@ -20,8 +20,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// TestImageCache: N VMs insert one URL at once through the pod method and
-// the image server sends it once; each VM gets its own PVC with the bytes;
+// TestImageCache: N VMs insert one URL at once through the pod method (and
+// then through CDI: testImageCacheCDI) and the image server sends it once; each VM gets its own PVC with the bytes;
 // the image changes at that URL and a re-insert gets the new bytes; an
 // insert with other credentials does not share the entry.
 func TestImageCache(t *testing.T) {
@@ -35,10 +35,14 @@ func TestImageCache(t *testing.T) {
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
 			testImageCacheFleet(t, e)
 			stop()
-			r, _ := e.startReconciler(t, func(o *media.Options) {
-				o.ImportMethod, o.ImageCacheBudget = media.ImportMethodPod, 20<<30 // two entries of 8Gi
+			t.Run("BudgetEvictsLeastRecentlyUsedNotInUse", func(t *testing.T) {
+				r, stop := e.startReconciler(t, func(o *media.Options) {
+					o.ImportMethod, o.ImageCacheBudget = media.ImportMethodPod, 20<<30 // two entries of 8Gi
+				})
+				defer stop()
+				testImageCacheBudget(t, e, r)
 			})
-			t.Run("BudgetEvictsLeastRecentlyUsedNotInUse", func(t *testing.T) { testImageCacheBudget(t, e, r) })
+			t.Run("CDI", func(t *testing.T) { testImageCacheCDI(t, e) })
 		})
 	}
 }

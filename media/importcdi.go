@@ -7,15 +7,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -50,9 +53,14 @@ import (
 // fails on this path.
 
 // DataVolumeResource is CDI's DataVolume.
-var DataVolumeResource = schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
+var DataVolumeResource = cdiv1beta1.SchemeGroupVersion.WithResource("datavolumes")
 
-// CDI's annotation keeping a completed DataVolume (and so its PVC's owner).
+// DataVolumeKind is the kind of [DataVolumeResource].
+const DataVolumeKind = "DataVolume"
+
+// CDI's annotation keeping a completed DataVolume (and so its PVC's
+// owner); CDI's API package does not export it (its controller's
+// common.AnnDeleteAfterCompletion).
 const annDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
 
 func init() {
@@ -76,12 +84,18 @@ func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
 	if !slices.ContainsFunc(res.APIResources, func(a metav1.APIResource) bool { return a.Name == DataVolumeResource.Resource }) {
 		return nil, false, nil
 	}
-	return &cdiImporter{r: r}, true, nil
+	return &cdiImporter{r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
 }
 
 type cdiImporter struct {
 	r       *Reconciler
 	listers []cache.GenericLister
+	// pods are the check pods of the image cache (cachecheck.go).
+	pods []corelisters.PodLister
+
+	mu sync.Mutex
+	// waiters are the VMs waiting for each CDI cache entry (namespace/name).
+	waiters map[string]map[system.Key]bool
 }
 
 func (c *cdiImporter) method() string { return ImportMethodCDI }
@@ -102,13 +116,34 @@ func (c *cdiImporter) watch(ctx context.Context, namespaces []string, enqueue fu
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.r.opts.Dynamic, 0, ns,
 			func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() })
 		inf := f.ForResource(DataVolumeResource)
-		if _, err := inf.Informer().AddEventHandler(handlerFor(enqueue)); err != nil {
+		h := handlerFor(enqueue)
+		h.AddFunc = func(obj any) { enqueue(obj); c.wake(nil, obj) }
+		h.UpdateFunc = func(old, obj any) { enqueue(obj); c.wake(old, obj) }
+		h.DeleteFunc = func(obj any) {
+			enqueue(obj)
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			c.wake(nil, obj)
+		}
+		if _, err := inf.Informer().AddEventHandler(h); err != nil {
 			return nil, fmt.Errorf("DataVolumes: add handler: %w", err)
 		}
 		synced = append(synced, inf.Informer().HasSynced)
 		c.listers = append(c.listers, inf.Lister())
 		f.Start(ctx.Done())
 		context.AfterFunc(ctx, f.Shutdown)
+
+		pf := informers.NewSharedInformerFactoryWithOptions(c.r.opts.Kube, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkSelector("").String() }))
+		pods := pf.Core().V1().Pods()
+		if _, err := pods.Informer().AddEventHandler(handlerFor(enqueue)); err != nil {
+			return nil, fmt.Errorf("check pods: add handler: %w", err)
+		}
+		synced = append(synced, pods.Informer().HasSynced)
+		c.pods = append(c.pods, pods.Lister())
+		pf.Start(ctx.Done())
+		context.AfterFunc(ctx, pf.Shutdown)
 	}
 	return synced, nil
 }
@@ -123,7 +158,7 @@ func (c *cdiImporter) list(o owner, slot string) ([]*unstructured.Unstructured, 
 		}
 		for _, obj := range objs {
 			dv, ok := obj.(*unstructured.Unstructured)
-			if ok && o.owns(dv) && (slot == "" || dv.GetLabels()[LabelSlot] == slot) {
+			if ok && o.owns(dv) && dv.GetLabels()[LabelComponent] == ComponentMedia && (slot == "" || dv.GetLabels()[LabelSlot] == slot) {
 				out = append(out, dv)
 			}
 		}
@@ -178,7 +213,11 @@ func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case pvc != nil:
 		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
 	}
-	return importStatus{state: importAbsent, claimSize: dataVolumeSize(ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}, nil
+	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
+	if slot.CacheKey != "" {
+		return c.observeCached(ctx, t, st)
+	}
+	return st, nil
 }
 
 // dataVolumeSize is the storage a DataVolume requests: the claim size, at
@@ -195,11 +234,17 @@ func dataVolumeSize(claim resource.Quantity, maxBytes int64) resource.Quantity {
 
 // status is [dataVolumeStatus], a failure of a DataVolume sized at the
 // maximum image size saying so (CDI's message speaks of the PVC only).
-func (c *cdiImporter) status(dv *unstructured.Unstructured) importStatus {
+func (c *cdiImporter) status(u *unstructured.Unstructured) importStatus {
+	dv, err := asDataVolume(u)
+	if err != nil {
+		return importStatus{state: importFailed, reason: err.Error()}
+	}
 	st := dataVolumeStatus(dv)
-	size, _, _ := unstructured.NestedString(dv.Object, "spec", "storage", "resources", "requests", string(corev1.ResourceStorage))
-	if q, err := resource.ParseQuantity(size); err == nil && st.state == importFailed && q.Value() >= c.r.opts.MaxImageSize {
-		st.reason += "; the DataVolume requests the maximum image size " + FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+	if dv.Spec.Storage != nil && st.state == importFailed {
+		q := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
+		if q.Value() >= c.r.opts.MaxImageSize {
+			st.reason += "; the DataVolume requests the maximum image size " + FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+		}
 	}
 	return st
 }
@@ -207,45 +252,37 @@ func (c *cdiImporter) status(dv *unstructured.Unstructured) importStatus {
 // dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,
 // or an importer that failed (CDI retries it forever: the first failure
 // fails the insert, as the import pod's does), else its progress.
-func dataVolumeStatus(dv *unstructured.Unstructured) importStatus {
-	st := importStatus{state: importRunning, started: dv.GetCreationTimestamp().Time}
-	phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-	restarts, _, _ := unstructured.NestedInt64(dv.Object, "status", "restartCount")
+func dataVolumeStatus(dv *cdiv1beta1.DataVolume) importStatus {
+	st := importStatus{state: importRunning, started: dv.CreationTimestamp.Time}
 	switch {
-	case phase == "Succeeded":
+	case dv.Status.Phase == cdiv1beta1.Succeeded:
 		st.state = importSucceeded
-	case phase == "Failed" || restarts > 0:
+	case dv.Status.Phase == cdiv1beta1.Failed || dv.Status.RestartCount > 0:
 		st.state = importFailed
-		st.reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.GetName(), dataVolumeMessage(dv))
+		st.reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.Name, dataVolumeMessage(dv))
 	default:
-		progress, _, _ := unstructured.NestedString(dv.Object, "status", "progress")
-		st.percent = parseProgress(progress)
+		st.percent = parseProgress(string(dv.Status.Progress))
 	}
 	return st
 }
 
 // dataVolumeMessage is the message of the DataVolume's Running condition
 // (where CDI puts the importer's error), else of its Ready condition.
-func dataVolumeMessage(dv *unstructured.Unstructured) string {
-	conds, _, _ := unstructured.NestedSlice(dv.Object, "status", "conditions")
-	msgs := map[string]string{}
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		typ, _ := m["type"].(string)
-		msg, _ := m["message"].(string)
-		reason, _ := m["reason"].(string)
+func dataVolumeMessage(dv *cdiv1beta1.DataVolume) string {
+	msgs := map[cdiv1beta1.DataVolumeConditionType]string{}
+	for _, c := range dv.Status.Conditions {
+		msg := c.Message
 		if msg == "" {
-			msg = reason
+			msg = c.Reason
 		}
-		msgs[typ] = msg
+		msgs[c.Type] = msg
 	}
-	for _, typ := range []string{"Running", "Ready"} {
+	for _, typ := range []cdiv1beta1.DataVolumeConditionType{cdiv1beta1.DataVolumeRunning, cdiv1beta1.DataVolumeReady} {
 		if msgs[typ] != "" {
 			return msgs[typ]
 		}
 	}
-	phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-	return "phase " + phase
+	return "phase " + string(dv.Status.Phase)
 }
 
 // parseProgress reads CDI's status.progress ("45.2%", "N/A") as a whole
@@ -259,77 +296,51 @@ func parseProgress(s string) int {
 }
 
 func (c *cdiImporter) start(ctx context.Context, t importTarget, st importStatus) error {
-	o, slot, ns := t.o, t.slot, t.o.key.Namespace
-	dv := dataVolumeFor(o, slot, st.claimSize, c.r.opts.StorageClass)
-	_, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, dv, metav1.CreateOptions{})
+	if t.slot.CacheKey != "" {
+		return c.startCached(ctx, t, st)
+	}
+	return c.create(ctx, t.o, dataVolumeFor(t.o, t.slot, st.claimSize, c.r.opts.StorageClass), t.o.owns)
+}
+
+// create creates the DataVolume dv for o; one of that name that is not
+// ours is a [*ForeignClaimError].
+func (c *cdiImporter) create(ctx context.Context, o owner, dv *cdiv1beta1.DataVolume, ours func(metav1.Object) bool) error {
+	ns := o.key.Namespace
+	u, err := unstructuredDataVolume(dv)
+	if err != nil {
+		return err
+	}
+	_, err = c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		c.r.log.InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "slot", slot.Slot, "dataVolume", dv.GetName(), "insertID", slot.InsertID)
+		c.r.log.InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
 		return nil
 	case !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.GetName(), err)
+		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.Name, err)
 	}
 	// Our cache lags, or the name is someone else's.
-	live, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, dv.GetName(), metav1.GetOptions{})
+	live, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, dv.Name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("get DataVolume %s/%s: %w", ns, dv.GetName(), err)
+		return fmt.Errorf("get DataVolume %s/%s: %w", ns, dv.Name, err)
 	}
-	if !o.owns(live) {
-		return &ForeignClaimError{Namespace: ns, Name: dv.GetName(), VM: o.key, Kind: "DataVolume"}
+	if !ours(live) {
+		return &ForeignClaimError{Namespace: ns, Name: dv.Name, VM: o.key, Kind: DataVolumeKind}
 	}
 	return nil
 }
 
-// dataVolumeFor builds the DataVolume of the slot's current insert.
-func dataVolumeFor(o owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *unstructured.Unstructured {
-	l := objectLabels(ComponentMedia, slot.Slot)
-	l[LabelInsertID] = slot.InsertID
-	labels := map[string]any{}
-	for k, v := range l {
-		labels[k] = v
-	}
-	// Never a secretRef: CDI's importer sends its credentials on every
-	// redirect, to any host ([cdiImporter.refuses]).
-	http := map[string]any{"url": slot.Image}
-	if slot.ImportSecret != "" && slot.CABundle {
-		http["certConfigMap"] = slot.ImportSecret
-	}
-	storage := map[string]any{
-		"accessModes": []any{string(corev1.ReadWriteOnce)},
-		"volumeMode":  string(corev1.PersistentVolumeFilesystem),
-		"resources":   map[string]any{"requests": map[string]any{string(corev1.ResourceStorage): size.String()}},
-	}
-	if storageClass != "" {
-		storage["storageClassName"] = storageClass
-	}
-	ref := o.ref()
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": DataVolumeResource.GroupVersion().String(),
-		"kind":       "DataVolume",
-		"metadata": map[string]any{
-			"name":        slot.ClaimName,
-			"namespace":   o.key.Namespace,
-			"labels":      labels,
-			"annotations": map[string]any{annDeleteAfterCompletion: "false"},
-			"ownerReferences": []any{map[string]any{
-				"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name, "uid": string(ref.UID),
-				"controller": false, "blockOwnerDeletion": false,
-			}},
-		},
-		"spec": map[string]any{
-			"source":  map[string]any{"http": http},
-			"storage": storage,
-		},
-	}}
+// finish keeps the DataVolume: it owns the image's PVC. A failed one goes
+// in settle, once the slot is recorded Failed. The check pod goes.
+func (c *cdiImporter) finish(ctx context.Context, t importTarget) error {
+	return c.deleteChecks(ctx, t, "")
 }
 
-// finish keeps the DataVolume: it owns the image's PVC. A failed one goes
-// in settle, once the slot is recorded Failed.
-func (c *cdiImporter) finish(context.Context, importTarget) error { return nil }
-
-// settle deletes the slot's DataVolumes except the one holding a Ready
-// slot's image.
+// settle deletes the slot's check pods and DataVolumes except the one
+// holding a Ready slot's image.
 func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
+	if err := c.deleteChecks(ctx, t, ""); err != nil {
+		return err
+	}
 	dvs, err := c.list(t.o, t.slot.Slot)
 	if err != nil {
 		return err
@@ -345,14 +356,23 @@ func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
 	return nil
 }
 
-func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) { return objects(c.list(o, "")) }
+func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) {
+	dvs, err := objects(c.list(o, ""))
+	if err != nil {
+		return nil, err
+	}
+	pods, err := objects(c.checks(o, ""))
+	return append(dvs, pods...), err
+}
 
 func (c *cdiImporter) remove(ctx context.Context, obj metav1.Object) error {
-	dv, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("CDI import method: cannot remove a %T", obj)
+	switch obj := obj.(type) {
+	case *unstructured.Unstructured:
+		return c.deleteDataVolume(ctx, obj)
+	case *corev1.Pod:
+		return deletePod(ctx, c.r.opts.Kube, obj)
 	}
-	return c.deleteDataVolume(ctx, dv)
+	return fmt.Errorf("CDI import method: cannot remove a %T", obj)
 }
 
 // deleteDataVolume deletes dv (only if it is still the object read, UID

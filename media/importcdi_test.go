@@ -34,7 +34,11 @@ func TestDataVolumeStatus(t *testing.T) {
 		{"phase Failed without message", map[string]any{"phase": "Failed"}, importFailed, 0, "CDI DataVolume vm1-media-cd0 failed: phase Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := dataVolumeStatus(dv(tc.status))
+			typed, err := asDataVolume(dv(tc.status))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := dataVolumeStatus(typed)
 			if got.state != tc.state || got.percent != tc.percent || got.reason != tc.reason {
 				t.Errorf("got state %d percent %d reason %q, want %d %d %q", got.state, got.percent, got.reason, tc.state, tc.percent, tc.reason)
 			}

@@ -20,13 +20,17 @@ type ImportResult struct {
 	NeedBytes int64  `json:"needBytes,omitempty"`
 	// FromCache: the image was copied from the image cache, not downloaded.
 	FromCache bool `json:"fromCache,omitempty"`
+	// Validators are what the server said about the image's bytes (an
+	// import with --head-only reports only these).
+	Validators *validators `json:"validators,omitempty"`
 }
 
 // ParseImportResult decodes a termination message written by an import
-// that succeeded or needs a larger PVC; ok is false when msg is not one.
+// that succeeded (or checked the image: --head-only) or needs a larger
+// PVC; ok is false when msg is not one.
 func ParseImportResult(msg string) (ImportResult, bool) {
 	var r ImportResult
-	if err := json.Unmarshal([]byte(strings.TrimSpace(msg)), &r); err != nil || (r.Bytes <= 0 && r.NeedBytes <= 0) {
+	if err := json.Unmarshal([]byte(strings.TrimSpace(msg)), &r); err != nil || (r.Bytes <= 0 && r.NeedBytes <= 0 && r.Validators == nil) {
 		return ImportResult{}, false
 	}
 	return r, true

@@ -136,6 +136,7 @@ func TestParseImportResult(t *testing.T) {
 		{`{"bytes":12,"sha256":"ab"}`, true},
 		{"  {\"bytes\":12}\n", true},
 		{`{"bytes":0}`, false},
+		{`{"validators":{"etag":"\"v1\"","length":5}}`, true},
 		{"GET x: HTTP 404", false},
 		{"", false},
 	}

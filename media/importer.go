@@ -92,6 +92,8 @@ type importStatus struct {
 	// cacheExists says the slot's image cache entry exists (a slot with a
 	// CacheKey).
 	cacheExists bool
+	// cdi is the next step of a CDI insert with a cache key (cachecdi.go).
+	cdi cdiStep
 }
 
 // importerFactory builds an import method for a reconciler; ok is false

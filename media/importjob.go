@@ -43,6 +43,10 @@ type ImportRequest struct {
 	// key: the image is revalidated, downloaded into it only when it is
 	// empty or changed, and copied from it into Dest (cachefill.go).
 	CacheDir string
+	// HeadOnly sends a HEAD instead of the download and reports the
+	// server's validators ([ImportResult].Validators; cachecheck.go): the
+	// CDI image cache's revalidation. Dest is not written.
+	HeadOnly bool
 	// RoomBytes, if > 0, is what the destination holds, instead of
 	// [ClaimRoom] of ClaimSize; not an argument (the simulator's CDI sets
 	// it: CDI's PVCs hold their whole request).
@@ -82,6 +86,9 @@ func (r ImportRequest) Args() []string {
 	if r.CacheDir != "" {
 		args = append(args, "--cache-dir="+r.CacheDir)
 	}
+	if r.HeadOnly {
+		args = append(args, "--head-only")
+	}
 	return args
 }
 
@@ -98,9 +105,10 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")
 	maxSize := fs.String("max-size", FormatBytes(DefaultMaxImageSize), "refuse a larger image")
 	fs.StringVar(&r.CacheDir, "cache-dir", "", "image cache entry to revalidate, fill and copy from (shared by the imports of one image)")
+	fs.BoolVar(&r.HeadOnly, "head-only", false, "send a HEAD and report the server's ETag, Last-Modified and Content-Length; write nothing")
 	claimSize := fs.String("claim-size", "", "size of the destination PVC; a larger image is reported with its size, not written")
 	return func() (ImportRequest, error) {
-		if r.URL == "" || r.Dest == "" {
+		if r.URL == "" || (r.Dest == "" && !r.HeadOnly) {
 			return r, errors.New("--url and --dest are required")
 		}
 		var err error
@@ -162,9 +170,12 @@ func (r ImportRequest) Run(ctx context.Context) (ImportResult, error) {
 		lim.RoomBytes = r.RoomBytes
 	}
 	var res ImportResult
-	if r.CacheDir != "" {
+	switch {
+	case r.HeadOnly:
+		res, err = r.head(ctx, client)
+	case r.CacheDir != "":
 		res, err = r.runCached(ctx, client, lim)
-	} else {
+	default:
 		res, err = importReporting(ctx, client, r.URL, r.Dest, lim, r.Progress)
 	}
 	var nr *NeedRoomError

@@ -176,6 +176,10 @@ func TestImportArgsRoundTrip(t *testing.T) {
 		cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Fatalf("ParseImportArgs(Args()) (-want +got):\n%s", diff)
 	}
+	head := ImportRequest{URL: "https://images.example/a.iso", HeadOnly: true, Timeout: time.Minute, MaxBytes: DefaultMaxImageSize}
+	if got, err := ParseImportArgs(head.Args()); err != nil || !got.HeadOnly || got.Dest != "" {
+		t.Fatalf("ParseImportArgs(%q) = %+v, %v: want a --head-only request without --dest", head.Args(), got, err)
+	}
 	if _, err := ParseImportArgs([]string{"--url=x", "--dest=y", "stray"}); err == nil {
 		t.Fatal("a stray argument was accepted")
 	}

@@ -21,9 +21,11 @@
 // VMs (half running), its VmRSS sampled from outside while idle, under reads
 // and under writes.
 //
-// BenchmarkImageCache measures the image cache (media's --image-cache):
-// N >= 50 VMs insert one image at once, the bytes the image server sent
-// against the image's size, then a changed image re-inserted.
+// BenchmarkImageCache measures the image cache (media's --image-cache)
+// with each import method (the import pod; CDI, played by the simulator,
+// cloning the entry): N >= 50 VMs insert one image at once, the bytes the
+// image server sent against the image's size, then a changed image
+// re-inserted.
 //
 // Run it with `make bench` (see docs/bench.md); it prints a table and writes
 // a CSV. Nothing here asserts on timings.

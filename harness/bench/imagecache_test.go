@@ -32,11 +32,14 @@ import (
 
 // BenchmarkImageCache: BENCH_IMAGE_VMS (default 50) VMs insert one image
 // (BENCH_IMAGE_MIB, default 8 MiB: 50 VM copies + the entry take ~410 MiB
-// of disk) at once with the image cache on (import method pod), on each
-// CRD variant: it reports the bytes the image server sent against the
-// image's size (target <= 1.05x), the time until every slot was Ready,
-// and checks every VM's PVC holds the image; then the image changes at
-// that URL and one VM re-inserts: it must get the new bytes.
+// of disk) at once with the image cache on, with each import method
+// (BENCH_IMAGE_METHODS, default "pod,cdi": the import pod copying from the
+// entry; CDI importing the entry once and cloning it into every slot, the
+// simulator playing CDI) on each CRD variant: it reports the bytes the
+// image server sent against the image's size (target <= 1.05x), the time
+// until every slot was Ready, and checks every VM's PVC holds the image;
+// then the image changes at that URL and one VM re-inserts: it must get
+// the new bytes.
 func BenchmarkImageCache(b *testing.B) {
 	n, err := strconv.Atoi(env("BENCH_IMAGE_VMS", "50"))
 	if err != nil {
@@ -47,19 +50,28 @@ func BenchmarkImageCache(b *testing.B) {
 		b.Fatalf("BENCH_IMAGE_MIB: %v", err)
 	}
 	for b.Loop() {
-		for _, v := range strings.Split(env("BENCH_VARIANTS", "maplist,stock"), ",") {
-			b.Run(strings.TrimSpace(v), func(b *testing.B) { runImageCache(b, crds.Variant(strings.TrimSpace(v)), n, mib<<20) })
+		for _, method := range strings.Split(env("BENCH_IMAGE_METHODS", "pod,cdi"), ",") {
+			method = strings.TrimSpace(method)
+			for _, v := range strings.Split(env("BENCH_VARIANTS", "maplist,stock"), ",") {
+				v = strings.TrimSpace(v)
+				b.Run(method+"/"+v, func(b *testing.B) { runImageCache(b, crds.Variant(v), method, n, mib<<20) })
+			}
 		}
 	}
 }
 
-func runImageCache(b *testing.B, v crds.Variant, n, size int) {
+func runImageCache(b *testing.B, v crds.Variant, method string, n, size int) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx := logctx.Into(b.Context(), log)
 	c := testcluster.ForTestWith(b, testcluster.Options{Variant: v, VirtController: true})
 	const ns = "image-cache"
 	if err := c.CreateNamespace(ctx, ns); err != nil {
 		b.Fatal(err)
+	}
+	if method == media.ImportMethodCDI {
+		if err := c.InstallCDI(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 	data := b.TempDir()
 	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: data, Log: log})
@@ -75,6 +87,17 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 			b.Errorf("simulator: %v", err)
 		}
 	})
+	if method == media.ImportMethodCDI {
+		cdiCtx, cdiCancel := context.WithCancel(ctx)
+		cdiDone := make(chan error, 1)
+		go func() { cdiDone <- s.RunDataVolumes(cdiCtx) }()
+		b.Cleanup(func() {
+			cdiCancel()
+			if err := <-cdiDone; err != nil {
+				b.Errorf("simulated CDI: %v", err)
+			}
+		})
+	}
 	dyn, kube := dynamic.NewForConfigOrDie(c.Bridge), kubernetes.NewForConfigOrDie(c.Bridge)
 	admin := dynamic.NewForConfigOrDie(c.Admin)
 	inv, err := inventory.Start(ctx, dyn, kube, []string{ns})
@@ -90,7 +113,7 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 	svc.SetImageCache(true)
 	r, err := media.NewReconciler(media.Options{
 		Writer: w, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: []string{ns},
-		ImportMethod: media.ImportMethodPod, ImporterImage: "redfish-bridge:bench", Log: log, Workers: 4,
+		ImportMethod: method, ImporterImage: "redfish-bridge:bench", Log: log, Workers: 4,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -169,12 +192,18 @@ func runImageCache(b *testing.B, v crds.Variant, n, size int) {
 	checkBenchImage(b, s.ImagePath(ns, claim), newSum)
 	changed := srv.Served.Load() - before
 
-	fmt.Printf("\n=== image cache, %s CRDs, %d VMs, one %d MiB image, import method pod ===\n", v, n, size>>20)
+	sc := s.Counters()
+	fmt.Printf("\n=== image cache, %s CRDs, %d VMs, one %d MiB image, import method %s ===\n", v, n, size>>20, method)
 	fmt.Printf("%-52s %s\n", "every slot Ready after", took.Round(time.Millisecond))
 	fmt.Printf("%-52s %d (%.3fx the image; target <= 1.05x: %s)\n", "body bytes the image server sent", served, ratio, reached)
-	fmt.Printf("%-52s %d of %d\n", "imports copied from the cache (sim)", s.Counters().ImportsFromCache, n)
+	if method == media.ImportMethodCDI {
+		fmt.Printf("%-52s %d (%d bytes), HEAD checks %d\n", "CDI clones of the entry (sim)", sc.Clones, sc.CloneBytes, sc.ImageChecks)
+	} else {
+		fmt.Printf("%-52s %d of %d\n", "imports copied from the cache (sim)", sc.ImportsFromCache, n)
+	}
 	fmt.Printf("%-52s %d bytes (the new image: %d), new bytes in the VM's PVC\n", "image changed, one re-insert: the server sent", changed, size+4096)
 	b.ReportMetric(ratio, "served/image")
+	b.ReportMetric(float64(served), "bytes-fetched")
 	b.ReportMetric(took.Seconds(), "s-to-ready")
 }
 

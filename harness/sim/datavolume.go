@@ -37,7 +37,8 @@ import (
 // reported available storage M. A larger PVC is required."), and reports
 // status.phase (ImportInProgress, Succeeded), status.progress ("NN.N%") and,
 // like CDI's crashing importer, a failure as restartCount 1 with the error
-// as the Running condition's message.
+// as the Running condition's message. A DataVolume with a pvc source is a
+// clone (clone.go): the source PVC's bytes are copied.
 func (s *Simulator) RunDataVolumes(ctx context.Context) error {
 	namespaces := s.opts.Namespaces
 	if len(namespaces) == 0 {
@@ -150,6 +151,9 @@ func (d *dataVolumes) sync(ctx context.Context, k string) (time.Duration, error)
 	}
 	if pvc.Status.Phase != corev1.ClaimBound {
 		return 50 * time.Millisecond, nil
+	}
+	if src, ok := cloneSource(dv); ok {
+		return d.startClone(ctx, dv, pvc, src)
 	}
 	return 0, d.start(ctx, dv, pvc)
 }

@@ -44,7 +44,15 @@
 //     [Simulator.ImagePath]; a second PVC volume (media's image cache
 //     entry, --cache-dir) is that claim's data directory, shared by every
 //     pod that mounts it, so a copy from the cache really reads and writes
-//     the bytes ([Counters].ImportsFromCache counts them).
+//     the bytes ([Counters].ImportsFromCache counts them); a pod with
+//     --head-only (media's CDI image cache check) runs its HEAD, mounts
+//     no PVC and counts as [Counters].ImageChecks;
+//   - CDI's DataVolume controller, when [Simulator.RunDataVolumes] runs:
+//     an http source really downloaded into the DataVolume's PVC, a pvc
+//     source (a clone) really copied from the source PVC once it is
+//     populated (CloneScheduled, CloneInProgress, Succeeded;
+//     [Counters].Clones and CloneBytes; [Simulator.HoldClones] keeps
+//     clones in progress).
 //   - the PV binder and pvc-protection controller: every PVC is Bound at
 //     once and released when nothing uses it any more.
 //

@@ -53,7 +53,7 @@ func parseImportPod(pod *corev1.Pod) (importJob, error) {
 	if err != nil {
 		return job, fmt.Errorf("import pod %s/%s: container %q: %w", pod.Namespace, pod.Name, ImporterContainer, err)
 	}
-	if job.claim == "" {
+	if job.claim == "" && !req.HeadOnly { // a --head-only check writes nothing
 		return job, fmt.Errorf("import pod %s/%s: no persistentVolumeClaim volume", pod.Namespace, pod.Name)
 	}
 	job.req = req
@@ -96,6 +96,13 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 	if err != nil {
 		s.finishImport(ctx, pod, err, err.Error())
 		return 0, nil
+	}
+	if job.claim == "" { // a check pod: no PVC to attach
+		mounted, err := s.mountVolumes(ctx, pod, &job)
+		if err != nil {
+			return volumeRetry, nil
+		}
+		return 0, s.startImport(ctx, pod, job, mounted)
 	}
 	pvcObj, exists, err := c.pvc.GetIndexer().GetByKey(ns + "/" + job.claim)
 	if err != nil {
@@ -211,6 +218,10 @@ func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr
 	if importErr != nil {
 		s.importsFailed.Add(1)
 		s.log.InfoContext(ctx, "import failed", "pod", pod.Namespace+"/"+pod.Name, "error", importErr)
+		return
+	}
+	if res, ok := media.ParseImportResult(msg); ok && res.Validators != nil && res.Bytes == 0 {
+		s.imageChecks.Add(1) // a --head-only check, not an import
 		return
 	}
 	s.importsOK.Add(1)

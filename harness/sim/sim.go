@@ -57,7 +57,13 @@ type Counters struct {
 	ImportsFailed    int64
 	// ImportsFromCache counts succeeded imports whose image was copied
 	// from the image cache entry (revalidated, not downloaded).
-	ImportsFromCache    int64
+	ImportsFromCache int64
+	// ImageChecks counts import pods that ran --head-only (the CDI image
+	// cache's revalidation; not imports).
+	ImageChecks int64
+	// Clones counts DataVolumes cloned from a PVC (source.pvc) and
+	// CloneBytes the bytes those clones copied.
+	Clones, CloneBytes  int64
 	MultiAttachRefusals int64 // import pods refused (counted once per pod)
 	PVCsBound           int64
 	// LaunchersHeld counts deleted virt-launcher pods held for their
@@ -92,7 +98,8 @@ type Simulator struct {
 
 	vmisStarted, vmisFailed                  atomic.Int64
 	importsStarted, importsOK, importsFailed atomic.Int64
-	importsFromCache                         atomic.Int64
+	importsFromCache, imageChecks            atomic.Int64
+	clones, cloneBytes                       atomic.Int64
 	multiAttachRefusals, pvcsBound           atomic.Int64
 	launchersHeld                            atomic.Int64
 	mu                                       sync.Mutex
@@ -107,6 +114,7 @@ type Simulator struct {
 	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
 	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
+	clonesHeld                               chan struct{} // HoldClones' gate
 }
 
 type phaseMark struct {
@@ -215,6 +223,9 @@ func (s *Simulator) Counters() Counters {
 		ImportsStarted:      s.importsStarted.Load(),
 		ImportsSucceeded:    s.importsOK.Load(),
 		ImportsFromCache:    s.importsFromCache.Load(),
+		ImageChecks:         s.imageChecks.Load(),
+		Clones:              s.clones.Load(),
+		CloneBytes:          s.cloneBytes.Load(),
 		ImportsFailed:       s.importsFailed.Load(),
 		MultiAttachRefusals: s.multiAttachRefusals.Load(),
 		PVCsBound:           s.pvcsBound.Load(),

@@ -115,6 +115,9 @@ func remount(path, mountPath, dir string) string {
 // simulator keeps the claim's image.
 func (s *Simulator) runImport(ctx context.Context, ns string, job importJob) (media.ImportResult, error) {
 	req := job.req
+	if req.HeadOnly {
+		return req.Run(ctx)
+	}
 	req.Dest = s.ImagePath(ns, job.claim)
 	if err := os.MkdirAll(filepath.Dir(req.Dest), 0o750); err != nil {
 		return media.ImportResult{}, fmt.Errorf("image dir: %w", err)
