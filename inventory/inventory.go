@@ -45,6 +45,8 @@ type Inventory struct {
 	membership atomic.Uint64
 	// owners are the cached VMs' managedFields (see trim.go).
 	owners vmOwners
+	// vmHandlers counts the VM handlers registered and not removed.
+	vmHandlers atomic.Int64
 }
 
 // Start starts the informers for the given namespaces (all namespaces when
