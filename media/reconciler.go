@@ -216,7 +216,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 // them down.
 func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop func() error, err error) {
 	var factories []informers.SharedInformerFactory
-	stop = func() error {
+	shutdown := func() error {
 		for _, f := range factories {
 			f.Shutdown()
 		}
@@ -224,7 +224,7 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	}
 	defer func() {
 		if err != nil {
-			_ = stop()
+			_ = shutdown()
 		}
 	}()
 	owners := func(obj any) { enqueueOwner(enqueue, obj) }
@@ -263,7 +263,7 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 		return nil, fmt.Errorf("caches did not sync: %w", context.Cause(ctx))
 	}
 	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
-	return stop, nil
+	return shutdown, nil
 }
 
 // QueueLen is the number of VMs waiting to be reconciled.
