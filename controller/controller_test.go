@@ -129,7 +129,7 @@ type recordingLimiter struct {
 
 func (l *recordingLimiter) When(k system.Key) time.Duration {
 	l.mu.Lock()
-	l.whens = append(l.whens, l.TypedRateLimiter.NumRequeues(k))
+	l.whens = append(l.whens, l.NumRequeues(k))
 	l.mu.Unlock()
 	return l.TypedRateLimiter.When(k)
 }
