@@ -191,6 +191,12 @@
 //     read the managedFields the inventory kept aside for exactly the cached
 //     version ([TrimmedCache]), and read live when it has none for it.
 //     [Owned] is for live objects only.
+//   - Read-your-own-write for the next reader: [Client.AwaitVersion] (and
+//     [Client.Await] for any condition on the read) returns once a read
+//     shows the write or newer, bounded by [CacheWait]; it reads again only
+//     when the cache reports a change of that VM ([Notifier]:
+//     inventory.Inventory.Changed, fed by the informers' events), never
+//     polls. backend/ waits so before answering a Redfish write.
 //   - Force: redfish-boot forces (bootOrder and bootloader usually belong to
 //     the VM's author, and the Redfish client has explicitly asked to change
 //     exactly those fields; force takes a value, it never removes another

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -159,26 +158,17 @@ func (b *Backend) Eject(ctx context.Context, key system.Key, slot string) error 
 // awaitSlot waits (bounded) until the cache shows what a media write did,
 // so the client's next GET (or its task's) reads its own change back.
 func (b *Backend) awaitSlot(ctx context.Context, key system.Key, done func(*apply.VM) bool) {
-	await(ctx, func() bool {
-		vm, err := b.w.Read(ctx, key)
-		return err == nil && done(vm)
-	})
+	if a, ok := b.w.(awaiter); ok {
+		a.Await(ctx, key, done)
+	}
 }
 
-// cacheWait bounds how long a write waits for the cache to show it.
-const cacheWait = 2 * time.Second
-
-// await polls cond every 5ms until it holds, ctx ends or cacheWait passes.
-// The watch behind the cache normally delivers within a few milliseconds.
-func await(ctx context.Context, cond func() bool) {
-	deadline := time.Now().Add(cacheWait)
-	for !cond() && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+// awaiter is the Writer that waits, woken by the cache's change events,
+// until a read shows a write (apply.Client); without it a write answers
+// at once.
+type awaiter interface {
+	Await(ctx context.Context, key system.Key, done func(*apply.VM) bool)
+	AwaitVersion(ctx context.Context, key system.Key, written *apply.VM)
 }
 
 // Trust implements redfish.MediaTrust.

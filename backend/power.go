@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
@@ -72,27 +71,12 @@ func refusal(r *apply.RefusedError) *redfish.RefusedValueError {
 	return &redfish.RefusedValueError{Property: r.Property, Value: r.Value, ConflictsWith: r.ConflictsWith, Resolution: r.Reason}
 }
 
-// awaitCache waits (bounded) until a read of the VM (what the client's next
-// GET sees) shows it as written, or newer. Reads go through the Writer,
-// which answers with its own write while the cache still serves the version
-// that write replaced, so this usually returns at once. resourceVersions of
-// one apiserver's etcd are increasing integers; an unparsable one just skips
-// the wait.
+// awaitCache waits (bounded, [apply.CacheWait]) until a read of the VM
+// (what the client's next GET sees) shows it as written, or newer
+// ([apply.Client.AwaitVersion]: woken by the cache's change events).
 func (b *Backend) awaitCache(ctx context.Context, key system.Key, written *apply.VM) error {
-	if written == nil || written.Object == nil {
-		return nil
+	if a, ok := b.w.(awaiter); ok {
+		a.AwaitVersion(ctx, key, written)
 	}
-	want, err := strconv.ParseUint(written.Object.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return nil
-	}
-	await(ctx, func() bool {
-		vm, err := b.w.Read(ctx, key)
-		if err != nil {
-			return false
-		}
-		have, err := strconv.ParseUint(vm.Object.GetResourceVersion(), 10, 64)
-		return err != nil || have >= want
-	})
 	return nil
 }

@@ -10,7 +10,9 @@
 // VMI still lives; media/ reads its import pods and CA ConfigMaps (not
 // cached here). Reconcilers subscribe with [Inventory.AddVMHandler] and get
 // the VM's key on every VM or VMI change, the objects already cached
-// included.
+// included, until they remove the handler (a leadership term's end).
+// [Inventory.Changed] wakes a writer waiting for the cache to show its
+// write at the VM's next change (notify.go).
 //
 // Objects are trimmed before they enter a cache (trim.go, trimvm.go): no
 // managedFields (of a VM's, what the Writer's ownership decisions read is

@@ -45,6 +45,10 @@ type Inventory struct {
 	membership atomic.Uint64
 	// owners are the cached VMs' managedFields (see trim.go).
 	owners vmOwners
+	// changes wakes the waiters on a VM's change ([Inventory.Changed]).
+	changes changes
+	// vmHandlers counts the VM handlers registered and not removed.
+	vmHandlers atomic.Int64
 }
 
 // Start starts the informers for the given namespaces (all namespaces when
@@ -75,6 +79,11 @@ func Start(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface
 		for _, h := range []cache.ResourceEventHandler{inv.membershipHandler(), inv.forgetOwners()} {
 			if _, err := s.vms.AddEventHandler(h); err != nil {
 				return nil, fmt.Errorf("inventory: VM handler: %w", err)
+			}
+		}
+		for _, inf := range []cache.SharedIndexInformer{s.vms, s.vmis} {
+			if _, err := inf.AddEventHandler(inv.notifyHandler()); err != nil {
+				return nil, fmt.Errorf("inventory: change notifier: %w", err)
 			}
 		}
 		inv.scopes[ns] = s

@@ -100,14 +100,20 @@ func TestInventory(t *testing.T) {
 	}
 
 	seen := make(chan system.Key, 16)
-	if err := inv.AddVMHandler(func(k system.Key) {
+	remove, err := inv.AddVMHandler(func(k system.Key) {
 		select {
 		case seen <- k:
 		default: // never block the informer
 		}
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if err := remove(); err != nil {
+			t.Error(err)
+		}
+	}()
 	drainUntil := func(want system.Key) {
 		t.Helper()
 		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {

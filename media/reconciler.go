@@ -12,24 +12,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // VMEvents delivers the key of a VM whenever it (or its VMI) changes,
-// replaying the VMs already known; inventory.Inventory implements it.
-type VMEvents interface {
-	AddVMHandler(handle func(key system.Key)) error
-}
+// replaying the VMs already known, until its handler is removed;
+// inventory.Inventory implements it.
+type VMEvents = controller.Handlers
 
 // Options configure a [Reconciler].
 type Options struct {
@@ -64,8 +62,15 @@ type Options struct {
 	// OrphanGrace is how old a PVC of an empty slot must be before it is
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
-	Workers     int          // default 2
+	Workers     int          // default 2; unused with Controller
 	Log         *slog.Logger // the reconciler's logger; nil: the one Run's ctx carries (logctx)
+	// Controller is the engine Run runs its term on, shared by the
+	// reconcilers of successive terms (its metrics are cumulative); nil: a
+	// new one named "media" with Workers workers.
+	Controller *controller.Controller
+	// Counters are the import counters, shared by the reconcilers of
+	// successive terms; nil: the reconciler's own.
+	Counters *Counters
 	// ImageCacheBudget bounds the image cache entries of each namespace
 	// (bytes of their PVC requests; 0: no bound): a new entry first evicts
 	// the least recently used entries no import pod is using (cache.go).
@@ -94,7 +99,9 @@ type Stats struct {
 	CacheEntriesEvicted int64
 }
 
-type counters struct {
+// Counters count what reconcilers did ([Counters.Stats]); the zero value
+// is ready.
+type Counters struct {
 	podsCreated, claimsCreated, ready, failed, timedOut, stale, healed, diskNoVol, orphans atomic.Int64
 	evicted                                                                                atomic.Int64
 }
@@ -103,11 +110,11 @@ type counters struct {
 type Reconciler struct {
 	opts      Options
 	log       *slog.Logger
-	queue     workqueue.TypedRateLimitingInterface[system.Key]
+	ctrl      *controller.Controller
 	claims    []corelisters.PersistentVolumeClaimLister
 	importers []Importer
 	synced    []cache.InformerSynced
-	c         counters
+	c         *Counters
 
 	mu       sync.Mutex
 	reported map[system.Key]string // disk-without-volume already reported, by VM resourceVersion
@@ -152,41 +159,75 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
+	if opts.Controller == nil {
+		opts.Controller = controller.New("media", controller.Options{Workers: opts.Workers})
+	}
+	if opts.Counters == nil {
+		opts.Counters = &Counters{}
+	}
 	var log *slog.Logger // else Run's ctx's
 	if opts.Log != nil {
 		log = opts.Log.With("controller", "media")
 	}
 	return &Reconciler{
-		opts: opts,
-		log:  log,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[system.Key](),
-			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "media"}),
+		opts:      opts,
+		log:       log,
+		ctrl:      opts.Controller,
+		c:         opts.Counters,
 		reported:  map[system.Key]string{},
 		cacheUsed: map[string]time.Time{},
 	}, nil
 }
 
+// Stats returns a snapshot of the reconciler's counters (of every term
+// sharing them).
+func (r *Reconciler) Stats() Stats { return r.c.Stats() }
+
 // Stats returns a snapshot of the counters.
-func (r *Reconciler) Stats() Stats {
+func (c *Counters) Stats() Stats {
 	return Stats{
-		PodsCreated: r.c.podsCreated.Load(), ClaimsCreated: r.c.claimsCreated.Load(),
-		ImportsReady: r.c.ready.Load(), ImportsFailed: r.c.failed.Load(),
-		ImportsTimedOut: r.c.timedOut.Load(), StalePodsDeleted: r.c.stale.Load(),
-		VolumesHealed: r.c.healed.Load(), DisksWithoutVol: r.c.diskNoVol.Load(),
-		OrphanClaimsFreed: r.c.orphans.Load(), CacheEntriesEvicted: r.c.evicted.Load(),
+		PodsCreated: c.podsCreated.Load(), ClaimsCreated: c.claimsCreated.Load(),
+		ImportsReady: c.ready.Load(), ImportsFailed: c.failed.Load(),
+		ImportsTimedOut: c.timedOut.Load(), StalePodsDeleted: c.stale.Load(),
+		VolumesHealed: c.healed.Load(), DisksWithoutVol: c.diskNoVol.Load(),
+		OrphanClaimsFreed: c.orphans.Load(), CacheEntriesEvicted: c.evicted.Load(),
 	}
 }
 
-// Run starts the pod and PVC informers, subscribes to VM events and works
-// the queue until ctx ends. A Reconciler runs once. What it calls logs
-// with its logger (controller=media), carried in ctx.
+// Run runs one term on the controller engine: it starts the pod and PVC
+// informers and the importers' watches, subscribes to VM events once they
+// synced, and works the queue until ctx ends; then it unsubscribes and
+// stops the informers. A Reconciler runs once. What it calls logs with its
+// logger (controller=media), carried in ctx.
 func (r *Reconciler) Run(ctx context.Context) error {
 	if r.log == nil {
 		r.log = logctx.From(ctx).With("controller", "media")
 	}
 	ctx = logctx.Into(ctx, r.log)
-	defer r.queue.ShutDown()
+	if err := r.ctrl.Run(ctx, controller.ReconcileFunc(r.pass),
+		controller.SourceFunc(r.watch), controller.VMEvents(r.opts.Events)); err != nil {
+		return fmt.Errorf("media reconciler: %w", err)
+	}
+	return nil
+}
+
+// watch starts the term's informers (the import objects of the VMs, their
+// changes enqueue the owning VM) and waits for them to sync; stop shuts
+// them down.
+func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop func() error, err error) {
+	var factories []informers.SharedInformerFactory
+	shutdown := func() error {
+		for _, f := range factories {
+			f.Shutdown()
+		}
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			_ = shutdown()
+		}
+	}()
+	owners := func(obj any) { enqueueOwner(enqueue, obj) }
 	namespaces := r.opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
@@ -196,52 +237,39 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() }))
 		claims := f.Core().V1().PersistentVolumeClaims()
-		if _, err := claims.Informer().AddEventHandler(handlerFor(r.enqueueOwner)); err != nil {
-			return fmt.Errorf("media reconciler: add handler: %w", err)
+		if _, err := claims.Informer().AddEventHandler(handlerFor(owners)); err != nil {
+			return nil, fmt.Errorf("add handler: %w", err)
 		}
 		r.synced = append(r.synced, claims.Informer().HasSynced)
 		r.claims = append(r.claims, claims.Lister())
 		f.Start(ctx.Done())
-		defer f.Shutdown()
+		factories = append(factories, f)
 	}
 	importers, err := newImporters(ctx, r, r.opts.ImportMethod)
 	if err != nil {
-		return fmt.Errorf("media reconciler: %w", err)
+		return nil, err
 	}
 	methods := make([]string, len(importers))
 	for i, imp := range importers {
-		synced, err := imp.watch(ctx, namespaces, r.enqueueOwner)
+		synced, err := imp.watch(ctx, namespaces, owners)
 		if err != nil {
-			return fmt.Errorf("media reconciler: %w", err)
+			return nil, err
 		}
 		r.synced = append(r.synced, synced...)
 		methods[i] = imp.method()
 	}
 	r.importers = importers
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
-		return fmt.Errorf("media reconciler: caches did not sync: %w", context.Cause(ctx))
-	}
-	if err := r.opts.Events.AddVMHandler(func(k system.Key) { r.queue.Add(k) }); err != nil {
-		return fmt.Errorf("media reconciler: %w", err)
+		return nil, fmt.Errorf("caches did not sync: %w", context.Cause(ctx))
 	}
 	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
-	var wg sync.WaitGroup
-	for range r.opts.Workers {
-		wg.Go(func() {
-			for r.next(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	r.queue.ShutDown()
-	wg.Wait()
-	return nil
+	return shutdown, nil
 }
 
 // QueueLen is the number of VMs waiting to be reconciled.
-func (r *Reconciler) QueueLen() int { return r.queue.Len() }
+func (r *Reconciler) QueueLen() int { return r.ctrl.Len() }
 
-func (r *Reconciler) enqueueOwner(obj any) {
+func enqueueOwner(enqueue func(system.Key), obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -250,28 +278,14 @@ func (r *Reconciler) enqueueOwner(obj any) {
 		return
 	}
 	if name, ok := ownerName(m); ok {
-		r.queue.Add(system.Key{Namespace: m.GetNamespace(), Name: name})
+		enqueue(system.Key{Namespace: m.GetNamespace(), Name: name})
 	}
 }
 
-func (r *Reconciler) next(ctx context.Context) bool {
-	key, quit := r.queue.Get()
-	if quit {
-		return false
-	}
-	defer r.queue.Done(key)
+// pass is one reconcile of one VM for the engine.
+func (r *Reconciler) pass(ctx context.Context, key system.Key) (controller.Result, error) {
 	after, err := r.reconcile(ctx, key)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "media reconcile", "vm", key.String())
-		r.queue.AddRateLimited(key)
-	case after > 0:
-		r.queue.Forget(key)
-		r.queue.AddAfter(key, after)
-	default:
-		r.queue.Forget(key)
-	}
-	return true
+	return controller.Result{RequeueAfter: after}, err
 }
 
 // listClaims returns the cached media PVCs owned by the VM.

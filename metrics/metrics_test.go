@@ -13,18 +13,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
 func TestCollect(t *testing.T) {
 	m := New()
-	queues := map[string]int{"media": 2, "power": 0}
+	dur := controller.Histogram{Count: 3, Sum: 0.5, Buckets: map[float64]uint64{0.1: 2, 1: 3}}
+	ctrls := []controller.Stats{
+		{Name: "media", Running: true, Depth: 2, Adds: 7, Successes: 4, Requeues: 1, Errors: 2, Retries: 2, Duration: dur},
+		{Name: "power", Running: true, Depth: 0, Adds: 1, Successes: 1},
+		{Name: "idle", Adds: 3, Successes: 3}, // between terms: no queue depth
+	}
 	m.Watch(Sources{
 		Applies: func() map[string]apply.Counters {
 			return map[string]apply.Counters{apply.ManagerMedia: {Applies: 3, Conflicts: 1, Retries: 1}}
 		},
-		Media:  func() media.Stats { return media.Stats{PodsCreated: 2, ImportsReady: 1, ImportsFailed: 1} },
-		Queues: func() map[string]int { return queues },
+		Media:       func() media.Stats { return media.Stats{PodsCreated: 2, ImportsReady: 1, ImportsFailed: 1} },
+		Controllers: func() []controller.Stats { return ctrls },
 		RebootPolicyFallbacks: func() map[string]int64 {
 			return map[string]int64{apply.FallbackRefused: 2, apply.FallbackAuthor: 0}
 		},
@@ -68,14 +74,35 @@ redfish_bridge_reboot_policy_fallbacks_total{reason="RebootPolicyRefused"} 2
 # TYPE redfish_bridge_reconciler_queue_depth gauge
 redfish_bridge_reconciler_queue_depth{reconciler="media"} 2
 redfish_bridge_reconciler_queue_depth{reconciler="power"} 0
+# HELP redfish_bridge_controller_reconciles_total Reconcile passes by result: success, requeue_after (asked to look again later), error (requeued with backoff).
+# TYPE redfish_bridge_controller_reconciles_total counter
+redfish_bridge_controller_reconciles_total{controller="idle",result="error"} 0
+redfish_bridge_controller_reconciles_total{controller="idle",result="requeue_after"} 0
+redfish_bridge_controller_reconciles_total{controller="idle",result="success"} 3
+redfish_bridge_controller_reconciles_total{controller="media",result="error"} 2
+redfish_bridge_controller_reconciles_total{controller="media",result="requeue_after"} 1
+redfish_bridge_controller_reconciles_total{controller="media",result="success"} 4
+redfish_bridge_controller_reconciles_total{controller="power",result="error"} 0
+redfish_bridge_controller_reconciles_total{controller="power",result="requeue_after"} 0
+redfish_bridge_controller_reconciles_total{controller="power",result="success"} 1
+# HELP redfish_bridge_controller_retries_total Rate-limited requeues after a failed pass.
+# TYPE redfish_bridge_controller_retries_total counter
+redfish_bridge_controller_retries_total{controller="idle"} 0
+redfish_bridge_controller_retries_total{controller="media"} 2
+redfish_bridge_controller_retries_total{controller="power"} 0
 `
 	names := []string{"redfish_bridge_applies_total", "redfish_bridge_http_requests_total", "redfish_bridge_leader",
-		"redfish_bridge_media_imports_total", "redfish_bridge_reboot_policy_fallbacks_total", "redfish_bridge_reconciler_queue_depth"}
+		"redfish_bridge_media_imports_total", "redfish_bridge_reboot_policy_fallbacks_total", "redfish_bridge_reconciler_queue_depth",
+		"redfish_bridge_controller_reconciles_total", "redfish_bridge_controller_retries_total"}
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(m.latency); n != 4 {
 		t.Errorf("latency series = %d, want 4 (one per method+route)", n)
+	}
+	adds, err := testutil.GatherAndCount(m.Registry, "redfish_bridge_controller_adds_total", "redfish_bridge_controller_reconcile_duration_seconds")
+	if err != nil || adds != 6 {
+		t.Errorf("controller adds and duration series = %d (%v), want 6 (3 controllers)", adds, err)
 	}
 	if n := testutil.CollectAndCount(m.importDuration); n != 1 {
 		t.Errorf("import duration series = %d, want 1", n)

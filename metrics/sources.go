@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
@@ -15,9 +16,9 @@ type Sources struct {
 	// Media returns the media reconcilers' counters, cumulative over
 	// leadership terms.
 	Media func() media.Stats
-	// Queues returns the reconcilers' queue depths by reconciler name
-	// (empty while this replica does not lead).
-	Queues func() map[string]int
+	// Controllers returns the reconcilers' engines' counters, cumulative
+	// over leadership terms, and their queue depths while they run.
+	Controllers func() []controller.Stats
 	// RebootPolicyFallbacks returns how many Once boot overrides were armed
 	// without rebootPolicy Terminate, by reason
 	// (apply.Client.RebootPolicyFallbacks).
@@ -40,6 +41,18 @@ var (
 	queueDesc = prometheus.NewDesc(namespace+"_reconciler_queue_depth",
 		"VMs waiting in a reconciler's queue.",
 		[]string{"reconciler"}, nil)
+	addsDesc = prometheus.NewDesc(namespace+"_controller_adds_total",
+		"Keys (VMs) enqueued to a reconciler, by its events and its own requeues (adds of a waiting key collapse in the queue but count here).",
+		[]string{"controller"}, nil)
+	passesDesc = prometheus.NewDesc(namespace+"_controller_reconciles_total",
+		"Reconcile passes by result: success, requeue_after (asked to look again later), error (requeued with backoff).",
+		[]string{"controller", "result"}, nil)
+	retriesDesc = prometheus.NewDesc(namespace+"_controller_retries_total",
+		"Rate-limited requeues after a failed pass.",
+		[]string{"controller"}, nil)
+	durationDesc = prometheus.NewDesc(namespace+"_controller_reconcile_duration_seconds",
+		"Duration of reconcile passes.",
+		[]string{"controller"}, nil)
 )
 
 // Watch registers a collector reading src at scrape time.
@@ -50,7 +63,7 @@ func (m *Metrics) Watch(src Sources) {
 type sourceCollector struct{ src Sources }
 
 func (c sourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{appliesDesc, importsDesc, mediaDesc, fallbackDesc, queueDesc} {
+	for _, d := range []*prometheus.Desc{appliesDesc, importsDesc, mediaDesc, fallbackDesc, queueDesc, addsDesc, passesDesc, retriesDesc, durationDesc} {
 		ch <- d
 	}
 }
@@ -84,9 +97,17 @@ func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mediaDesc, s.DisksWithoutVol, "disk_without_volume")
 		counter(mediaDesc, s.OrphanClaimsFreed, "orphan_claim_freed")
 	}
-	if c.src.Queues != nil {
-		for name, n := range c.src.Queues() {
-			ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n), name)
+	if c.src.Controllers != nil {
+		for _, s := range c.src.Controllers() {
+			if s.Running {
+				ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(s.Depth), s.Name)
+			}
+			counter(addsDesc, s.Adds, s.Name)
+			counter(passesDesc, s.Successes, s.Name, "success")
+			counter(passesDesc, s.Requeues, s.Name, "requeue_after")
+			counter(passesDesc, s.Errors, s.Name, "error")
+			counter(retriesDesc, s.Retries, s.Name)
+			ch <- prometheus.MustNewConstHistogram(durationDesc, s.Duration.Count, s.Duration.Sum, s.Duration.Buckets, s.Name)
 		}
 	}
 }

@@ -20,7 +20,9 @@ var importing = system.MediaSlot{Slot: "cd0", Image: "http://x/boot.iso", Phase:
 // noEvents feeds a Reconciler no events: the test calls it.
 type noEvents struct{}
 
-func (noEvents) AddVMHandler(func(system.Key)) error { return nil }
+func (noEvents) AddVMHandler(func(system.Key)) (func() error, error) {
+	return func() error { return nil }, nil
+}
 
 // TestHeldPowerOn: a power-on held behind an import shows PoweringOn and
 // never runs once nobody expects it: a ForceOff or GracefulShutdown
@@ -135,12 +137,7 @@ func (e *env) heldOn(t *testing.T, name string) system.Key {
 // manualReconciler is a Reconciler fed no events: the test calls it.
 func (e *env) manualReconciler(t *testing.T) *Reconciler {
 	t.Helper()
-	r, err := NewReconciler(e.s, noEvents{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.q.ShutDown)
-	return r
+	return NewReconciler(e.s, noEvents{}, 1) // no term runs: its requeues are dropped
 }
 
 // eject removes slot from the VM as media's Eject does.

@@ -117,15 +117,17 @@ func startEnvWith(t *testing.T, c *testcluster.Cluster, o envOptions) *env {
 	if o.noReconciler {
 		return e
 	}
-	r, err := NewReconciler(e.s, inv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := NewReconciler(e.s, inv, 2)
 	// The reconciler logs to this test: it must have returned before the
 	// test ends (a line after that is a data race in package testing).
 	// ctx, the test's, ends just before its cleanups run.
 	rdone := make(chan struct{})
-	go func() { defer close(rdone); r.Run(logctx.Into(ctx, log), 2) }()
+	go func() {
+		defer close(rdone)
+		if err := r.Run(logctx.Into(ctx, log)); err != nil {
+			t.Errorf("power reconciler: %v", err)
+		}
+	}()
 	t.Cleanup(func() { <-rdone })
 	return e
 }

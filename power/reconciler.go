@@ -7,79 +7,49 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // Events is the VM/VMI change feed (inventory.Inventory implements it).
-type Events interface {
-	AddVMHandler(func(key system.Key)) error
-}
+type Events = controller.Handlers
 
 // Reconciler finishes what a request started, driven by VM and VMI
 // changes: (a) reverts a Once override after exactly one boot, (b) starts
 // the VM again after a guest reboot ended the VMI that booted it
 // (reboot.go), (c) runs, cancels or drops a held power-on (hold.go), (d) re-lays out boot
-// orders when disks changed under a pending override.
+// orders when disks changed under a pending override. It runs on the
+// controller engine, one leadership term per [Reconciler.Run].
 type Reconciler struct {
-	s *Service
-	q workqueue.TypedRateLimitingInterface[system.Key]
+	s      *Service
+	events Events
+	ctrl   *controller.Controller
 }
 
-// NewReconciler subscribes to events; call Run to work.
-func NewReconciler(s *Service, events Events) (*Reconciler, error) {
-	r := &Reconciler{
-		s: s,
-		q: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[system.Key](),
-			workqueue.TypedRateLimitingQueueConfig[system.Key]{Name: "power"}),
-	}
-	if err := events.AddVMHandler(r.q.Add); err != nil {
-		return nil, fmt.Errorf("power reconciler: %w", err)
-	}
-	return r, nil
+// NewReconciler returns a Reconciler fed by events, with workers workers
+// (at least 1); call Run for each term.
+func NewReconciler(s *Service, events Events, workers int) *Reconciler {
+	return &Reconciler{s: s, events: events, ctrl: controller.New("power", controller.Options{Workers: workers})}
 }
 
-// QueueLen is the number of VMs waiting to be reconciled.
-func (r *Reconciler) QueueLen() int { return r.q.Len() }
+// Controller is the engine the terms run on (its Stats are cumulative).
+func (r *Reconciler) Controller() *controller.Controller { return r.ctrl }
 
-// Run works the queue with workers goroutines until ctx ends. It logs with
-// the logger in ctx, named controller=power.
-func (r *Reconciler) Run(ctx context.Context, workers int) {
+// Run runs one term: it subscribes to events and works the queue until
+// ctx ends, then unsubscribes. It logs with the logger in ctx, named
+// controller=power.
+func (r *Reconciler) Run(ctx context.Context) error {
 	ctx = logctx.Into(ctx, logctx.From(ctx).With("controller", "power"))
-	go func() {
-		<-ctx.Done()
-		r.q.ShutDown()
-	}()
-	done := make(chan struct{})
-	for range max(workers, 1) {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for r.next(ctx) {
-			}
-		}()
+	if err := r.ctrl.Run(ctx, controller.ReconcileFunc(func(ctx context.Context, key system.Key) (controller.Result, error) {
+		return controller.Result{}, r.Reconcile(ctx, key)
+	}), controller.VMEvents(r.events)); err != nil {
+		return fmt.Errorf("power reconciler: %w", err)
 	}
-	for range max(workers, 1) {
-		<-done
-	}
-}
-
-func (r *Reconciler) next(ctx context.Context) bool {
-	key, quit := r.q.Get()
-	if quit {
-		return false
-	}
-	defer r.q.Done(key)
-	if err := r.Reconcile(ctx, key); err != nil {
-		logctx.From(ctx).Warn("power reconcile failed, requeued", "vm", key, "err", err)
-		r.q.AddRateLimited(key)
-		return true
-	}
-	r.q.Forget(key)
-	return true
+	return nil
 }
 
 // Reconcile does one pass over one VM.
@@ -155,7 +125,7 @@ func (r *Reconciler) deferred(ctx context.Context, key system.Key, vm *apply.VM)
 	case heldNone:
 		return nil
 	case heldWait:
-		r.q.AddAfter(key, r.s.holdDeadline(vm.Power).Sub(now)+time.Second)
+		r.ctrl.AddAfter(key, r.s.holdDeadline(vm.Power).Sub(now)+time.Second)
 		return nil // the media change will wake us sooner
 	case heldRun:
 		logctx.From(ctx).Info("held power-on runs: its media imports completed", "vm", key)
@@ -196,7 +166,7 @@ func (r *Reconciler) endHold(ctx context.Context, key system.Key) error {
 	log := logctx.From(ctx)
 	switch v {
 	case heldRun, heldWait: // the cached read was behind: decide again
-		r.q.Add(key)
+		r.ctrl.Add(key)
 	case heldCancel:
 		log.Info("held power-on cancelled: an awaited insert was ejected", "vm", key, "reason", reason)
 	case heldDrop:

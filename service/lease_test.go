@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -17,11 +18,16 @@ import (
 // TestLeaseLost takes the Lease away from a running leader (another holder
 // writes it, as after a partition): the replica stops its reconcilers,
 // keeps serving Redfish and health, and leads again once the foreign
-// holder's lease expires.
+// holder's lease expires. The reconcilers' engine counters add up over
+// both terms (the second term's replay counts on top of the first's).
 func TestLeaseLost(t *testing.T) {
 	e := newEnv(t, crds.Stock)
 	a := e.start(t, "replica-a")
 	eventually(t, "replica-a to lead", a.Leading)
+	passes := func() float64 {
+		return value(scrape(t, a.MetricsAddr), "redfish_bridge_controller_reconciles_total", map[string]string{"controller": "power", "result": "success"})
+	}
+	eventually(t, "power's first term reconciles the VM", func() bool { return passes() >= 1 })
 
 	admin := kubernetes.NewForConfigOrDie(e.c.Admin)
 	leases := admin.CoordinationV1().Leases(e.c.BridgeNamespace)
@@ -43,6 +49,7 @@ func TestLeaseLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "replica-a to stop leading", func() bool { return !a.Leading() })
+	first := passes()
 	if code, _ := e.call(t, a, http.MethodGet, "/redfish/v1/Systems/"+e.ns+".vm-0", nil); code != http.StatusOK {
 		t.Errorf("Redfish while not leading: %d", code)
 	}
@@ -55,6 +62,7 @@ func TestLeaseLost(t *testing.T) {
 		t.Errorf("leader gauge while not leading = %v", got)
 	}
 	eventually(t, "replica-a to lead again after the intruder's lease expired", a.Leading)
+	eventually(t, fmt.Sprintf("power's passes to add up over the terms (first term %v)", first), func() bool { return passes() > first })
 	lease, err := leases.Get(t.Context(), service.DefaultLeaseName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

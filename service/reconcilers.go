@@ -6,22 +6,25 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/power"
 )
 
-// reconcilers creates fresh media and power reconcilers for every
-// leadership term (a reconciler runs once) and keeps their counters
-// cumulative across terms for the metrics.
+// reconcileWorkers work each reconciler's queue.
+const reconcileWorkers = 2
+
+// reconcilers run the media and power reconcilers for every leadership
+// term on their controller engines, which live across terms (so do their
+// metrics and media's counters): media gets a fresh reconciler per term
+// (one runs once), power's runs every term.
 type reconcilers struct {
-	newMedia func() (*media.Reconciler, error)
-	newPower func() (*power.Reconciler, error)
-	workers  int
+	newMedia   func() (*media.Reconciler, error) // on mediaCtrl, counting into mediaCounters
+	mediaCtrl  *controller.Controller
+	mediaCount *media.Counters
+	power      *power.Reconciler
 
 	mu      sync.Mutex
-	past    media.Stats // counters of finished terms
-	media   *media.Reconciler
-	power   *power.Reconciler
 	leading bool
 }
 
@@ -32,32 +35,24 @@ func (r *reconcilers) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("media reconciler: %w", err)
 	}
-	powerRec, err := r.newPower()
-	if err != nil {
-		return fmt.Errorf("power reconciler: %w", err)
-	}
-	r.mu.Lock()
-	r.media, r.power = mediaRec, powerRec
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.past = addStats(r.past, mediaRec.Stats())
-		r.media, r.power = nil, nil
-	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	var mediaErr error
+	var mediaErr, powerErr error
 	wg.Go(func() {
 		defer cancel()
 		if err := mediaRec.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
-			mediaErr = fmt.Errorf("media reconciler: %w", err)
+			mediaErr = err
 		}
 	})
-	wg.Go(func() { powerRec.Run(ctx, r.workers) })
+	wg.Go(func() {
+		defer cancel()
+		if err := r.power.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			powerErr = err
+		}
+	})
 	wg.Wait()
-	return mediaErr
+	return errors.Join(mediaErr, powerErr)
 }
 
 func (r *reconcilers) setLeading(v bool) {
@@ -73,37 +68,10 @@ func (r *reconcilers) Leading() bool {
 	return r.leading
 }
 
-// mediaStats sums the media counters of every term so far.
-func (r *reconcilers) mediaStats() media.Stats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.past
-	if r.media != nil {
-		s = addStats(s, r.media.Stats())
-	}
-	return s
-}
+// mediaStats are the media counters of every term so far.
+func (r *reconcilers) mediaStats() media.Stats { return r.mediaCount.Stats() }
 
-// queues are the current term's queue depths (none while not leading).
-func (r *reconcilers) queues() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]int{}
-	if r.media != nil {
-		out["media"] = r.media.QueueLen()
-	}
-	if r.power != nil {
-		out["power"] = r.power.QueueLen()
-	}
-	return out
-}
-
-func addStats(a, b media.Stats) media.Stats {
-	return media.Stats{
-		PodsCreated: a.PodsCreated + b.PodsCreated, ClaimsCreated: a.ClaimsCreated + b.ClaimsCreated,
-		ImportsReady: a.ImportsReady + b.ImportsReady, ImportsFailed: a.ImportsFailed + b.ImportsFailed,
-		ImportsTimedOut: a.ImportsTimedOut + b.ImportsTimedOut, StalePodsDeleted: a.StalePodsDeleted + b.StalePodsDeleted,
-		VolumesHealed: a.VolumesHealed + b.VolumesHealed, DisksWithoutVol: a.DisksWithoutVol + b.DisksWithoutVol,
-		OrphanClaimsFreed: a.OrphanClaimsFreed + b.OrphanClaimsFreed,
-	}
+// controllers are the engines' counters, cumulative over the terms.
+func (r *reconcilers) controllers() []controller.Stats {
+	return []controller.Stats{r.mediaCtrl.Stats(), r.power.Controller().Stats()}
 }

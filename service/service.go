@@ -18,6 +18,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
@@ -206,7 +207,9 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if cfg.ImageCAConfigMap != "" {
 		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
 	}
+	mediaCtrl, mediaCount := controller.New("media", controller.Options{Workers: reconcileWorkers}), &media.Counters{}
 	mediaOpts := media.Options{
+		Controller: mediaCtrl, Counters: mediaCount,
 		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
 		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
 		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
@@ -223,11 +226,11 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	powerSvc := power.New(writer, dyn, forcer)
 	powerSvc.SetHoldTimeout(cfg.HeldPowerOnTimeout)
 	r.recs = &reconcilers{
-		newMedia: func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
-		newPower: func() (*power.Reconciler, error) { return power.NewReconciler(powerSvc, inv) },
-		workers:  2,
+		newMedia:  func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
+		mediaCtrl: mediaCtrl, mediaCount: mediaCount,
+		power: power.NewReconciler(powerSvc, inv, reconcileWorkers),
 	}
-	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Queues: r.recs.queues,
+	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Controllers: r.recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
 	authn := <-authc
 	if authn.err != nil {
