@@ -239,7 +239,7 @@ func (c *cdiImporter) wake(old, obj any) {
 	delete(c.waiters, u.GetNamespace()+"/"+u.GetName())
 	c.mu.Unlock()
 	for k := range ks {
-		c.r.queue.Add(k)
+		c.r.ctrl.Add(k)
 	}
 }
 
