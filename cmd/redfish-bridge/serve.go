@@ -192,7 +192,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 	}
 	kube, err := kubeConfig(o.kubeconfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	kube.QPS, kube.Burst = float32(o.kubeQPS), o.kubeBurst
 	run, err := service.Start(ctx, service.Config{
@@ -225,7 +225,7 @@ func kubeConfig(path string) (*rest.Config, error) {
 		cfg, err = clientcmd.BuildConfigFromFlags("", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("serve: kubernetes client configuration: %w", err)
+		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
 	}
 	cfg.UserAgent = "redfish-bridge/" + version
 	return cfg, nil
