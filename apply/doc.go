@@ -78,6 +78,9 @@
 //	  redfish-bridge.io/image-cache-    bridge's user agent)                 import pod reads it); its data (disk.img,
 //	  key)                                                                   meta.json) is written by import pods only
 //
+// `redfish-bridge cache prune` (media.PruneCache; the chart's pre-delete
+// hook) deletes image cache entries too: it writes none of their fields.
+//
 // # What KubeVirt itself writes on the VM
 //
 // virt-controller v1.9.0 (the first three measured in the test cluster,

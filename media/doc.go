@@ -78,9 +78,11 @@
 // # Image cache: one download for N VMs of one image
 //
 // With [Service.SetImageCache] (serve --image-cache) an insert records a
-// cache key ([system.MediaSlot.CacheKey], cache.go): a hash of the URL,
+// cache key ([system.MediaSlot.CacheKey], cache.go): an HMAC-SHA256,
+// under the bridge's secret ([Service.SetImageCacheKey]; without it the
+// key could be tested offline against guessed passwords), of the URL,
 // VerifyCertificate, the CAs the import trusts and the credentials (the
-// hash only; the credentials stay in the import Secret). Entries are per
+// credentials stay in the import Secret). Entries are per
 // namespace, so nothing crosses tenants, and a slot with other trust or
 // credentials has another key: an image fetched with one user's
 // credentials or CA is never handed to a slot that did not present them.
@@ -118,6 +120,10 @@
 // this leader's term) until it fits, never one an import pod that has not
 // ended mounts (a live pod list; import pods with an entry are created
 // under the same lock, so none appears between the check and the delete).
+//
+// [PruneCache] (`redfish-bridge cache prune`, the chart's uninstall hook)
+// deletes a namespace's entries, those an unfinished import pod mounts
+// only when asked.
 //
 // Not yet: the CDI method ignores the cache key (a DataVolume with a
 // source.pvc clone of the entry is the design); waiting imports show no

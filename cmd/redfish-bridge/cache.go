@@ -18,7 +18,7 @@ func runCache(ctx context.Context, s streams, args []string) error {
 	fs := flagSet("cache", cacheSummary, s, "prune")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file; empty uses $KUBECONFIG, else the in-cluster service account")
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose entries are pruned (the bridge's --namespaces); empty means all")
-	inUse := fs.Bool("include-in-use", false, "also delete the entries an import pod that has not ended mounts: Kubernetes keeps such a PVC until the pod ends, so its copy completes (for uninstall; while the bridge serves, an insert starting then may have to be retried)")
+	inUse := fs.Bool("include-in-use", false, "also delete the entries an import pod that has not ended mounts: Kubernetes keeps such a PVC until the pod ends, so its copy completes; an import pod created for it after the delete cannot start, so this is for uninstall")
 	dryRun := fs.Bool("dry-run", false, "delete nothing; print what would be deleted")
 	var verb string
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
