@@ -88,6 +88,9 @@
 //	  (import --head-only; label        (kubelet writes its status)          insert ends, is ejected or re-inserted
 //	  redfish-bridge.io/image-check)
 //
+// `redfish-bridge cache prune` (media.PruneCache; the chart's pre-delete
+// hook) deletes image cache entries too: it writes none of their fields.
+//
 // # What KubeVirt itself writes on the VM
 //
 // virt-controller v1.9.0 (the first three measured in the test cluster,

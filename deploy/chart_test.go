@@ -46,7 +46,7 @@ var variants = []struct {
 
 // generated matches values the chart makes up at render time (session key,
 // self-signed certificate); the goldens hold a placeholder.
-var generated = regexp.MustCompile(`(?m)^(  (?:session-key|tls\.crt|tls\.key): )"[A-Za-z0-9+/=]+"$`)
+var generated = regexp.MustCompile(`(?m)^(  (?:session-key|image-cache-key|tls\.crt|tls\.key): )"[A-Za-z0-9+/=]+"$`)
 
 func TestLint(t *testing.T) {
 	for _, v := range variants {
@@ -110,6 +110,7 @@ func TestValuesRejected(t *testing.T) {
 		{"CDI import without watchNamespaces behind no NetworkPolicy", []string{"--set", "extraConfig.import-method=cdi"}, "extraConfig.import-method cdi needs watchNamespaces while cdiImporterNetworkPolicy.enabled"},
 		{"auto import without watchNamespaces behind no NetworkPolicy", []string{"--set", "extraConfig.import-method=auto"}, "extraConfig.import-method auto needs watchNamespaces"},
 		{"CDI importer NetworkPolicy CIDR", []string{"--set", "cdiImporterNetworkPolicy.allow={images.example}"}, "cdiImporterNetworkPolicy"},
+		{"image cache key Secret name", []string{"--set", "imageCache.existingKeySecret=Not_A_Name"}, "existingKeySecret"},
 		{"issuer kind enum", []string{"--set", "tls.certManager.issuerRef.kind=Vault"}, "kind"},
 		{"cert-manager without issuer", []string{"--set", "tls.certManager.enabled=true"}, "issuerRef.name is required"},
 		{"two TLS sources", []string{"--set", "tls.existingSecret=x", "--set", "tls.certManager.enabled=true", "--set", "tls.certManager.issuerRef.name=ca"}, "only one of tls.existingSecret"},

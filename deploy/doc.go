@@ -16,6 +16,11 @@
 //     chart's ConfigMap, TLS Secret and ServiceAccount token, turns ready
 //     on the probe port and serves Redfish with a certificate valid for
 //     the Service name;
+//   - imagecache_test.go: the image cache's key Secret, its mount and
+//     the uninstall hook Job as rendered; uninstall_test.go: on a test
+//     apiserver the key survives an upgrade, and helm uninstall's hook
+//     (its container run by the test, which plays the Job controller)
+//     leaves no image cache entry;
 //   - rbac_test.go: every verb of every rule the chart grants is needed:
 //     without it the call the bridge makes with it is Forbidden, and every
 //     call in its table is granted.

@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -45,14 +46,17 @@ func (s *Service) SetImageCache(on bool) { s.imageCache = on }
 // cacheKey is the identity of what an insert downloads: the URL, whether
 // the certificate is verified and against which CAs (ca: the PEM the
 // import trusts besides the system roots), and who asks (the credentials).
-// Only a hash is kept: the credentials never leave the import Secret.
-func cacheKey(url string, insecure bool, ca []byte, user, pass []byte) string {
-	h := sha256.New()
+// It is an HMAC-SHA256 under the bridge's secret ([Service.SetImageCacheKey]):
+// the key shows in the slot annotation and the entry's name, and without
+// the secret nobody can test guesses of a password against it offline.
+// The credentials never leave the import Secret.
+func cacheKey(secret []byte, url string, insecure bool, ca []byte, user, pass []byte) string {
+	h := hmac.New(sha256.New, secret)
 	field := func(b []byte) {
 		h.Write([]byte(strconv.Itoa(len(b)) + ":"))
 		h.Write(b)
 	}
-	field([]byte("redfish-bridge image cache v1"))
+	field([]byte("redfish-bridge image cache v2"))
 	field([]byte(url))
 	field([]byte(strconv.FormatBool(insecure)))
 	field(ca)
@@ -66,8 +70,8 @@ func CacheClaimName(key string) string { return "redfish-image-" + key }
 
 // cacheKeyOf is the insert's key, from what its import ConfigMap and
 // Secret hold (data) and the slot's trust.
-func cacheKeyOf(image string, fields system.MediaSlot, data map[string][]byte) string {
-	return cacheKey(image, fields.Insecure, data[CAKey], data[CredentialUserKey], data[CredentialPasswordKey])
+func cacheKeyOf(secret []byte, image string, fields system.MediaSlot, data map[string][]byte) string {
+	return cacheKey(secret, image, fields.Insecure, data[CAKey], data[CredentialUserKey], data[CredentialPasswordKey])
 }
 
 // cacheEntryFor builds the cache entry PVC of the slot's key, owned by the

@@ -75,7 +75,7 @@ func TestImportHeadOnly(t *testing.T) {
 // version the check saw: a changed image is another entry, the same
 // version the same one.
 func TestCDIEntryName(t *testing.T) {
-	key := cacheKey("https://images.example/a.iso", false, nil, nil, nil)
+	key := cacheKey(testCacheSecret, "https://images.example/a.iso", false, nil, nil, nil)
 	v1 := validators{ETag: `"1"`, Length: 10}
 	v2 := validators{ETag: `"2"`, Length: 10}
 	a, b := cdiEntryName(key, v1), cdiEntryName(key, v2)

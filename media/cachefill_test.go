@@ -96,18 +96,21 @@ func TestCacheKey(t *testing.T) {
 	base := func() (string, bool, []byte, []byte, []byte) {
 		return "https://img/a.iso", false, []byte("CA-1"), []byte("user"), []byte("pass")
 	}
-	k0 := cacheKey(base())
+	key := func(url string, insecure bool, ca, user, pass []byte) string {
+		return cacheKey(testCacheSecret, url, insecure, ca, user, pass)
+	}
+	k0 := key(base())
 	for _, tc := range []struct {
 		name string
 		key  string
 	}{
-		{"url", func() string { _, i, c, u, p := base(); return cacheKey("https://img/b.iso", i, c, u, p) }()},
-		{"verify certificate", func() string { s, _, c, u, p := base(); return cacheKey(s, true, c, u, p) }()},
-		{"ca", func() string { s, i, _, u, p := base(); return cacheKey(s, i, []byte("CA-2"), u, p) }()},
-		{"no ca", func() string { s, i, _, u, p := base(); return cacheKey(s, i, nil, u, p) }()},
-		{"user", func() string { s, i, c, _, p := base(); return cacheKey(s, i, c, []byte("other"), p) }()},
-		{"password", func() string { s, i, c, u, _ := base(); return cacheKey(s, i, c, u, []byte("other")) }()},
-		{"field boundary", func() string { s, i, c, _, _ := base(); return cacheKey(s, i, c, []byte("userp"), []byte("ass")) }()},
+		{"url", func() string { _, i, c, u, p := base(); return key("https://img/b.iso", i, c, u, p) }()},
+		{"verify certificate", func() string { s, _, c, u, p := base(); return key(s, true, c, u, p) }()},
+		{"ca", func() string { s, i, _, u, p := base(); return key(s, i, []byte("CA-2"), u, p) }()},
+		{"no ca", func() string { s, i, _, u, p := base(); return key(s, i, nil, u, p) }()},
+		{"user", func() string { s, i, c, _, p := base(); return key(s, i, c, []byte("other"), p) }()},
+		{"password", func() string { s, i, c, u, _ := base(); return key(s, i, c, u, []byte("other")) }()},
+		{"field boundary", func() string { s, i, c, _, _ := base(); return key(s, i, c, []byte("userp"), []byte("ass")) }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.key == k0 {
@@ -115,7 +118,7 @@ func TestCacheKey(t *testing.T) {
 			}
 		})
 	}
-	if diff := cmp.Diff(k0, cacheKey(base())); diff != "" {
+	if diff := cmp.Diff(k0, key(base())); diff != "" {
 		t.Errorf("key not deterministic (-first +second):\n%s", diff)
 	}
 	if name := CacheClaimName(k0); len(name) > 63 || bytes.Contains([]byte(name), []byte("pass")) {

@@ -78,9 +78,11 @@
 // # Image cache: one download for N VMs of one image
 //
 // With [Service.SetImageCache] (serve --image-cache) an insert records a
-// cache key ([system.MediaSlot.CacheKey], cache.go): a hash of the URL,
+// cache key ([system.MediaSlot.CacheKey], cache.go): an HMAC-SHA256,
+// under the bridge's secret ([Service.SetImageCacheKey]; without it the
+// key could be tested offline against guessed passwords), of the URL,
 // VerifyCertificate, the CAs the import trusts and the credentials (the
-// hash only; the credentials stay in the import Secret). Entries are per
+// credentials stay in the import Secret). Entries are per
 // namespace, so nothing crosses tenants, and a slot with other trust or
 // credentials has another key: an image fetched with one user's
 // credentials or CA is never handed to a slot that did not present them.
@@ -159,6 +161,10 @@
 // provisioner's cloning-protection finalizer, and off a host-assisted one
 // by pvc-protection (CDI's source pod mounts it). The CDI entries and the
 // pod method's entries are bounded separately.
+//
+// [PruneCache] (`redfish-bridge cache prune`, the chart's uninstall hook)
+// deletes a namespace's entries, those an unfinished import pod mounts
+// only when asked.
 //
 // Not yet: waiting imports of the pod method show no progress; the pod
 // method's entry must be mountable by the import pods of several VMs at

@@ -122,8 +122,9 @@ func importValidated(ctx context.Context, client *http.Client, url, dest string,
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	h := sha256.New()
-	w := io.MultiWriter(tmp, h)
+	h := newPipeHash(sha256.New())
+	defer h.Close()
+	w := io.MultiWriter(&writeBehind{f: tmp}, h)
 	if progress != nil {
 		w = &progressWriter{w: w, total: resp.ContentLength, report: progress}
 	}
@@ -155,7 +156,7 @@ func importValidated(ctx context.Context, client *http.Client, url, dest string,
 		return ImportResult{}, v, fmt.Errorf("rename to %s: %w", dest, err)
 	}
 	keep = true
-	return ImportResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, v, nil
+	return ImportResult{Bytes: n, SHA256: hex.EncodeToString(h.Sum())}, v, nil
 }
 
 // checkAnnounced refuses a Content-Length (-1: unknown) above the limits
@@ -177,10 +178,11 @@ func checkAnnounced(length int64, lim Limits) error {
 // a [*NeedRoomError]; past the maximum it stops with a [*TooLargeError].
 func copyLimited(dst io.Writer, src io.Reader, lim Limits) (int64, error) {
 	keep := lim.keep()
+	buf := make([]byte, copyBufferSize)
 	if keep < 0 {
-		return io.Copy(dst, src)
+		return io.CopyBuffer(dst, src, buf)
 	}
-	n, err := io.Copy(dst, io.LimitReader(src, keep+1))
+	n, err := io.CopyBuffer(dst, io.LimitReader(src, keep+1), buf)
 	if err != nil || n <= keep {
 		return n, err
 	}

@@ -32,6 +32,7 @@ func TestImageCache(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			e := newEnv(t, v)
 			e.svc.SetImageCache(true)
+			e.svc.SetImageCacheKey(media.TestCacheSecret)
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
 			testImageCacheFleet(t, e)
 			stop()
@@ -130,7 +131,7 @@ func testImageCacheFleet(t *testing.T, e *env) {
 	t.Run("ForeignEntryRefused", func(t *testing.T) {
 		key := e.createVM(t, "fleet-foreign")
 		other := im.URL + "/other.iso"
-		name := media.CacheClaimName(media.CacheKey(other, false, nil, nil, nil))
+		name := media.CacheClaimName(media.CacheKey(media.TestCacheSecret, other, false, nil, nil, nil))
 		foreign := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
 			Spec: corev1.PersistentVolumeClaimSpec{

@@ -25,6 +25,8 @@ type Service struct {
 	trustCache *TrustCache
 	// imageCache records each insert's cache key (cache.go).
 	imageCache bool
+	// cacheSecret is what the cache keys are an HMAC under (cachekey.go).
+	cacheSecret []byte
 }
 
 // NewService returns a Service writing VMs through w and deleting import
@@ -99,7 +101,10 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	fresh.InsertID, fresh.Since, fresh.ClaimName = NewInsertID(), s.now().UTC(), ClaimName(key, slot)
 	fresh.ActionURI = req.ActionURI
 	if s.imageCache {
-		fresh.CacheKey = cacheKeyOf(image, fresh, data)
+		if len(s.cacheSecret) == 0 {
+			return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, errNoCacheKey)
+		}
+		fresh.CacheKey = cacheKeyOf(s.cacheSecret, image, fresh, data)
 	}
 	if data != nil {
 		fresh.ImportSecret = ImportSecretName(fresh.ClaimName, fresh.InsertID)

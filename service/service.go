@@ -79,6 +79,10 @@ type Config struct {
 	// ImageCache shares one download among the inserts of one image in a
 	// namespace (media.Service.SetImageCache; the pod method).
 	ImageCache bool
+	// ImageCacheKey is the secret the image cache keys are an HMAC under
+	// (media.Service.SetImageCacheKey): the same on every replica and
+	// across restarts. Required with ImageCache.
+	ImageCacheKey []byte
 	// ImageCacheBudget bounds each namespace's image cache entries (bytes;
 	// 0: no bound; media.Options.ImageCacheBudget).
 	ImageCacheBudget int64
@@ -130,6 +134,9 @@ func (r *Running) MediaStats() media.Stats { return r.recs.mediaStats() }
 // Start starts the bridge; it stops when ctx ends, or when a part fails
 // (Wait returns the error).
 func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
+	if cfg.ImageCache && len(cfg.ImageCacheKey) == 0 {
+		return nil, errors.New("image cache: no key (Config.ImageCacheKey)")
+	}
 	log := cfg.Log
 	if log == nil {
 		log = logctx.From(ctx)
@@ -199,6 +206,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	mediaSvc.SetTrustCache(trust)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	mediaSvc.SetImageCache(cfg.ImageCache)
+	mediaSvc.SetImageCacheKey(cfg.ImageCacheKey)
 	if cfg.ImportMethod != media.ImportMethodPod {
 		// CDI's importer may import: it checks no address it dials, so an
 		// image URL's host name is resolved and checked at insert.

@@ -37,12 +37,14 @@ const (
 	serveSummary  = "serve Redfish for the VMs of a cluster"
 	importSummary = "download an image into a volume (entrypoint of import pods)"
 	fieldsSummary = "show who owns what on a VM, checked against the ownership table"
+	cacheSummary  = "prune the image cache: delete its entries (PVCs redfish-image-<key>) no import is reading"
 )
 
 var commands = []command{
 	{"serve", serveSummary, runServe},
 	{"import", importSummary, runImport},
 	{"fields", fieldsSummary, runFields},
+	{"cache", cacheSummary, runCache},
 }
 
 // run is the whole program but for the process: it returns the exit code.

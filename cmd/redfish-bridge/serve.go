@@ -43,7 +43,8 @@ type serveOptions struct {
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
 	maxImageSize, imageClaimSize        string
-	imageCacheSize                      string
+	imageCacheSize, imageCacheKeyFile   string
+	imageCacheKey                       []byte
 	imageCacheBytes                     int64
 	maxImageBytes                       int64
 	imageClaim                          resource.Quantity
@@ -100,6 +101,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
 	fs.BoolVar(&o.imageCache, "image-cache", false, "share one download among the inserts of one image in a namespace: with the import pod, each insert's import pod revalidates the namespace's cached copy with a conditional HEAD to the image server (with the insert's own CAs and credentials; the cache key includes them), downloads only when it is absent or changed, and copies it into the VM's own PVC (the cached copy is a PVC redfish-image-<key>); with CDI, each insert's check pod (import --head-only) sends a HEAD, CDI imports each version once into a DataVolume redfish-image-<key>-<version> and every VM's DataVolume is a CDI clone of it; cached copies are owned by the VM whose insert created them")
+	fs.StringVar(&o.imageCacheKeyFile, "image-cache-key-file", "", "with --image-cache (required then), a file holding the secret the cache keys are an HMAC under (at least 32 bytes, e.g. from openssl rand -hex 32; the chart generates one into a Secret and mounts it), so a key in a slot annotation or an entry's PVC name reveals nothing of the credentials; the same file on every replica and across restarts, else entries are not shared (a new secret leaves the old entries unused: redfish-bridge cache prune deletes them)")
 	fs.StringVar(&o.imageCacheSize, "image-cache-size", "0", "with --image-cache, the budget of each namespace's image cache entries (their PVC requests, e.g. 100Gi): a new entry first evicts the least recently used entries no import pod is reading; entries in use may keep a namespace over it; 0: no budget")
 	fs.StringVar(&o.imagePolicy, "image-addr-policy", "", "which addresses image URLs may reach, comma-separated: deny-loopback, deny-private, deny=<prefix>, allow=<prefix> (link-local and cloud metadata addresses are always refused); checked at insert (literal IPs, and with --import-method auto or cdi the host name resolved) and by the import pod on every dial")
 	fs.StringVar(&o.imageCAConfigMap, "image-ca-configmap", "", "ConfigMap in --namespace with a PEM CA bundle that image downloads trust besides the system roots (a slot's VerifyCertificate false skips all verification)")
@@ -147,6 +149,14 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		return nil, fmt.Errorf("serve: --image-cache-size %q: a quantity such as 100Gi (0: no budget) is required", o.imageCacheSize)
 	}
 	o.imageCacheBytes = budget.Value()
+	if o.imageCache {
+		if o.imageCacheKeyFile == "" {
+			return nil, errors.New("serve: --image-cache needs --image-cache-key-file: a file with a random secret (e.g. openssl rand -hex 32 > key), the same on every replica and across restarts (the chart makes one)")
+		}
+		if o.imageCacheKey, err = media.ReadImageCacheKey(o.imageCacheKeyFile); err != nil {
+			return nil, fmt.Errorf("serve: --image-cache-key-file: %w", err)
+		}
+	}
 	if o.imageClaim, err = resource.ParseQuantity(o.imageClaimSize); err != nil || o.imageClaim.Sign() <= 0 {
 		return nil, fmt.Errorf("serve: --image-claim-size %q: a positive quantity such as 8Gi is required", o.imageClaimSize)
 	}
@@ -182,7 +192,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 	}
 	kube, err := kubeConfig(o.kubeconfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
 	kube.QPS, kube.Burst = float32(o.kubeQPS), o.kubeBurst
 	run, err := service.Start(ctx, service.Config{
@@ -192,7 +202,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		ImporterImage: o.importer, StorageClass: o.storageClass, MetricsListen: o.metricsListen,
 		ImageCAConfigMap: o.imageCAConfigMap, ImageCAKey: o.imageCAKey,
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
-		ImageCache: o.imageCache, ImageCacheBudget: o.imageCacheBytes,
+		ImageCache: o.imageCache, ImageCacheKey: o.imageCacheKey, ImageCacheBudget: o.imageCacheBytes,
 		HeldPowerOnTimeout: o.heldPowerOn,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
@@ -215,7 +225,7 @@ func kubeConfig(path string) (*rest.Config, error) {
 		cfg, err = clientcmd.BuildConfigFromFlags("", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("serve: kubernetes client configuration: %w", err)
+		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
 	}
 	cfg.UserAgent = "redfish-bridge/" + version
 	return cfg, nil

@@ -35,6 +35,9 @@ service-uuid: file-uuid
 	badBool := file("badbool.yaml", "leader-elect: maybe\n")
 	listForScalar := file("list.yaml", "listen: [a, b]\n")
 	base := []string{"--service-uuid", "u", "--namespace", "bridge"}
+	cacheKey := strings.Repeat("0123456789abcdef", 4)
+	keyFile := file("cache-key", cacheKey+"\n")
+	shortKey := file("short-key", "0123456789abcdef\n")
 
 	// got is the part of the options these cases look at.
 	type got struct {
@@ -48,6 +51,7 @@ service-uuid: file-uuid
 		HeldPowerOn                                                        time.Duration
 		ImageCache                                                         bool
 		ImageCacheBytes                                                    int64
+		ImageCacheKey                                                      string
 	}
 	defaults := got{Listen: ":8443", MetricsListen: ":9090", LeaseName: "redfish-bridge", PodName: "pod-0", ServiceUUID: "u", LeaderElect: true,
 		ImageCAKey: "ca.crt", QPS: defaultKubeQPS, Burst: defaultKubeBurst, MaxImage: 64 << 30, Claim: "8Gi", HeldPowerOn: 10 * time.Minute}
@@ -93,8 +97,11 @@ service-uuid: file-uuid
 		{name: "kube rate limit positive", args: append([]string{"--kube-qps", "0"}, base...), wantErr: "--kube-qps and --kube-burst must be positive"},
 		{name: "held power-on timeout", args: base, env: map[string]string{"REDFISH_BRIDGE_HELD_POWER_ON_TIMEOUT": "25m"},
 			want: with(func(g *got) { g.HeldPowerOn = 25 * time.Minute })},
-		{name: "image cache and its budget", args: append([]string{"--image-cache", "--image-cache-size", "100Gi"}, base...),
-			want: with(func(g *got) { g.ImageCache, g.ImageCacheBytes = true, 100<<30 })},
+		{name: "image cache and its budget", args: append([]string{"--image-cache", "--image-cache-size", "100Gi", "--image-cache-key-file", keyFile}, base...),
+			want: with(func(g *got) { g.ImageCache, g.ImageCacheBytes, g.ImageCacheKey = true, 100<<30, cacheKey })},
+		{name: "image cache without a key file", args: append([]string{"--image-cache"}, base...), wantErr: "--image-cache needs --image-cache-key-file"},
+		{name: "image cache key too short", args: append([]string{"--image-cache", "--image-cache-key-file", shortKey}, base...), wantErr: "16 bytes, want at least 32"},
+		{name: "key file unread without the cache", args: append([]string{"--image-cache-key-file", shortKey}, base...), want: defaults},
 		{name: "negative image cache budget", args: append([]string{"--image-cache-size", "-1Gi"}, base...), wantErr: "--image-cache-size"},
 		{name: "held power-on timeout positive", args: append([]string{"--held-power-on-timeout", "0s"}, base...), wantErr: "--held-power-on-timeout"},
 	} {
@@ -114,7 +121,7 @@ service-uuid: file-uuid
 				t.Fatal(err)
 			}
 			g := got{o.namespaces, o.listen, o.metricsListen, o.leaseName, o.podName, o.serviceUUID, o.imageCAConfigMap, o.imageCAKey, o.leaderElect, o.insecure, o.kubeQPS, o.kubeBurst,
-				o.maxImageBytes, o.imageClaim.String(), o.heldPowerOn, o.imageCache, o.imageCacheBytes}
+				o.maxImageBytes, o.imageClaim.String(), o.heldPowerOn, o.imageCache, o.imageCacheBytes, string(o.imageCacheKey)}
 			if diff := cmp.Diff(tc.want, g); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}

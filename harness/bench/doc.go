@@ -27,6 +27,11 @@
 // image server sent against the image's size, then a changed image
 // re-inserted.
 //
+// BenchmarkImageDownload measures the import pod's downloader
+// (`redfish-bridge import`) against `curl -o` on one large image over
+// loopback to the same disk: MB/s of both (target: >= 80% of curl) and
+// the downloader's peak RSS; it needs no cluster.
+//
 // Run it with `make bench` (see docs/bench.md); it prints a table and writes
 // a CSV. Nothing here asserts on timings.
 package bench

@@ -111,6 +111,7 @@ func runImageCache(b *testing.B, v crds.Variant, method string, n, size int) {
 	w := apply.New(dyn, inv, mode, apply.Options{})
 	svc := media.NewService(w, kube)
 	svc.SetImageCache(true)
+	svc.SetImageCacheKey([]byte("BenchmarkImageCache image cache secret, 0123456789"))
 	r, err := media.NewReconciler(media.Options{
 		Writer: w, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: []string{ns},
 		ImportMethod: method, ImporterImage: "redfish-bridge:bench", Log: log, Workers: 4,

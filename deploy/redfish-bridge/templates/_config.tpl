@@ -18,6 +18,7 @@
 {{- if .Values.imageCache.enabled }}
 {{- $_ := set $cfg "image-cache" true }}
 {{- $_ := set $cfg "image-cache-size" (toString .Values.imageCache.size) }}
+{{- $_ := set $cfg "image-cache-key-file" (printf "%s/image-cache-key" (include "redfish-bridge.imageCacheKeyDir" .)) }}
 {{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}

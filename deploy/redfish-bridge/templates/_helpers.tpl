@@ -45,6 +45,15 @@ app.kubernetes.io/part-of: redfish-bridge
 {{- default (printf "%s-session-key" (include "redfish-bridge.fullname" .)) .Values.sessionKey.existingSecret }}
 {{- end }}
 
+{{- define "redfish-bridge.imageCacheKeySecret" -}}
+{{- default (printf "%s-image-cache-key" (include "redfish-bridge.fullname" .)) .Values.imageCache.existingKeySecret }}
+{{- end }}
+
+{{/* Where the bridge reads the image cache key (serve --image-cache-key-file). */}}
+{{- define "redfish-bridge.imageCacheKeyDir" -}}
+/etc/redfish-bridge/image-cache-key
+{{- end }}
+
 {{- define "redfish-bridge.sessionsConfigMap" -}}
 {{- printf "%s-sessions" (include "redfish-bridge.fullname" .) }}
 {{- end }}
