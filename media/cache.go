@@ -184,27 +184,16 @@ func (r *Reconciler) evictFor(ctx context.Context, ns, keep string, need resourc
 	if total <= r.opts.ImageCacheBudget {
 		return nil
 	}
-	pods, err := r.opts.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: importerSelector("").String()})
+	inUse, err := mountedByImports(ctx, r.opts.Kube, ns)
 	if err != nil {
-		return fmt.Errorf("list import pods of %s: %w", ns, err)
-	}
-	inUse := map[string]bool{}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil {
-				inUse[v.PersistentVolumeClaim.ClaimName] = true
-			}
-		}
+		return err
 	}
 	slices.SortFunc(entries, func(a, b *corev1.PersistentVolumeClaim) int { return r.lastUsed(a).Compare(r.lastUsed(b)) })
 	for _, p := range entries {
 		if total <= r.opts.ImageCacheBudget {
 			break
 		}
-		if inUse[p.Name] {
+		if inUse[ns+"/"+p.Name] {
 			continue
 		}
 		if err := deleteClaim(ctx, r.opts.Kube, p); err != nil {
