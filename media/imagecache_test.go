@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -50,40 +51,8 @@ func TestImageCache(t *testing.T) {
 
 func testImageCacheFleet(t *testing.T, e *env) {
 	const n, size = 5, 2<<20 + 5
-	im := testca.NewVersionedImage(t)
-	url := im.URL + "/fleet.iso"
-	sum := im.SetFresh(size)
-	keys := make([]system.Key, n)
-	for i := range keys {
-		keys[i] = e.createVM(t, fmt.Sprintf("fleet-%d", i))
-	}
-	before := e.sim.Counters()
-
-	inserted := make([]system.MediaSlot, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, key := range keys {
-		wg.Go(func() { inserted[i], errs[i] = e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}) })
-	}
-	wg.Wait()
-	claims := map[string]bool{}
-	for i, key := range keys {
-		if errs[i] != nil {
-			t.Fatalf("Insert %s: %v", key, errs[i])
-		}
-		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-		if ready.InsertID != inserted[i].InsertID || ready.CacheKey == "" || ready.CacheKey != inserted[0].CacheKey {
-			t.Errorf("%s: Ready slot %+v; inserted %+v", key, ready, inserted[i])
-		}
-		e.checkImage(t, ready.ClaimName, sum)
-		claims[ready.ClaimName] = true
-	}
-	if len(claims) != n {
-		t.Errorf("%d VMs share %d PVCs: %v", n, len(claims), claims)
-	}
-	if got := im.Served.Load(); float64(got) > 1.05*size {
-		t.Errorf("%d inserts of one %d-byte image: the image server sent %d body bytes (%.2fx), want <= 1.05x", n, size, got, float64(got)/size)
-	}
+	f := e.insertFleet(t, "fleet", n, size, func(system.MediaSlot) bool { return true })
+	im, url, keys, inserted, before := f.image, f.url, f.keys, f.inserted, f.before
 	if got := e.sim.Counters().ImportsFromCache - before.ImportsFromCache; got != n-1 {
 		t.Errorf("%d imports copied from the cache, want %d", got, n-1)
 	}
@@ -170,6 +139,60 @@ func testImageCacheFleet(t *testing.T, e *env) {
 			return nil
 		})
 	})
+}
+
+// insertFleet creates n VMs named prefix-<i>, inserts one fresh image of
+// size bytes into all of them at once and waits until every slot is Ready
+// with the insert's ID and one cache key, and with a PVC of its own that
+// holds the image (ok checks more of each Ready slot); then the image
+// server must have sent at most 1.05x the image. It returns the image
+// server, the image's URL, the VMs, what each Insert answered and the
+// simulator's counters before the inserts.
+func (e *env) insertFleet(t *testing.T, prefix string, n, size int, ok func(ready system.MediaSlot) bool) fleet {
+	t.Helper()
+	im := testca.NewVersionedImage(t)
+	url := im.URL + "/" + prefix + ".iso"
+	sum := im.SetFresh(size)
+	keys := make([]system.Key, n)
+	for i := range keys {
+		keys[i] = e.createVM(t, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	before := e.sim.Counters()
+	inserted := make([]system.MediaSlot, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Go(func() { inserted[i], errs[i] = e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}) })
+	}
+	wg.Wait()
+	claims := map[string]bool{}
+	for i, key := range keys {
+		if errs[i] != nil {
+			t.Fatalf("Insert %s: %v", key, errs[i])
+		}
+		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+		if ready.InsertID != inserted[i].InsertID || ready.CacheKey == "" || ready.CacheKey != inserted[0].CacheKey || !ok(ready) {
+			t.Errorf("%s: Ready slot %+v; inserted %+v", key, ready, inserted[i])
+		}
+		e.checkImage(t, ready.ClaimName, sum)
+		claims[ready.ClaimName] = true
+	}
+	if len(claims) != n {
+		t.Errorf("%d VMs share %d PVCs: %v", n, len(claims), claims)
+	}
+	if got := im.Served.Load(); float64(got) > 1.05*float64(size) {
+		t.Errorf("%d inserts of one %d-byte image: the image server sent %d body bytes (%.2fx), want <= 1.05x", n, size, got, float64(got)/float64(size))
+	}
+	return fleet{image: im, url: url, keys: keys, inserted: inserted, before: before}
+}
+
+// fleet is what [env.insertFleet] inserted.
+type fleet struct {
+	image    *testca.VersionedImage
+	url      string
+	keys     []system.Key
+	inserted []system.MediaSlot
+	before   sim.Counters
 }
 
 // checkImage compares the bytes in the claim with sum.

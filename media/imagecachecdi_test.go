@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,41 +54,9 @@ func testImageCacheCDI(t *testing.T, e *env) {
 }
 
 func testImageCacheCDIFleet(t *testing.T, e *env) {
-
 	const n, size = 5, 2<<20 + 5
-	im := testca.NewVersionedImage(t)
-	url := im.URL + "/fleet-cdi.iso"
-	sum := im.SetFresh(size)
-	keys := make([]system.Key, n)
-	for i := range keys {
-		keys[i] = e.createVM(t, fmt.Sprintf("cdi-fleet-%d", i))
-	}
-	before := e.sim.Counters()
-	inserted := make([]system.MediaSlot, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, key := range keys {
-		wg.Go(func() { inserted[i], errs[i] = e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}) })
-	}
-	wg.Wait()
-	claims := map[string]bool{}
-	for i, key := range keys {
-		if errs[i] != nil {
-			t.Fatalf("Insert %s: %v", key, errs[i])
-		}
-		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-		if ready.InsertID != inserted[i].InsertID || ready.Method != media.ImportMethodCDI || ready.CacheKey == "" || ready.CacheKey != inserted[0].CacheKey {
-			t.Errorf("%s: Ready slot %+v; inserted %+v", key, ready, inserted[i])
-		}
-		e.checkImage(t, ready.ClaimName, sum)
-		claims[ready.ClaimName] = true
-	}
-	if len(claims) != n {
-		t.Errorf("%d VMs share %d PVCs: %v", n, len(claims), claims)
-	}
-	if got := im.Served.Load(); float64(got) > 1.05*size {
-		t.Errorf("%d inserts of one %d-byte image: the image server sent %d body bytes (%.2fx), want <= 1.05x", n, size, got, float64(got)/size)
-	}
+	f := e.insertFleet(t, "cdi-fleet", n, size, func(ready system.MediaSlot) bool { return ready.Method == media.ImportMethodCDI })
+	im, url, keys, inserted, before := f.image, f.url, f.keys, f.inserted, f.before
 	after := e.sim.Counters()
 	if got := after.Clones - before.Clones; got != n {
 		t.Errorf("%d CDI clones, want %d", got, n)
