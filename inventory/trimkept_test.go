@@ -52,17 +52,7 @@ func readsOf(vmi *unstructured.Unstructured) vmiReads {
 // VMI of the demo, and variants), and that the compact VMI holds nothing
 // else.
 func TestTrimVMIKeepsWhatIsRead(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "vmi.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixture := func(t *testing.T) *unstructured.Unstructured {
-		o, err := decodeUnstructured(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(*unstructured.Unstructured)
-	}
+	fixture := testdataObject(t, "vmi.json")
 	tests := []struct {
 		name string
 		edit func(u *unstructured.Unstructured)
@@ -163,5 +153,23 @@ func TestTrimPVCKeepsWhatIsRead(t *testing.T) {
 				t.Errorf("cached PVC (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// testdataObject reads testdata/name once and returns a function decoding
+// a fresh copy of it for each use.
+func testdataObject(t *testing.T, name string) func(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(t *testing.T) *unstructured.Unstructured {
+		t.Helper()
+		o, err := decodeUnstructured(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.(*unstructured.Unstructured)
 	}
 }

@@ -1,8 +1,6 @@
 package inventory
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,17 +68,7 @@ func vmReadsOf(t *testing.T, u *unstructured.Unstructured) vmReads {
 // demo, and variants), that the whole disks, interfaces and volumes lists
 // are kept, and that the compact VM holds nothing else.
 func TestTrimVMKeepsWhatIsRead(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "vm.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixture := func(t *testing.T) *unstructured.Unstructured {
-		o, err := decodeUnstructured(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o.(*unstructured.Unstructured)
-	}
+	fixture := testdataObject(t, "vm.json")
 	set := func(u *unstructured.Unstructured, v any, p kubevirt.Path) {
 		if err := unstructured.SetNestedField(u.Object, v, p...); err != nil {
 			t.Fatal(err)
