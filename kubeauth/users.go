@@ -51,7 +51,7 @@ func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace,
 		defer s.mu.Unlock()
 		s.users, s.err = users, nil
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    set,
 		UpdateFunc: func(_, obj any) { set(obj) },
 		DeleteFunc: func(any) {
@@ -59,11 +59,15 @@ func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace,
 			defer s.mu.Unlock()
 			s.users, s.err = nil, fmt.Errorf("users secret %s/%s was deleted", namespace, name)
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("watch users secret: %w", err)
 	}
 	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	// The registration's HasSynced, not the informer's: handlers run on
+	// their own goroutine, so the informer's store can hold the Secret
+	// before set has read it.
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		return nil, fmt.Errorf("watch users secret %s/%s: cache did not sync", namespace, name)
 	}
 	s.mu.RLock()

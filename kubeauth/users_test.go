@@ -1,6 +1,7 @@
 package kubeauth
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"testing"
@@ -55,5 +56,33 @@ func TestSecretUsersMalformedEntry(t *testing.T) {
 			t.Fatalf("bob after his entry was fixed: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// slowHandler is a slog.Handler that takes its time with every record.
+type slowHandler struct{ slog.Handler }
+
+func (h slowHandler) Handle(ctx context.Context, r slog.Record) error {
+	time.Sleep(300 * time.Millisecond)
+	return h.Handler.Handle(ctx, r)
+}
+
+// TestSecretUsersReadAtStart: WatchSecretUsers returns once its handler
+// has read the Secret, not once the informer's store holds it (handlers
+// run on a goroutine of their own): a bridge started on a loaded machine
+// answered "users secret ... not found" for a Secret that existed. A slow
+// logger makes the handler (which warns about a malformed entry before it
+// records the users) late every time.
+func TestSecretUsersReadAtStart(t *testing.T) {
+	kube, ns := adminInNamespace(t)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "users", Namespace: ns}, Data: map[string][]byte{
+		"bob": []byte("plaintext"), "bob.namespaces": []byte("b"),
+	}}
+	if _, err := kube.CoreV1().Secrets(ns).Create(t.Context(), sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slowHandler{slog.NewTextHandler(t.Output(), nil)})
+	if _, err := WatchSecretUsers(logctx.Into(t.Context(), log), kube, ns, "users"); err != nil {
+		t.Fatalf("the Secret exists: %v", err)
 	}
 }
