@@ -30,18 +30,7 @@ func TestMediaCDI(t *testing.T) {
 	for _, v := range []crds.Variant{crds.Stock, crds.MapList} {
 		t.Run(string(v), func(t *testing.T) {
 			e := newEnv(t, v)
-			if err := e.cluster.InstallCDI(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() { done <- e.sim.RunDataVolumes(ctx) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("simulated CDI: %v", err)
-				}
-			})
+			e.startCDI(t)
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
 			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })

@@ -65,19 +65,7 @@ func testImageCacheFleet(t *testing.T, e *env) {
 	}
 
 	t.Run("ChangedImageDownloadsAgain", func(t *testing.T) {
-		served := im.Served.Load()
-		newSum := im.SetFresh(size + 1000)
-		again, err := e.svc.Insert(t.Context(), keys[0], slot, system.MediaInsert{Image: url})
-		if err != nil {
-			t.Fatalf("re-insert: %v", err)
-		}
-		ready := e.waitSlot(t, keys[0], slot, "Ready again", func(s system.MediaSlot) bool {
-			return s.InsertID == again.InsertID && s.Phase == system.MediaReady
-		})
-		e.checkImage(t, ready.ClaimName, newSum)
-		if got := im.Served.Load() - served; got != size+1000 {
-			t.Errorf("the changed image: the server sent %d body bytes, want %d", got, size+1000)
-		}
+		e.reinsertChanged(t, im, url, keys[0], size+1000)
 	})
 
 	t.Run("OtherCredentialsDoNotShare", func(t *testing.T) {
@@ -193,6 +181,46 @@ type fleet struct {
 	keys     []system.Key
 	inserted []system.MediaSlot
 	before   sim.Counters
+}
+
+// reinsertChanged changes the image at url to a fresh one of size bytes,
+// inserts it into key again and checks that the slot becomes Ready with
+// the new bytes and that the server sent them once. It returns what the
+// insert answered.
+func (e *env) reinsertChanged(t *testing.T, im *testca.VersionedImage, url string, key system.Key, size int) system.MediaSlot {
+	t.Helper()
+	served := im.Served.Load()
+	newSum := im.SetFresh(size)
+	again, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
+	if err != nil {
+		t.Fatalf("re-insert: %v", err)
+	}
+	ready := e.waitSlot(t, key, slot, "Ready again", func(s system.MediaSlot) bool {
+		return s.InsertID == again.InsertID && s.Phase == system.MediaReady
+	})
+	e.checkImage(t, ready.ClaimName, newSum)
+	if got := im.Served.Load() - served; got != int64(size) {
+		t.Errorf("the changed image: the server sent %d body bytes, want %d", got, size)
+	}
+	return again
+}
+
+// startCDI installs CDI's DataVolume API and runs the simulator's CDI
+// until the test ends.
+func (e *env) startCDI(t *testing.T) {
+	t.Helper()
+	if err := e.cluster.InstallCDI(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.sim.RunDataVolumes(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulated CDI: %v", err)
+		}
+	})
 }
 
 // checkImage compares the bytes in the claim with sum.

@@ -28,18 +28,7 @@ import (
 // clone of the entry's PVC (the simulator copies the bytes); the image
 // changes at that URL and a re-insert gets the new bytes.
 func testImageCacheCDI(t *testing.T, e *env) {
-	if err := e.cluster.InstallCDI(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- e.sim.RunDataVolumes(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulated CDI: %v", err)
-		}
-	})
+	e.startCDI(t)
 	_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodCDI })
 	defer stop()
 	testImageCacheCDIFleet(t, e)
@@ -70,19 +59,7 @@ func testImageCacheCDIFleet(t *testing.T, e *env) {
 	entry := e.cdiEntryOf(t, keys, inserted[0].CacheKey)
 
 	t.Run("ChangedImageDownloadsAgain", func(t *testing.T) {
-		served := im.Served.Load()
-		newSum := im.SetFresh(size + 1000)
-		again, err := e.svc.Insert(t.Context(), keys[0], slot, system.MediaInsert{Image: url})
-		if err != nil {
-			t.Fatalf("re-insert: %v", err)
-		}
-		ready := e.waitSlot(t, keys[0], slot, "Ready again", func(s system.MediaSlot) bool {
-			return s.InsertID == again.InsertID && s.Phase == system.MediaReady
-		})
-		e.checkImage(t, ready.ClaimName, newSum)
-		if got := im.Served.Load() - served; got != size+1000 {
-			t.Errorf("the changed image: the server sent %d body bytes, want %d", got, size+1000)
-		}
+		again := e.reinsertChanged(t, im, url, keys[0], size+1000)
 		if next := e.cdiEntryOf(t, keys[:1], again.CacheKey); next == entry {
 			t.Errorf("the changed image was cloned from the entry of the old one, %s", entry)
 		}
