@@ -266,8 +266,6 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	return shutdown, nil
 }
 
-// QueueLen is the number of VMs waiting to be reconciled.
-func (r *Reconciler) QueueLen() int { return r.ctrl.Len() }
 
 func enqueueOwner(enqueue func(system.Key), obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
