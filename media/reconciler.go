@@ -266,7 +266,6 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	return shutdown, nil
 }
 
-
 func enqueueOwner(enqueue func(system.Key), obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
