@@ -183,7 +183,7 @@ func (c *cdiImporter) startCached(ctx context.Context, t importTarget, st import
 		// this create, nor a clone's create.
 		r.cacheMu.Lock()
 		defer r.cacheMu.Unlock()
-		if err := c.evict(ctx, ns, st.claimSize); err != nil {
+		if err := c.evict(ctx, ns, st.cdi.entry, st.claimSize); err != nil {
 			return err
 		}
 		certs, err := c.entryCA(ctx, t, st.cdi.entry)

@@ -98,8 +98,11 @@ func (c *cdiImporter) deleteEntry(ctx context.Context, u *unstructured.Unstructu
 // method's entries: least recently used first, never an entry still
 // importing (inserts wait for it) nor one a clone in progress reads (a
 // live list: a slot DataVolume with the entry as source.pvc that has not
-// Succeeded). Called with cacheMu held.
-func (c *cdiImporter) evict(ctx context.Context, ns string, need resource.Quantity) error {
+// Succeeded). When the live list already holds the entry to be created (a
+// pass that read a cache without it: its previous pass created it), it
+// needs no room and nothing is evicted: counting it twice would evict
+// another entry. Called with cacheMu held.
+func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource.Quantity) error {
 	budget := c.r.opts.ImageCacheBudget
 	if budget <= 0 {
 		return nil
@@ -114,6 +117,9 @@ func (c *cdiImporter) evict(ctx context.Context, ns string, need resource.Quanti
 		dv, err := asDataVolume(&l.Items[i])
 		if err != nil || dv.DeletionTimestamp != nil {
 			continue
+		}
+		if dv.Name == entry {
+			return nil
 		}
 		switch dv.Labels[LabelComponent] {
 		case ComponentMedia:
