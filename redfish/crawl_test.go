@@ -91,24 +91,18 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 				t.Errorf("%s: @odata.id is %v", uri, body["@odata.id"])
 			}
 			ot, _ := body["@odata.type"].(string)
-			types[ot] = true
+			ns := strings.TrimPrefix(ot, "#")
+			types[ns[:max(strings.LastIndex(ns, "."), 0)]] = true
 			v.validate(t, uri, body)
 		}
 	}
-	for _, want := range []string{
-		"#ServiceRoot.v1_20_0.ServiceRoot", "#ComputerSystem.v1_27_0.ComputerSystem", "#Manager.v1_24_0.Manager",
-		"#VirtualMedia.v1_6_5.VirtualMedia", "#Chassis.v1_28_0.Chassis", "#Processor.v1_22_0.Processor",
-		"#EthernetInterface.v1_12_4.EthernetInterface", "#SimpleStorage.v1_3_2.SimpleStorage",
-		"#Storage.v1_21_0.Storage", "#Drive.v1_22_0.Drive", "#Bios.v1_2_3.Bios", "#SecureBoot.v1_1_2.SecureBoot",
-		"#Task.v1_7_4.Task", "#TaskService.v1_3_0.TaskService", "#SessionService.v1_2_0.SessionService",
-		"#AccountService.v1_18_1.AccountService", "#ManagerAccount.v1_14_1.ManagerAccount",
-		"#ActionInfo.v1_5_0.ActionInfo", "#Role.v1_3_1.Role", "#RoleCollection.RoleCollection",
-		"#Memory.v1_23_0.Memory", "#MemoryCollection.MemoryCollection", "#BootOption.v1_0_6.BootOption",
-		"#ManagerNetworkProtocol.v1_12_0.ManagerNetworkProtocol", "#UpdateService.v1_17_0.UpdateService",
-		"#SoftwareInventory.v1_13_0.SoftwareInventory",
-	} {
-		if !types[want] {
-			t.Errorf("crawl never served %s", want)
+	// Every registered type (resources.go) is served as a resource of its
+	// own, but for those only embedded in others and the Session, which a
+	// crawl with Basic credentials does not open.
+	embedded := map[string]bool{"Settings.v1_4_0": true, "Message.v1_1_1": true, "Session.v1_8_0": true}
+	for _, ns := range e.srv.servedTypes {
+		if !embedded[ns] && !types[ns] {
+			t.Errorf("crawl never served a resource of %s", ns)
 		}
 	}
 }

@@ -69,12 +69,12 @@ func TestMetadataCoversServedTypes(t *testing.T) {
 			t.Errorf("served type %s is not in $metadata", ns)
 		}
 	}
-	for _, ns := range servedTypes {
+	for _, ns := range e.srv.servedTypes {
 		if !served[ns] {
 			t.Errorf("$metadata lists %s, which the crawl never met", ns)
 		}
 	}
-	if !slices.IsSorted(servedTypes) {
+	if !slices.IsSorted(e.srv.servedTypes) {
 		t.Error("servedTypes is not sorted")
 	}
 }

@@ -14,7 +14,7 @@ func (s *Server) getVersions(c echo.Context) error {
 }
 
 func (s *Server) getServiceRoot(c echo.Context) error {
-	return send(c, http.StatusOK, obj{
+	root := obj{
 		"@odata.id":      "/redfish/v1",
 		"@odata.type":    "#ServiceRoot.v1_20_0.ServiceRoot",
 		"Id":             "RootService",
@@ -31,36 +31,23 @@ func (s *Server) getServiceRoot(c echo.Context) error {
 			"SelectQuery":     false,
 			"TopSkipQuery":    true,
 		},
-		"Systems":        link("/redfish/v1/Systems"),
-		"Managers":       link("/redfish/v1/Managers"),
-		"Chassis":        link("/redfish/v1/Chassis"),
-		"SessionService": link("/redfish/v1/SessionService"),
-		"AccountService": link("/redfish/v1/AccountService"),
-		"Tasks":          link("/redfish/v1/TaskService"),
-		"UpdateService":  link(updateServiceURI),
-		"Registries":     link("/redfish/v1/Registries"),
-		"Links":          obj{"Sessions": link("/redfish/v1/SessionService/Sessions")},
-	})
+		"Links": obj{"Sessions": link(sessionsURI)},
+	}
+	for _, r := range s.resources {
+		if r.root != "" {
+			root[r.root] = link(r.uri)
+		}
+	}
+	return send(c, http.StatusOK, root)
 }
 
-// getOData is the OData service document.
+// getOData is the OData service document: the resources' entries.
 func (s *Server) getOData(c echo.Context) error {
-	type entry struct {
-		Name, Kind, URL string
-	}
 	var values []obj
-	for _, e := range []entry{
-		{"Service", "Singleton", "/redfish/v1/"},
-		{"Systems", "EntitySet", "/redfish/v1/Systems"},
-		{"Managers", "EntitySet", "/redfish/v1/Managers"},
-		{"Chassis", "EntitySet", "/redfish/v1/Chassis"},
-		{"SessionService", "Singleton", "/redfish/v1/SessionService"},
-		{"AccountService", "Singleton", "/redfish/v1/AccountService"},
-		{"TaskService", "Singleton", "/redfish/v1/TaskService"},
-		{"UpdateService", "Singleton", updateServiceURI},
-		{"Registries", "EntitySet", "/redfish/v1/Registries"},
-	} {
-		values = append(values, obj{"name": e.Name, "kind": e.Kind, "url": e.URL})
+	for _, r := range s.resources {
+		if r.odata != "" {
+			values = append(values, obj{"name": r.odata, "kind": r.kind, "url": r.uri})
+		}
 	}
 	return send(c, http.StatusOK, obj{"@odata.context": "/redfish/v1/$metadata", "value": values})
 }

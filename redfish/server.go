@@ -61,6 +61,10 @@ type Server struct {
 	// in-process GETs of an $expand (expand.go).
 	echo  *echo.Echo
 	reads map[string]route
+	// resources are what the service serves (resources.go); servedTypes
+	// their @odata.type namespaces, sorted.
+	resources   []resource
+	servedTypes []string
 }
 
 // New returns the Redfish service as an echo instance (an http.Handler).
@@ -99,6 +103,8 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.protocol, limitBody)
+	s.resources = s.resourceList()
+	s.servedTypes = servedTypes(s.resources)
 	s.routes(e)
 	s.allow = allowedMethods(e.Routes())
 	return s, e, nil
@@ -136,102 +142,4 @@ func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, p
 			e.Add(m, path+"/", h)
 		}
 	}
-}
-
-func (s *Server) routes(e *echo.Echo) {
-	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-	const sys = "/redfish/v1/Systems/:id"
-	const mgr = "/redfish/v1/Managers/:id"
-
-	s.handle(e, get, "/redfish", s.getVersions, true)
-	s.handle(e, get, "/redfish/v1", s.getServiceRoot, true)
-	s.handle(e, get, "/redfish/v1/odata", s.getOData, true)
-	s.handle(e, get, "/redfish/v1/$metadata", s.getMetadata, true)
-
-	s.handle(e, get, "/redfish/v1/Systems", s.listSystems, false)
-	s.handle(e, get, sys, s.getSystem, false)
-	s.handle(e, patch, sys, s.patchSystem, false)
-	s.handle(e, post, sys+"/Actions/ComputerSystem.Reset", s.resetSystem, false)
-	s.handle(e, get, sys+"/ResetActionInfo", s.getResetActionInfo, false)
-	s.handle(e, get, sys+"/Processors", s.listProcessors, false)
-	s.handle(e, get, sys+"/Processors/:sub", s.getProcessor, false)
-	s.handle(e, get, sys+"/Memory", s.listMemory, false)
-	s.handle(e, get, sys+"/BootOptions", s.listBootOptions, false)
-	s.handle(e, get, sys+"/BootOptions/:sub", s.getBootOption, false)
-	s.handle(e, get, sys+"/Memory/:sub", s.getMemory, false)
-	s.handle(e, get, sys+"/EthernetInterfaces", s.listEthernetInterfaces, false)
-	s.handle(e, get, sys+"/EthernetInterfaces/:sub", s.getEthernetInterface, false)
-	s.handle(e, get, sys+"/SimpleStorage", s.listSimpleStorage, false)
-	s.handle(e, get, sys+"/SimpleStorage/:sub", s.getSimpleStorage, false)
-	s.handle(e, get, sys+"/Storage", s.listStorage, false)
-	s.handle(e, get, sys+"/Storage/:sub", s.getStorage, false)
-	s.handle(e, get, sys+"/Storage/:sub/Drives/:drive", s.getDrive, false)
-	s.handle(e, get, sys+"/Storage/:sub/Controllers", s.listStorageControllers, false)
-	s.handle(e, get, sys+"/Storage/:sub/Controllers/:ctrl", s.getStorageController, false)
-	s.handle(e, get, sys+"/Storage/:sub/Volumes", s.listVolumes, false)
-	s.handle(e, get, sys+"/Bios", s.getBios, false)
-	s.handle(e, get, sys+"/Bios/Settings", s.getBiosSettings, false)
-	s.handle(e, patch, sys+"/Bios/Settings", s.patchBiosSettings, false)
-	s.handle(e, post, sys+"/Bios/Actions/"+resetBiosAction, s.resetBios, false)
-	s.handle(e, get, sys+"/Bios/"+resetBiosActionInfo, s.getResetBiosActionInfo, false)
-	s.handle(e, get, sys+"/SecureBoot", s.getSecureBoot, false)
-	s.handle(e, patch, sys+"/SecureBoot", s.patchSecureBoot, false)
-	s.handle(e, get, sys+"/VirtualMedia", s.listVirtualMedia, false)
-	s.handle(e, get, sys+"/VirtualMedia/:slot", s.getVirtualMedia, false)
-	s.handle(e, patch, sys+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
-	s.handle(e, get, sys+"/VirtualMedia/:slot/Certificates", s.listCertificates, false)
-	s.handle(e, post, sys+"/VirtualMedia/:slot/Certificates", s.postCertificate, false)
-	s.handle(e, get, sys+"/VirtualMedia/:slot/Certificates/:cert", s.getCertificate, false)
-	s.handle(e, del, sys+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
-	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
-	s.handle(e, post, sys+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
-	s.handle(e, get, sys+"/VirtualMedia/:slot/"+insertActionInfo, s.getInsertMediaActionInfo, false)
-	s.handle(e, get, sys+"/VirtualMedia/:slot/"+ejectActionInfo, s.getEjectMediaActionInfo, false)
-
-	s.handle(e, get, "/redfish/v1/Managers", s.listManagers, false)
-	s.handle(e, get, mgr, s.getManager, false)
-	s.handle(e, get, mgr+"/NetworkProtocol", s.getNetworkProtocol, false)
-	s.handle(e, get, mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces, false)
-	s.handle(e, get, mgr+"/VirtualMedia", s.listVirtualMedia, false)
-	s.handle(e, get, mgr+"/VirtualMedia/:slot", s.getVirtualMedia, false)
-	s.handle(e, patch, mgr+"/VirtualMedia/:slot", s.patchVirtualMedia, false)
-	s.handle(e, get, mgr+"/VirtualMedia/:slot/Certificates", s.listCertificates, false)
-	s.handle(e, post, mgr+"/VirtualMedia/:slot/Certificates", s.postCertificate, false)
-	s.handle(e, get, mgr+"/VirtualMedia/:slot/Certificates/:cert", s.getCertificate, false)
-	s.handle(e, del, mgr+"/VirtualMedia/:slot/Certificates/:cert", s.deleteCertificate, false)
-	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.InsertMedia", s.insertMedia, false)
-	s.handle(e, post, mgr+"/VirtualMedia/:slot/Actions/VirtualMedia.EjectMedia", s.ejectMedia, false)
-	s.handle(e, get, mgr+"/VirtualMedia/:slot/"+insertActionInfo, s.getInsertMediaActionInfo, false)
-	s.handle(e, get, mgr+"/VirtualMedia/:slot/"+ejectActionInfo, s.getEjectMediaActionInfo, false)
-
-	s.handle(e, get, "/redfish/v1/Chassis", s.listChassis, false)
-	s.handle(e, get, "/redfish/v1/Chassis/:id", s.getChassis, false)
-
-	s.handle(e, get, "/redfish/v1/SessionService", s.getSessionService, false)
-	s.handle(e, get, "/redfish/v1/SessionService/Sessions", s.listSessions, false)
-	s.handle(e, post, "/redfish/v1/SessionService/Sessions", s.login, true)
-	// Members: where some clients (and the DMTF Protocol Validator) post.
-	s.handle(e, post, "/redfish/v1/SessionService/Sessions/Members", s.login, true)
-	s.handle(e, get, "/redfish/v1/SessionService/Sessions/:sid", s.getSession, false)
-	s.handle(e, del, "/redfish/v1/SessionService/Sessions/:sid", s.logout, false)
-
-	s.handle(e, get, "/redfish/v1/AccountService", s.getAccountService, false)
-	s.handle(e, get, "/redfish/v1/AccountService/Accounts", s.listAccounts, false)
-	s.handle(e, get, "/redfish/v1/AccountService/Accounts/:user", s.getAccount, false)
-	s.handle(e, get, rolesURI, s.listRoles, false)
-	s.handle(e, get, rolesURI+"/:role", s.getRole, false)
-
-	s.handle(e, get, "/redfish/v1/TaskService", s.getTaskService, false)
-	s.handle(e, get, "/redfish/v1/TaskService/Tasks", s.listTasks, false)
-	s.handle(e, get, "/redfish/v1/TaskService/Tasks/:task", s.getTask, false)
-	s.handle(e, get, "/redfish/v1/TaskService/TaskMonitors/:task", s.getTaskMonitor, false)
-
-	s.handle(e, get, updateServiceURI, s.getUpdateService, false)
-	s.handle(e, get, firmwareURI, s.listFirmware, false)
-	s.handle(e, get, firmwareURI+"/:fw", s.getFirmware, false)
-	s.handle(e, post, updateServiceURI+"/Actions/"+simpleUpdate, s.simpleUpdate, false)
-
-	s.handle(e, get, "/redfish/v1/Registries", s.listRegistries, false)
-	s.handle(e, get, "/redfish/v1/Registries/:reg", s.getRegistryFile, false)
-	s.handle(e, get, "/redfish/v1/Registries/:reg/:file", s.getRegistry, false)
 }
