@@ -49,19 +49,10 @@ func (s *Service) SetBoot(ctx context.Context, key system.Key, patch system.Boot
 // [Service.SetBoot] (nil when the patch is accepted). It reads no more than
 // vm, so [BootModes] asks it what SetBoot would answer.
 func mergeBoot(vm *apply.VM, o *system.BootOverride, patch system.BootPatch) error {
-	if patch.Target != nil {
-		o.Target = *patch.Target
-	}
-	if patch.Enabled != nil {
-		o.Enabled = *patch.Enabled
-	}
 	if patch.Mode != nil {
 		keepSecureBoot(vm, o, *patch.Mode)
-		o.Mode = *patch.Mode
 	}
-	if patch.HTTPBootURI != nil {
-		o.HTTPBootURI = *patch.HTTPBootURI
-	}
+	patch.MergeInto(o)
 	if err := validateUefiHttp(vm, *o, patch); err != nil {
 		return err
 	}

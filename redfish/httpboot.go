@@ -20,8 +20,7 @@ func bootTargets(mode system.BootMode) []system.BootTarget {
 
 // httpBootURI reads Boot.HttpBootUri: nil when absent, "" for null (sushy
 // sends null to clear it), else an http(s) URL with a host.
-func httpBootURI(b *props) *string {
-	const name = "HttpBootUri"
+func httpBootURI(b *props, name string) *string {
 	v, ok := b.body[name]
 	if !ok {
 		return nil

@@ -102,9 +102,41 @@ func bootView(v SystemView) obj {
 	return b
 }
 
-// bootWriteable are the Boot properties a PATCH of the System writes
-// (patchSystem).
-var bootWriteable = []string{"BootSourceOverrideTarget", "BootSourceOverrideEnabled", "BootSourceOverrideMode", "HttpBootUri"}
+// bootWrites are the Boot properties a PATCH of the System writes
+// (patchSystem), each with how it is read and checked into the patch: the
+// one place a writable Boot property is accepted (its value shows in
+// [bootView]; [system.BootPatch] carries it to power).
+var bootWrites = []struct {
+	name string
+	read func(b *props, name string, patch *system.BootPatch)
+}{
+	{"BootSourceOverrideTarget", func(b *props, name string, patch *system.BootPatch) {
+		if t, ok := b.str(name, strs(system.BootTargets)); ok {
+			patch.Target = new(system.BootTarget(t))
+		}
+	}},
+	{"BootSourceOverrideEnabled", func(b *props, name string, patch *system.BootPatch) {
+		if e, ok := b.str(name, strs(system.BootEnableds)); ok {
+			patch.Enabled = new(system.BootEnabled(e))
+		}
+	}},
+	{"BootSourceOverrideMode", func(b *props, name string, patch *system.BootPatch) {
+		if m, ok := b.str(name, strs(system.BootModes)); ok {
+			patch.Mode = new(system.BootMode(m))
+		}
+	}},
+	{"HttpBootUri", func(b *props, name string, patch *system.BootPatch) { patch.HTTPBootURI = httpBootURI(b, name) }},
+}
+
+// bootWriteable are the names of [bootWrites]: Boot's
+// @Redfish.WriteableProperties.
+var bootWriteable = func() []string {
+	names := make([]string, len(bootWrites))
+	for i, w := range bootWrites {
+		names[i] = w.name
+	}
+	return names
+}()
 
 // writeableProperties is the annotation that lists, in an object, the
 // properties of it that a PATCH writes (DSP0266 @Redfish.WriteableProperties):
@@ -194,16 +226,9 @@ func (s *Server) patchSystem(c echo.Context) error {
 	var patch system.BootPatch
 	p := newProps(body)
 	if b, ok := p.object("Boot"); ok {
-		if t, ok := b.str("BootSourceOverrideTarget", strs(system.BootTargets)); ok {
-			patch.Target = new(system.BootTarget(t))
+		for _, w := range bootWrites {
+			w.read(b, w.name, &patch)
 		}
-		if e, ok := b.str("BootSourceOverrideEnabled", strs(system.BootEnableds)); ok {
-			patch.Enabled = new(system.BootEnabled(e))
-		}
-		if m, ok := b.str("BootSourceOverrideMode", strs(system.BootModes)); ok {
-			patch.Mode = new(system.BootMode(m))
-		}
-		patch.HTTPBootURI = httpBootURI(b)
 		checkUefiHttp(b, v, patch)
 		b.done(bootView(v))
 	}
@@ -211,7 +236,7 @@ func (s *Server) patchSystem(c echo.Context) error {
 	if err := p.err(); err != nil {
 		return err
 	}
-	if patch.Target == nil && patch.Enabled == nil && patch.Mode == nil && patch.HTTPBootURI == nil {
+	if patch.Empty() {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err := s.b.Boot.SetBoot(c.Request().Context(), v.Key, patch); err != nil {

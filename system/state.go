@@ -99,7 +99,8 @@ type BootOverride struct {
 
 // BootPatch is a partial change of the boot override (a Redfish PATCH of
 // Boot, or of the Bios BootMode attribute): nil fields keep their recorded
-// value. Its values were checked against the Redfish enums where the
+// value. A field added here is merged in [BootPatch.MergeInto] and
+// counted in [BootPatch.Empty], beside it. Its values were checked against the Redfish enums where the
 // request entered (redfish/), and are not checked again.
 type BootPatch struct {
 	Target  *BootTarget
@@ -107,6 +108,29 @@ type BootPatch struct {
 	Mode    *BootMode
 	// HTTPBootURI is Boot.HttpBootUri: "" clears it (JSON null).
 	HTTPBootURI *string
+}
+
+// Empty reports whether p changes nothing.
+func (p BootPatch) Empty() bool {
+	return p.Target == nil && p.Enabled == nil && p.Mode == nil && p.HTTPBootURI == nil
+}
+
+// MergeInto sets the fields of o that p changes. What a change decides
+// beyond its own field (Secure Boot kept across a Mode, the refusals) is
+// power's.
+func (p BootPatch) MergeInto(o *BootOverride) {
+	if p.Target != nil {
+		o.Target = *p.Target
+	}
+	if p.Enabled != nil {
+		o.Enabled = *p.Enabled
+	}
+	if p.Mode != nil {
+		o.Mode = *p.Mode
+	}
+	if p.HTTPBootURI != nil {
+		o.HTTPBootURI = *p.HTTPBootURI
+	}
 }
 
 // Pending reports whether the override still has to take effect or stay.
