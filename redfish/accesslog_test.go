@@ -49,7 +49,7 @@ func TestAccessLogLevel(t *testing.T) {
 			var sink lockedBuffer
 			e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
 				Logger: slog.New(slog.NewTextHandler(&sink, &slog.HandlerOptions{Level: level}))},
-				Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+				backendsOf(base.fake, base.auth))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestBackendLogsWithRequestID(t *testing.T) {
 	var sink lockedBuffer
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
 		Logger: slog.New(slog.NewTextHandler(&sink, nil))},
-		Backends{Systems: base.fake, Power: loggingPower{base.fake}, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+		func() Backends { b := backendsOf(base.fake, base.auth); b.Power = loggingPower{base.fake}; return b }())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestErrorLogLevel(t *testing.T) {
 	var sink lockedBuffer
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
 		Logger: slog.New(slog.NewTextHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+		backendsOf(base.fake, base.auth))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestErrorLogLevel(t *testing.T) {
 func TestRequestLoggerFromContext(t *testing.T) {
 	base := newEnv(t)
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666"},
-		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+		backendsOf(base.fake, base.auth))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,6 +347,12 @@ var hashes = sync.OnceValue(func() map[string][]byte {
 	return out
 })
 
+// backendsOf is every backend served by f, with authenticator a: the one
+// place the tests name each backend.
+func backendsOf(f *fake, a *auth.Authenticator) Backends {
+	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a}
+}
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	users := auth.StaticUsers{}
@@ -372,7 +378,7 @@ func newEnv(t *testing.T) *env {
 	}
 	f := newFake()
 	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
-		Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a})
+		backendsOf(f, a))
 	if err != nil {
 		t.Fatal(err)
 	}

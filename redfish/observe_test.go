@@ -36,7 +36,7 @@ func TestObserve(t *testing.T) {
 			defer mu.Unlock()
 			got = append(got, call{method, route, status})
 		},
-	}, Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+	}, backendsOf(base.fake, base.auth))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestObserveLabelsBounded(t *testing.T) {
 	base := newEnv(t)
 	m := metrics.New()
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Observe: m.ObserveRequest},
-		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+		backendsOf(base.fake, base.auth))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestAuthenticatedHook(t *testing.T) {
 			}
 			calls++
 		}},
-		Backends{Systems: base.fake, Power: base.fake, Boot: base.fake, Media: base.fake, Trust: base.fake, Auth: base.auth})
+		backendsOf(base.fake, base.auth))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestWritesNeedAuth(t *testing.T) {
 func TestNewRejectsConfig(t *testing.T) {
 	f := newFake()
 	a := newEnv(t).auth
-	full := Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a}
+	full := backendsOf(f, a)
 	tests := []struct {
 		name    string
 		cfg     Config

@@ -63,7 +63,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.auth = a2
-	if other.e, err = New(Config{ServiceUUID: "u"}, Backends{Systems: other.fake, Power: other.fake, Boot: other.fake, Media: other.fake, Trust: other.fake, Auth: a2}); err != nil {
+	if other.e, err = New(Config{ServiceUUID: "u"}, backendsOf(other.fake, a2)); err != nil {
 		t.Fatal(err)
 	}
 	if rec := other.do(t, req{path: "/redfish/v1/Systems/team-a.vm1", token: tok}); rec.Code != http.StatusOK {
