@@ -3,56 +3,59 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/media"
-	"github.com/redfish-bridge/redfish-bridge/power"
 )
 
 // reconcileWorkers work each reconciler's queue.
 const reconcileWorkers = 2
 
-// reconcilers run the media and power reconcilers for every leadership
-// term on their controller engines, which live across terms (so do their
-// metrics and media's counters): media gets a fresh reconciler per term
-// (one runs once), power's runs every term.
+// A reconciler is one controller engine, which lives across leadership
+// terms (so do its metrics), and how a term of it starts: term returns
+// the term's run, or why it cannot start.
+type reconciler struct {
+	ctrl *controller.Controller
+	term func() (run func(ctx context.Context) error, err error)
+}
+
+// reconcilers run every reconciler for each leadership term: media gets a
+// fresh reconciler per term (one runs once), power's runs every term.
+// Adding a reconciler is one entry in service.go's list.
 type reconcilers struct {
-	newMedia   func() (*media.Reconciler, error) // on mediaCtrl, counting into mediaCounters
-	mediaCtrl  *controller.Controller
-	mediaCount *media.Counters
-	power      *power.Reconciler
+	list       []reconciler
+	mediaCount *media.Counters // media's counters, over every term
 
 	mu      sync.Mutex
 	leading bool
 }
 
-// run runs one term's reconcilers until ctx ends; an error means they
-// could not start (and ctx had not ended).
+// run runs one term of every reconciler until ctx ends; an error means
+// one could not start (then none started) or stopped (then the others are
+// stopped), while ctx had not ended.
 func (r *reconcilers) run(ctx context.Context) error {
-	mediaRec, err := r.newMedia()
-	if err != nil {
-		return fmt.Errorf("media reconciler: %w", err)
+	runs := make([]func(context.Context) error, len(r.list))
+	for i, rec := range r.list {
+		var err error
+		if runs[i], err = rec.term(); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	var mediaErr, powerErr error
-	wg.Go(func() {
-		defer cancel()
-		if err := mediaRec.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
-			mediaErr = err
-		}
-	})
-	wg.Go(func() {
-		defer cancel()
-		if err := r.power.Run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
-			powerErr = err
-		}
-	})
+	errs := make([]error, len(runs))
+	for i, run := range runs {
+		wg.Go(func() {
+			defer cancel()
+			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+				errs[i] = err
+			}
+		})
+	}
 	wg.Wait()
-	return errors.Join(mediaErr, powerErr)
+	return errors.Join(errs...)
 }
 
 func (r *reconcilers) setLeading(v bool) {
@@ -73,5 +76,9 @@ func (r *reconcilers) mediaStats() media.Stats { return r.mediaCount.Stats() }
 
 // controllers are the engines' counters, cumulative over the terms.
 func (r *reconcilers) controllers() []controller.Stats {
-	return []controller.Stats{r.mediaCtrl.Stats(), r.power.Controller().Stats()}
+	out := make([]controller.Stats, len(r.list))
+	for i, rec := range r.list {
+		out[i] = rec.ctrl.Stats()
+	}
+	return out
 }

@@ -233,11 +233,17 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	powerSvc := power.New(writer, dyn, forcer)
 	powerSvc.SetHoldTimeout(cfg.HeldPowerOnTimeout)
-	r.recs = &reconcilers{
-		newMedia:  func() (*media.Reconciler, error) { return media.NewReconciler(mediaOpts) },
-		mediaCtrl: mediaCtrl, mediaCount: mediaCount,
-		power: power.NewReconciler(powerSvc, inv, reconcileWorkers),
-	}
+	powerRec := power.NewReconciler(powerSvc, inv, reconcileWorkers)
+	r.recs = &reconcilers{mediaCount: mediaCount, list: []reconciler{
+		{ctrl: mediaCtrl, term: func() (func(context.Context) error, error) {
+			rec, err := media.NewReconciler(mediaOpts)
+			if err != nil {
+				return nil, fmt.Errorf("media reconciler: %w", err)
+			}
+			return rec.Run, nil
+		}},
+		{ctrl: powerRec.Controller(), term: func() (func(context.Context) error, error) { return powerRec.Run, nil }},
+	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Controllers: r.recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
 	authn := <-authc
