@@ -23,6 +23,11 @@ const (
 	ManagerPower = "redfish-power"
 )
 
+// Managers are every field manager of the bridge: a new one is added here
+// (fields' ownership check and inventory's kept managedFields follow it;
+// inventory's TestBridgeManagersAreApplys checks the latter).
+var Managers = []string{ManagerMedia, ManagerBoot, ManagerPower}
+
 // Annotation keys holding each concern's state on the VM.
 const (
 	AnnotationMediaPrefix = "redfish-bridge.io/media." // + slot id

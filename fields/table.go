@@ -2,6 +2,7 @@ package fields
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -95,13 +96,7 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 }
 
 // IsBridge reports whether manager is one of the bridge's field managers.
-func IsBridge(manager string) bool {
-	switch manager {
-	case apply.ManagerMedia, apply.ManagerBoot, apply.ManagerPower:
-		return true
-	}
-	return false
-}
+func IsBridge(manager string) bool { return slices.Contains(apply.Managers, manager) }
 
 // Allowed reports whether the bridge manager may own path in mode.
 func Allowed(mode apply.Mode, manager, path string) bool {
