@@ -160,3 +160,8 @@ type Backends struct {
 	Trust   MediaTrust
 	Auth    *auth.Authenticator
 }
+
+// complete reports whether every backend is set (all are required).
+func (b Backends) complete() bool {
+	return b.Systems != nil && b.Power != nil && b.Boot != nil && b.Media != nil && b.Trust != nil && b.Auth != nil
+}

@@ -77,7 +77,7 @@ func New(cfg Config, b Backends) (*echo.Echo, error) {
 
 // newServer is [New] with the Server behind the handler.
 func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
-	if b.Systems == nil || b.Power == nil || b.Boot == nil || b.Media == nil || b.Trust == nil || b.Auth == nil {
+	if !b.complete() {
 		return nil, nil, errors.New("redfish: every backend is required")
 	}
 	if cfg.ServiceUUID == "" {
