@@ -1,4 +1,4 @@
-package inventory_test
+package inventory
 
 import (
 	"slices"
@@ -7,16 +7,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
 )
 
 // TestBridgeManagersAreApplys: the cache keeps the managedFields of
-// exactly apply's field managers (inventory does not import apply, so it
-// spells them): a manager added to apply.Managers and not here would lose
+// exactly apply's field managers (the product's inventory does not import
+// apply, so it spells them): a manager added to apply.Managers and not here would lose
 // its ownership in the cache, and the Writer's decisions with it.
 func TestBridgeManagersAreApplys(t *testing.T) {
 	var got []string
-	for m, kept := range inventory.BridgeManagers {
+	for m, kept := range bridgeManagers {
 		if kept {
 			got = append(got, m)
 		}
