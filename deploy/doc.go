@@ -21,7 +21,8 @@
 //     apiserver the key survives an upgrade, and helm uninstall's hook
 //     (its container run by the test, which plays the Job controller)
 //     leaves no image cache entry;
-//   - rbac_test.go: every verb of every rule the chart grants is needed:
-//     without it the call the bridge makes with it is Forbidden, and every
-//     call in its table is granted.
+//   - rbacgrants_test.go: the table of grants, each with the call the
+//     bridge makes with it; rbacverbs_test.go: every verb of every rule
+//     the chart grants is needed: without it the call the bridge makes
+//     with it is Forbidden, and every call in the table is granted.
 package deploy

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/tools/cache"
 )
 
 // A logout answered 2xx on one replica must be refused on every replica at
@@ -58,17 +59,57 @@ func (r *ConfigMapRevocations) confirmOlderThan(ctx context.Context, age time.Du
 	if err != nil {
 		return fmt.Errorf("confirm the session revocations are current: %w", err)
 	}
-	for !r.cacheReached(live) {
-		select {
-		case <-wait.Done():
-			return fmt.Errorf("the session revocations cache did not reach resourceVersion %q: %w", live, wait.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := r.awaitCache(wait, live); err != nil {
+		return err
 	}
 	r.mu.Lock()
 	r.confirmed = sent
 	r.mu.Unlock()
 	return nil
+}
+
+// awaitCache returns once the cache holds version live of the ConfigMap
+// or a later one, or ctx ends. It reads the cache again only when the
+// informer reports a change (no polling): the channel is taken before the
+// read, so a change between the read and the wait is not missed.
+func (r *ConfigMapRevocations) awaitCache(ctx context.Context, live string) error {
+	for {
+		changed := r.nextChange()
+		if r.cacheReached(live) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the session revocations cache did not reach resourceVersion %q: %w", live, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// nextChange returns a channel closed at the cache's next change of the
+// ConfigMap.
+func (r *ConfigMapRevocations) nextChange() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// notifyChange wakes the waiters of [ConfigMapRevocations.nextChange]. It
+// is the informer's handler: it runs after the cache took the change.
+func (r *ConfigMapRevocations) notifyChange() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// changeHandler feeds notifyChange from the informer.
+func (r *ConfigMapRevocations) changeHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { r.notifyChange() },
+		UpdateFunc: func(_, _ any) { r.notifyChange() },
+		DeleteFunc: func(any) { r.notifyChange() },
+	}
 }
 
 func (r *ConfigMapRevocations) confirmedAt() time.Time {

@@ -1,14 +1,19 @@
 package kubeauth
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
@@ -99,4 +104,99 @@ func TestLogoutAcrossReplicas(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countingIndexer counts the cache's reads of an object.
+type countingIndexer struct {
+	cache.Indexer
+	reads atomic.Int64
+}
+
+func (c *countingIndexer) GetByKey(key string) (any, bool, error) {
+	c.reads.Add(1)
+	return c.Indexer.GetByKey(key)
+}
+
+// TestAwaitCacheWakesOnChange: a confirmation waiting for the cache to
+// reach the apiserver's resourceVersion reads the cache again only when the
+// informer reports a change, never on a timer (it used to read it every
+// 10 ms), and still gives up when its bound ends. In a synctest bubble:
+// the clock is fake, and synctest.Wait returns once the waiter is blocked,
+// so "no read while nothing changed" is checked after a minute without an
+// event, not within a window of time.
+func TestAwaitCacheWakesOnChange(t *testing.T) {
+	const ns, name = "ns", "revocations"
+	at := func(rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
+	}
+	type step struct {
+		cached    string // the version the cache takes, with an event; "": none
+		wantReads int64
+		wantDone  bool
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		bound bool // the wait's context ends after the steps (2 h)
+	}{
+		{name: "wakes on the change that reaches the version", steps: []step{
+			{wantReads: 1},                              // behind, then a minute without events
+			{cached: "6", wantReads: 2},                 // a change still behind: one read
+			{cached: "7", wantReads: 3, wantDone: true}, // reached
+		}},
+		{name: "a later version counts", steps: []step{
+			{wantReads: 1},
+			{cached: "9", wantReads: 2, wantDone: true},
+		}},
+		{name: "gives up at its bound", bound: true, steps: []step{
+			{wantReads: 1},
+			{cached: "6", wantReads: 2},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				idx := &countingIndexer{Indexer: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
+				if err := idx.Add(at("5")); err != nil {
+					t.Fatal(err)
+				}
+				r := &ConfigMapRevocations{namespace: ns, name: name, lister: corelisters.NewConfigMapLister(idx), changed: make(chan struct{})}
+				const bound = 2 * time.Hour
+				ctx, cancel := context.WithTimeout(t.Context(), bound)
+				defer cancel()
+				done := make(chan error, 1)
+				go func() { done <- r.awaitCache(ctx, "7") }()
+				for i, s := range tc.steps {
+					if s.cached != "" {
+						if err := idx.Update(at(s.cached)); err != nil {
+							t.Fatal(err)
+						}
+						r.notifyChange()
+					} else {
+						time.Sleep(time.Minute) // the bubble's fake clock
+					}
+					synctest.Wait()
+					var finished bool
+					var err error
+					select {
+					case err = <-done:
+						finished = true
+					default:
+					}
+					if got := idx.reads.Load(); got != s.wantReads || finished != s.wantDone || err != nil {
+						t.Fatalf("step %d: %d cache reads, finished %t (%v); want %d reads, finished %t", i, got, finished, err, s.wantReads, s.wantDone)
+					}
+					if finished {
+						return
+					}
+				}
+				if !tc.bound {
+					t.Fatal("the wait did not finish")
+				}
+				time.Sleep(bound)
+				if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("after its bound the wait returned %v, want context.DeadlineExceeded", err)
+				}
+			})
+		})
+	}
 }

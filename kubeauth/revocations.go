@@ -68,6 +68,9 @@ type ConfigMapRevocations struct {
 	// confirmed is when the last read was sent that the cache has since
 	// caught up with (fresh.go).
 	confirmed time.Time
+	// changed is closed at the cache's next change of the ConfigMap
+	// (fresh.go).
+	changed chan struct{}
 }
 
 // WatchConfigMapRevocations watches namespace/name (created on first revoke).
@@ -84,8 +87,11 @@ func watchRevocations(ctx context.Context, kube kubernetes.Interface, namespace,
 		}))
 	inf := f.Core().V1().ConfigMaps()
 	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now,
-		max: MaxRevocations, lag: lag, local: map[string]time.Time{}, opened: map[string]auth.Session{}}
+		max: MaxRevocations, lag: lag, local: map[string]time.Time{}, opened: map[string]auth.Session{}, changed: make(chan struct{})}
 	informer := inf.Informer()
+	if _, err := informer.AddEventHandler(r.changeHandler()); err != nil {
+		return nil, fmt.Errorf("watch session revocations %s/%s: %w", namespace, name, err)
+	}
 	f.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("watch session revocations %s/%s: cache did not sync", namespace, name)

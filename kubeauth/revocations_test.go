@@ -154,13 +154,10 @@ func fillUntilRefused(t *testing.T, r *revocationsRig, until time.Time) int {
 // waitEntries waits until the revocations' cache holds n entries.
 func waitEntries(t *testing.T, r *revocationsRig, n int) {
 	t.Helper()
-	for range 100 {
-		if cm, err := r.revs.lister.ConfigMaps(r.ns).Get(revocationsName); err == nil && len(cm.Data) == n {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("the revocations cache never showed %d entries", n)
+	eventually(t, fmt.Sprintf("the revocations cache to show %d entries", n), func() bool {
+		cm, err := r.revs.lister.ConfigMaps(r.ns).Get(revocationsName)
+		return err == nil && len(cm.Data) == n
+	}, r.revs)
 }
 
 // TestRevocationsBounded: at MaxRevocations unexpired entries a logout is

@@ -2,6 +2,7 @@ package kubeauth
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 func TestOpenSessionsAcrossReplicas(t *testing.T) {
 	kube, ns := adminInNamespace(t)
 	users := auth.StaticUsers{"alice": {Name: "alice", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}}
-	replica := func() *auth.Authenticator {
+	replica := func() (*auth.Authenticator, *ConfigMapRevocations) {
 		revs, err := WatchConfigMapRevocations(t.Context(), kube, ns, revocationsName)
 		if err != nil {
 			t.Fatal(err)
@@ -28,9 +29,10 @@ func TestOpenSessionsAcrossReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a
+		return a, revs
 	}
-	one, two := replica(), replica()
+	one, revsOne := replica()
+	two, revsTwo := replica()
 	p, tok, err := one.Login(t.Context(), "192.0.2.1", "alice", "pw")
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +52,15 @@ func TestOpenSessionsAcrossReplicas(t *testing.T) {
 	if !listed(one) {
 		t.Fatal("the replica that opened the session does not list it")
 	}
-	eventually(t, "the other replica lists the session", func() bool { return listed(two) })
+	eventually(t, "the other replica lists the session", func() bool { return listed(two) }, revsTwo)
 	if err := two.End(t.Context(), p.Session); err != nil {
 		t.Fatalf("end the session on the other replica: %v", err)
 	}
 	eventually(t, "the token refused on the replica that issued it", func() bool {
 		_, err := one.Token(t.Context(), tok)
 		return errors.Is(err, auth.ErrInvalidToken)
-	})
-	eventually(t, "the session no longer listed", func() bool { return !listed(one) && !listed(two) })
+	}, revsOne)
+	eventually(t, "the session no longer listed", func() bool { return !listed(one) && !listed(two) }, revsOne, revsTwo)
 	if err := two.End(t.Context(), p.Session); !errors.Is(err, auth.ErrNoSuchSession) {
 		t.Errorf("end an ended session: %v, want ErrNoSuchSession", err)
 	}
@@ -95,16 +97,10 @@ func TestOpenSessionsBounded(t *testing.T) {
 	}
 	// The cache held 3 entries before the login too (2 live, "old"): wait
 	// for the login's own record, not a count.
-	for i := 0; ; i++ {
+	eventually(t, "the revocations cache to show the login's record", func() bool {
 		cm, err := r.revs.lister.ConfigMaps(r.ns).Get(revocationsName)
-		if err == nil && cm.Data[openKey(p.Session)] != "" && cm.Data[openKey("old")] == "" {
-			break
-		}
-		if i == 600 {
-			t.Fatalf("the revocations cache never showed the login's record: %v", cm)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && cm.Data[openKey(p.Session)] != "" && cm.Data[openKey("old")] == ""
+	}, r.revs)
 	if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); !errors.Is(err, ErrRevocationsFull) || !errors.Is(err, auth.ErrSessionLimit) {
 		t.Errorf("login at the bound: %v, want ErrRevocationsFull and auth.ErrSessionLimit", err)
 	}
@@ -119,16 +115,24 @@ func mustHash(t *testing.T) []byte {
 	return hash
 }
 
-// eventually polls cond every 100 ms for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
+// eventually waits until cond holds, checking it again at each change the
+// caches of revs show (no polling, no window of time): cond must depend on
+// what those caches hold. The deadline is a safety net only.
+func eventually(t *testing.T, what string, cond func() bool, revs ...*ConfigMapRevocations) {
 	t.Helper()
-	for range 100 {
-		if cond() {
+	deadline := time.After(2 * time.Minute)
+	for {
+		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline)}}
+		for _, r := range revs {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.nextChange())})
+		}
+		if cond() { // after taking the channels: no change is missed
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		if i, _, _ := reflect.Select(cases); i == 0 {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 // TestOpenSessionsPerUser: one user at its bound (counted in the sessions

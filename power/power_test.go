@@ -346,9 +346,14 @@ func testDeferred(t *testing.T, e *env) {
 	if !vm.Power.OnDeferred || runStrategy(vm) != "Halted" || vm.VMI != nil {
 		t.Fatalf("power-on during import: deferred=%v runStrategy=%s vmi=%v", vm.Power.OnDeferred, runStrategy(vm), vm.VMI != nil)
 	}
-	time.Sleep(200 * time.Millisecond) // the reconciler must not start it either
-	if vm := e.live(t, key); vm.VMI != nil {
-		t.Fatalf("VM started while its import was in flight")
+	// The reconciler must not start it either: a pass over the VM now (the
+	// running reconciler's code, called by the test so that the check
+	// follows a pass, not a window of time) leaves it Halted.
+	if err := NewReconciler(e.s, nil, 1).Reconcile(ctx, key); err != nil {
+		t.Fatalf("a reconciler pass during the import: %v", err)
+	}
+	if vm := e.live(t, key); vm.VMI != nil || runStrategy(vm) != "Halted" {
+		t.Fatalf("VM started while its import was in flight: runStrategy %s, vmi %v", runStrategy(vm), vm.VMI != nil)
 	}
 	e.setSlot(t, key, ready)
 	vm = e.eventually(t, key, "started after import", func(vm *apply.VM) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -33,9 +34,10 @@ const attackMaxImage = 16 << 20
 // path (docs/reliability.md rows 2, 3 and 8), through Redfish, on a full demo.
 //
 //   - one tenant's never-answering image URL, inserted into 8 VMs, does not
-//     delay another tenant's import: measured against a control run of the
-//     same import (the bridge used to HEAD every URL on its 2 shared
-//     workers with a 10 s timeout: 0.5 s became 40 s);
+//     delay another tenant's import: with all 8 connected and held, the
+//     other tenant's imports complete before any client gives up on one of
+//     them (the bridge used to HEAD every URL on its 2 shared workers with
+//     a 10 s timeout: 0.5 s became 40 s), proved by ordering, not by time;
 //   - a gzip bomb, a 1 PiB Content-Length and an endless body fail their
 //     Task with a message that says why, and no PVC is sized for them.
 func TestImportAttacks(t *testing.T) {
@@ -68,29 +70,35 @@ func testImportAttacks(t *testing.T, v crds.Variant) {
 	bobVM := system.Key{Namespace: "tenant-b", Name: "vm-0"}
 
 	t.Run("a never-answering URL in 8 VMs does not delay another tenant", func(t *testing.T) {
-		control := importTimes(t, c, bob, bobVM, image, 3)
+		control := importTimes(t, c, bob, bobVM, image, 1)
 		var tasks []string
 		for i := range 8 {
 			key := system.Key{Namespace: "tenant-a", Name: "vm-" + strconv.Itoa(i)}
 			tasks = append(tasks, insert(t, c, alice, key, silent.URL))
 		}
+		// The attack is on: each of alice's 8 imports has connected and is
+		// held, its connection accepted and never answered.
+		waitFor(t, "alice's 8 imports held by the silent server", func() (bool, string) {
+			n := silent.accepted.Load()
+			return n >= 8, strconv.FormatInt(n, 10) + " connections accepted"
+		})
 		attacked := importTimes(t, c, bob, bobVM, image, 3)
-		// The attack was on all along: every one of alice's imports is
-		// still running, its connection accepted and never answered.
+		// Ordering, not time: bob's imports completed while every connection
+		// to the silent server was still held. Had bob's import waited on
+		// alice's (the bridge used to HEAD every URL on its 2 shared workers
+		// with a 10 s timeout), it could only have completed after a client
+		// gave up on one of them.
+		if n := silent.dropped.Load(); n > 0 {
+			t.Errorf("%d of the %d connections to the silent server were given up before bob's imports completed: bob's import waited on alice's", n, silent.accepted.Load())
+		}
 		for _, task := range tasks {
 			if st, _ := taskState(t, c, alice, task); st != "Running" && st != "New" && st != "Pending" {
 				t.Errorf("alice's task %s is %s, want it still running", task, st)
 			}
 		}
-		// The queue delays the first import after the attack most: the
-		// slowest attacked import against the control's median.
-		ctl, att := median(control), slices.Max(attacked)
-		bound := max(5*ctl, ctl+5*time.Second)
-		t.Logf("RELIABILITY tenant isolation: bob's import %v (control median) vs %v (slowest, with alice's 8 silent imports; ratio %.1f, bound %v); silent server accepted %d connections",
-			ctl.Round(time.Millisecond), att.Round(time.Millisecond), float64(att)/float64(ctl), bound.Round(time.Millisecond), silent.accepted.Load())
-		if att > bound {
-			t.Errorf("bob's import took %v under attack, control %v: one tenant stalls another", att, ctl)
-		}
+		// The times are logged, not bounded: a loaded machine slows both.
+		t.Logf("RELIABILITY tenant isolation: bob's import %v (control) vs %v (slowest of 3, with alice's 8 silent imports held); silent server accepted %d connections, %d given up",
+			control[0].Round(time.Millisecond), slices.Max(attacked).Round(time.Millisecond), silent.accepted.Load(), silent.dropped.Load())
 		for i := range 8 {
 			eject(t, c, alice, system.Key{Namespace: "tenant-a", Name: "vm-" + strconv.Itoa(i)})
 		}
@@ -148,12 +156,6 @@ func importTimes(t *testing.T, c *client, a auth, key system.Key, image string, 
 	return out
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // insert sends InsertMedia and returns the Task's path.
 func insert(t *testing.T, c *client, a auth, key system.Key, image string) string {
 	t.Helper()
@@ -192,10 +194,12 @@ func taskState(t *testing.T, c *client, a auth, task string) (string, string) {
 	return doc.TaskState, strings.Join(res, "; ")
 }
 
-// silentServer accepts TCP connections and never answers on them.
+// silentServer accepts TCP connections and never answers on them; dropped
+// counts the ones a client closed (gave up on) while the server held them.
 type silentServer struct {
 	URL      string
 	accepted atomic.Int64
+	dropped  atomic.Int64
 }
 
 func newSilentServer(t *testing.T) *silentServer {
@@ -207,6 +211,7 @@ func newSilentServer(t *testing.T) *silentServer {
 	s := &silentServer{URL: "http://" + l.Addr().String() + "/never.iso"}
 	var mu sync.Mutex
 	var conns []net.Conn
+	var closing atomic.Bool
 	go func() {
 		for {
 			conn, err := l.Accept()
@@ -217,9 +222,18 @@ func newSilentServer(t *testing.T) *silentServer {
 			mu.Lock()
 			conns = append(conns, conn)
 			mu.Unlock()
+			go func() {
+				// A read ends when the client closes the connection (or
+				// at cleanup): the request is read and never answered.
+				_, _ = io.Copy(io.Discard, conn)
+				if !closing.Load() {
+					s.dropped.Add(1)
+				}
+			}()
 		}
 	}()
 	t.Cleanup(func() {
+		closing.Store(true)
 		_ = l.Close()
 		mu.Lock()
 		defer mu.Unlock()

@@ -13,10 +13,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/fields"
+	"github.com/redfish-bridge/redfish-bridge/service"
 )
 
 // TestLeaderFailover runs two replicas against one cluster: both serve
@@ -35,13 +40,14 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	a := e.start(t, "replica-a")
 	eventually(t, "replica-a to lead", a.Leading)
 	b := e.start(t, "replica-b")
-	// b keeps campaigning (every 200 ms) while a renews: it must never lead.
-	for range 10 {
+	// b keeps campaigning (every retry period) while a renews: it must
+	// never lead. Checked at each of a's next 5 renewals of the Lease (b
+	// tried in each retry period between them), not for a window of time.
+	aRenews(t, e, 5, func() {
 		if !a.Leading() || b.Leading() {
 			t.Fatalf("leading: a=%v b=%v, want a only", a.Leading(), b.Leading())
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	})
 
 	// Ironic's sequence, sent to the replica that does NOT lead.
 	sys := e.ns + ".vm-0"
@@ -196,5 +202,39 @@ func value(fams map[string]*dto.MetricFamily, name string, labels map[string]str
 		return m.GetCounter().GetValue()
 	default:
 		return m.GetGauge().GetValue()
+	}
+}
+
+// aRenews watches the bridge's Lease until replica-a has renewed it n
+// times, calling check at each renewal; any other holder fails the test.
+func aRenews(t *testing.T, e *env, n int, check func()) {
+	t.Helper()
+	leases := kubernetes.NewForConfigOrDie(e.c.Admin).CoordinationV1().Leases(e.c.BridgeNamespace)
+	w, err := leases.Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + service.DefaultLeaseName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	deadline := time.After(waitTimeout)
+	for renewals := 0; renewals < n; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the Lease watch ended")
+			}
+			l, isLease := ev.Object.(*coordinationv1.Lease)
+			if !isLease {
+				continue
+			}
+			if h := l.Spec.HolderIdentity; h == nil || *h != "replica-a" {
+				t.Fatalf("the Lease is held by %v, want replica-a", h)
+			}
+			if ev.Type == watch.Modified {
+				renewals++
+			}
+			check()
+		case <-deadline:
+			t.Fatalf("replica-a renewed the Lease %d times in %s, want %d", renewals, waitTimeout, n)
+		}
 	}
 }

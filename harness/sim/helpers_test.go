@@ -98,13 +98,14 @@ func (e *env) createVM(t *testing.T, vm *unstructured.Unstructured) *unstructure
 	return out
 }
 
-// patchVM merge-patches the VM's spec.
-func (e *env) patchVM(t *testing.T, name, patch string) {
+// patchVM merge-patches the VM's spec and returns the VM it wrote.
+func (e *env) patchVM(t *testing.T, name, patch string) *unstructured.Unstructured {
 	t.Helper()
-	_, err := e.dyn.Resource(sim.VMResource).Namespace(e.ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	vm, err := e.dyn.Resource(sim.VMResource).Namespace(e.ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("patch VM %s with %s: %v", name, patch, err)
 	}
+	return vm
 }
 
 // patchVMStatus merge-patches the VM's status subresource.
@@ -131,18 +132,6 @@ const timeout = 60 * time.Second
 func eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
 	testutil.Eventually(t, what, timeout, 20*time.Millisecond, cond)
-}
-
-// consistently checks cond for d; it must hold every time.
-func consistently(t *testing.T, what string, d time.Duration, cond func(ctx context.Context) error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := cond(t.Context()); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func str(obj *unstructured.Unstructured, path ...string) string {

@@ -70,6 +70,16 @@ func podClaim(pod *corev1.Pod) string {
 	return ""
 }
 
+// PodSynced is the resourceVersion of import pod key ("namespace/name") as
+// the simulator's last finished sync of it read it ("": none yet). A test
+// waits for it to reach a write of its own to know that the simulator has
+// acted on that write (what the sync wrote is written by then).
+func (s *Simulator) PodSynced(key string) string {
+	v, _ := s.podSynced.Load(key)
+	rv, _ := v.(string)
+	return rv
+}
+
 // syncPod plays the scheduler and the kubelet for one import pod.
 func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error) {
 	ns, _, err := cache.SplitMetaNamespaceKey(k)
@@ -82,6 +92,7 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 		return 0, err
 	}
 	pod := obj.(*corev1.Pod)
+	defer s.podSynced.Store(k, pod.ResourceVersion)
 	if pod.DeletionTimestamp != nil {
 		s.cancelDownload(pod.UID)
 		return 0, s.confirmDeletion(ctx, pod)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
@@ -204,6 +207,14 @@ func (k *kubeletTest) testMultiAttach(t *testing.T) {
 	k.vmiIs(t, "holder", "Running", "")
 	before := k.sim.Counters().MultiAttachRefusals
 
+	// The pod's history, watched from before its creation: it must stay
+	// Pending until the VM is halted, by etcd's order of the writes, not
+	// for a window of time.
+	w, err := k.kube.CoreV1().Pods(k.ns).Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=import-held"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	k.createImportPod(t, "import-held", "iso-held", k.url+"/image.iso", nil)
 	eventually(t, "Multi-Attach event", func(ctx context.Context) error {
 		evs, err := k.kube.CoreV1().Events(k.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=import-held"})
@@ -217,24 +228,59 @@ func (k *kubeletTest) testMultiAttach(t *testing.T) {
 		}
 		return fmt.Errorf("%d events, none FailedAttachVolume naming virt-launcher-holder", len(evs.Items))
 	})
-	consistently(t, "pod stays Pending", 300*time.Millisecond, func(ctx context.Context) error {
-		pod, err := k.kube.CoreV1().Pods(k.ns).Get(ctx, "import-held", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if pod.Status.Phase != corev1.PodPending {
-			return fmt.Errorf("phase %s", pod.Status.Phase)
-		}
-		return nil
-	})
 	if got := k.sim.Counters().MultiAttachRefusals - before; got != 1 {
 		t.Errorf("Multi-Attach refusals counted: %d, want 1", got)
 	}
+	// A change of the pod makes the simulator look at it again, the claim
+	// still held: once its sync of that change has finished, a start
+	// would have been written (and the watch would show it before the halt).
+	touched, err := k.kube.CoreV1().Pods(k.ns).Patch(t.Context(), "import-held", types.MergePatchType, []byte(`{"metadata":{"annotations":{"test/touched":"1"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the simulator synced the touched pod", func(context.Context) error {
+		if got := k.sim.PodSynced(k.ns + "/import-held"); got == "" || rv(t, got) < rv(t, touched.ResourceVersion) {
+			return fmt.Errorf("last synced at resourceVersion %q, touched at %s", got, touched.ResourceVersion)
+		}
+		return nil
+	})
 
-	k.patchVM(t, "holder", `{"spec":{"runStrategy":"Halted"}}`)
+	halted := k.patchVM(t, "holder", `{"spec":{"runStrategy":"Halted"}}`)
 	if end := k.podEnds(t, "import-held"); end.Phase != corev1.PodSucceeded {
 		t.Errorf("pod ended %+v after the VM stopped, want Succeeded", end)
 	}
+	left := firstNotPending(t, w)
+	if rv(t, left.ResourceVersion) < rv(t, halted.GetResourceVersion()) {
+		t.Errorf("the pod left Pending (%s at resourceVersion %s) before the VM holding its claim was halted (%s)", left.Status.Phase, left.ResourceVersion, halted.GetResourceVersion())
+	}
+}
+
+// firstNotPending is the first pod w shows in another phase than Pending.
+func firstNotPending(t *testing.T, w watch.Interface) *corev1.Pod {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the pod watch ended before the pod left Pending")
+			}
+			if pod, isPod := ev.Object.(*corev1.Pod); isPod && pod.Status.Phase != corev1.PodPending {
+				return pod
+			}
+		case <-deadline:
+			t.Fatal("the pod watch showed no phase but Pending")
+		}
+	}
+}
+
+func rv(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", s, err)
+	}
+	return n
 }
 
 func (k *kubeletTest) testDeletedMidDownload(t *testing.T) {
@@ -269,14 +315,19 @@ func (k *kubeletTest) testDeletedMidDownload(t *testing.T) {
 func (k *kubeletTest) testOtherPods(t *testing.T) {
 	k.createPVC(t, "iso-other", corev1.ReadWriteOnce)
 	k.createImportPod(t, "not-ours", "iso-other", k.url+"/image.iso", map[string]string{"app.kubernetes.io/component": "importer"})
-	consistently(t, "pod untouched", 300*time.Millisecond, func(ctx context.Context) error {
-		pod, err := k.kube.CoreV1().Pods(k.ns).Get(ctx, "not-ours", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
-			return fmt.Errorf("pod touched: node %q, phase %s", pod.Spec.NodeName, pod.Status.Phase)
-		}
-		return nil
-	})
+	// A later pod of ours, run to its end: the simulator saw its creation
+	// after the foreign pod's (one watch of the namespace, in order) and
+	// synced it many times since, so it would have acted on the foreign one.
+	k.createPVC(t, "iso-after", corev1.ReadWriteOnce)
+	k.createImportPod(t, "ours-after", "iso-after", k.url+"/image.iso", nil)
+	if end := k.podEnds(t, "ours-after"); end.Phase != corev1.PodSucceeded {
+		t.Fatalf("our pod after the foreign one ended %+v, want Succeeded", end)
+	}
+	pod, err := k.kube.CoreV1().Pods(k.ns).Get(t.Context(), "not-ours", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
+		t.Errorf("pod touched: node %q, phase %s", pod.Spec.NodeName, pod.Status.Phase)
+	}
 }

@@ -115,6 +115,7 @@ type Simulator struct {
 	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
 	clonesHeld                               chan struct{} // HoldClones' gate
+	podSynced                                sync.Map      // import pod key -> resourceVersion of its last finished sync
 }
 
 type phaseMark struct {
