@@ -83,6 +83,7 @@ func (e *env) percentBetween(t *testing.T, keys []system.Key) {
 		// Each read bounded on its own: the last error says what a slot showed.
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
+		var shown []string
 		for _, key := range keys {
 			vm, err := e.liveVM(ctx, key)
 			if err != nil {
@@ -92,7 +93,9 @@ func (e *env) percentBetween(t *testing.T, keys []system.Key) {
 			if s.Phase != system.MediaImporting || s.Percent <= 0 || s.Percent >= 100 {
 				return fmt.Errorf("%s: slot %s Percent %d (%s)", key, s.Phase, s.Percent, s.Reason)
 			}
+			shown = append(shown, fmt.Sprintf("%s %d%%", key.Name, s.Percent))
 		}
+		t.Logf("slots showed %v", shown)
 		return nil
 	})
 }

@@ -66,7 +66,10 @@ func RunImport(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.W
 	if err != nil {
 		err = fmt.Errorf("import: %w", err)
 	} else {
+		report, stop := PrintProgress(stdout) // progress lines (importprogress.go)
+		req.Progress = report
 		res, err = req.Run(ctx)
+		stop()
 	}
 	msg := TerminationMessage(res, err)
 	fmt.Fprintln(stdout, msg)

@@ -115,6 +115,7 @@ type Simulator struct {
 	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
 	clonesHeld                               chan struct{} // HoldClones' gate
+	kubelet                                  kubelet       // the import pods' logs (kubelet.go)
 }
 
 type phaseMark struct {
@@ -183,6 +184,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 		s.queues.shutDown()
 		if ctx.Err() != nil {
 			return nil // stopped before it started: not a failure
+		}
+		return err
+	}
+	if err := s.serveKubelet(ctx); err != nil {
+		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil
 		}
 		return err
 	}
