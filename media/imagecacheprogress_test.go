@@ -84,16 +84,18 @@ func (e *env) percentBetween(t *testing.T, keys []system.Key) {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		var shown []string
+		ok := true
 		for _, key := range keys {
 			vm, err := e.liveVM(ctx, key)
 			if err != nil {
 				return err
 			}
 			s := vm.Slots[slot]
-			if s.Phase != system.MediaImporting || s.Percent <= 0 || s.Percent >= 100 {
-				return fmt.Errorf("%s: slot %s Percent %d (%s)", key, s.Phase, s.Percent, s.Reason)
-			}
-			shown = append(shown, fmt.Sprintf("%s %d%%", key.Name, s.Percent))
+			ok = ok && s.Phase == system.MediaImporting && s.Percent > 0 && s.Percent < 100
+			shown = append(shown, fmt.Sprintf("%s %s %d%%", key.Name, s.Phase, s.Percent))
+		}
+		if !ok {
+			return fmt.Errorf("slots %v", shown)
 		}
 		t.Logf("slots showed %v", shown)
 		return nil
