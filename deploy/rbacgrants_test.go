@@ -124,6 +124,11 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		{"", "pods", "delete", vmNS}: func(ctx context.Context) error {
 			return pods.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
+		// media/podprogress.go: a running import pod's progress lines.
+		{"", "pods/log", "get", vmNS}: func(ctx context.Context) error {
+			_, err := pods.GetLogs("absent", &corev1.PodLogOptions{}).DoRaw(ctx)
+			return err
+		},
 		{"", "persistentvolumeclaims", "create", vmNS}: func(ctx context.Context) error {
 			pvc := &corev1.PersistentVolumeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: vmNS},

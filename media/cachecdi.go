@@ -225,13 +225,15 @@ func (c *cdiImporter) wait(entry string, k system.Key) {
 }
 
 // wake enqueues the VMs waiting for the entry obj when its phase, its
-// importer's restarts or its existence changed (not on progress).
+// progress (cacheprogress.go), its importer's restarts or its existence
+// changed.
 func (c *cdiImporter) wake(old, obj any) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || u.GetLabels()[LabelComponent] != ComponentImageCache {
 		return
 	}
-	if o, ok := old.(*unstructured.Unstructured); ok && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) && entryPhase(o) == entryPhase(u) {
+	if o, ok := old.(*unstructured.Unstructured); ok && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) && entryPhase(o) == entryPhase(u) &&
+		entryProgress(o) == entryProgress(u) {
 		return
 	}
 	c.mu.Lock()

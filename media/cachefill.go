@@ -84,7 +84,9 @@ func (r ImportRequest) runCached(ctx context.Context, client *http.Client, lim L
 	// too, with the same error; one that failed before it came is retried.
 	before := readFailure(r.CacheDir).Attempt
 	cacheArrived()
+	stopEcho := echoProgress(ctx, r.CacheDir, r.Progress) // the filler's progress while waiting (importprogress.go)
 	unlock, err := lockEntry(ctx, r.CacheDir)
+	stopEcho()
 	if err != nil {
 		return ImportResult{}, err
 	}
@@ -165,7 +167,10 @@ func (r ImportRequest) fill(ctx context.Context, client *http.Client, lim Limits
 	if err := os.Remove(filepath.Join(r.CacheDir, cacheMeta)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return entryMeta{}, fmt.Errorf("image cache: %w", err)
 	}
-	res, v, err := importValidated(ctx, client, r.URL, filepath.Join(r.CacheDir, cacheImage), lim, r.Progress)
+	progress, stopRecord := recordProgress(r.CacheDir, r.Progress) // for the waiting imports (importprogress.go)
+	res, v, err := importValidated(ctx, client, r.URL, filepath.Join(r.CacheDir, cacheImage), lim, progress)
+	stopRecord()
+	_ = os.Remove(filepath.Join(r.CacheDir, cacheProgress))
 	if err != nil {
 		// Shared with the waiting imports: what the server did, not this
 		// import's end (its pod deleted: an eject must not fail the other

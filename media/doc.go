@@ -148,8 +148,8 @@
 // to re-importing the entry on every insert: N inserts at once cost N
 // HEADs and one GET.
 //
-// Inserts waiting for an entry are enqueued when its phase changes and
-// show its progress when they are looked at. An entry whose import failed
+// Inserts waiting for an entry are enqueued when its phase or its progress
+// changes (cacheprogress.go), so each shows the shared download's progress. An entry whose import failed
 // fails every insert whose check pod was created before the failure (the
 // Running condition's time) with the same error ([SharedDownloadError]);
 // an insert checked after it deletes the failed entry and imports again.
@@ -166,7 +166,10 @@
 // deletes a namespace's entries, those an unfinished import pod mounts
 // only when asked.
 //
-// Not yet: waiting imports of the pod method show no progress; the pod
-// method's entry must be mountable by the import pods of several VMs at
+// The pod method's progress is the import pods' log (importprogress.go,
+// podprogress.go): the filling pod's progress lines, and each waiting
+// pod's echo of the filler's progress file in the entry.
+//
+// Not yet: the pod method's entry must be mountable by the import pods of several VMs at
 // once (ReadWriteMany storage, or one node).
 package media

@@ -35,6 +35,7 @@ func TestImageCache(t *testing.T) {
 			e.svc.SetImageCache(true)
 			e.svc.SetImageCacheKey(media.TestCacheSecret)
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
+			t.Run("WaitingSlotsShowProgress", func(t *testing.T) { testPodWaitingProgress(t, e) })
 			testImageCacheFleet(t, e)
 			stop()
 			t.Run("BudgetEvictsLeastRecentlyUsedNotInUse", func(t *testing.T) {

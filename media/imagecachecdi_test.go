@@ -31,6 +31,7 @@ func testImageCacheCDI(t *testing.T, e *env) {
 	e.startCDI(t)
 	_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodCDI })
 	defer stop()
+	t.Run("WaitingSlotsShowProgress", func(t *testing.T) { testCDIWaitingProgress(t, e) })
 	testImageCacheCDIFleet(t, e)
 	stop()
 	t.Run("BudgetNeverEvictsAnEntryBeingCloned", func(t *testing.T) {

@@ -47,8 +47,9 @@ const maxTerminationMessage = 4096
 // --timeout (default 1h), --addr-policy (an [AddrPolicy], checked on every
 // connection), --ca-file, --insecure-skip-verify, --credentials-dir (see
 // [ImportRequest]) and --termination-log (default /dev/termination-log when
-// it exists). It writes the [TerminationMessage] into the termination log
-// and returns the error. The flags are declared on fs, the caller's: its
+// it exists). It prints progress lines ([FormatProgress]) while it
+// downloads, then the [TerminationMessage], which it also writes into the
+// termination log, and returns the error. The flags are declared on fs, the caller's: its
 // name, output and Usage are what --help and a flag error print.
 func RunImport(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	done := importFlags(fs)
@@ -66,7 +67,10 @@ func RunImport(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.W
 	if err != nil {
 		err = fmt.Errorf("import: %w", err)
 	} else {
+		report, stop := PrintProgress(stdout) // progress lines (importprogress.go)
+		req.Progress = report
 		res, err = req.Run(ctx)
+		stop()
 	}
 	msg := TerminationMessage(res, err)
 	fmt.Fprintln(stdout, msg)

@@ -83,6 +83,9 @@ type importStatus struct {
 	bytes int64
 	// percent is the progress of importRunning (0: unknown).
 	percent int
+	// recheck, if > 0, asks for another look at an importRunning import
+	// this soon (its progress is read, not watched: podprogress.go).
+	recheck time.Duration
 	// started is when the import began (for the import duration metric).
 	started time.Time
 	// claimExists and claimSize describe the PVC an importAbsent import

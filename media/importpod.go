@@ -28,6 +28,8 @@ func init() {
 type podImporter struct {
 	r    *Reconciler
 	pods []corelisters.PodLister
+	// progress holds the last reads of running import pods' logs (podprogress.go).
+	progress podProgress
 }
 
 func (p *podImporter) method() string                  { return ImportMethodPod }
@@ -94,7 +96,7 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case current != nil && current.DeletionTimestamp != nil:
 		return importStatus{state: importWaiting}, nil // deleted after it reported (its deletion is an event)
 	case current != nil:
-		return podStatus(current), nil
+		return p.withProgress(ctx, current, podStatus(current)), nil
 	case others > 0:
 		// Never two imports into one PVC: wait until the older pods are gone
 		// (their deletion is an event).

@@ -97,6 +97,9 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	case importWaiting:
 		return min(remaining, waitPoll), nil
 	case importRunning:
+		if st.recheck > 0 {
+			remaining = min(remaining, st.recheck)
+		}
 		return remaining, r.running(ctx, key, slot, imp, st)
 	case importNeedsRoom:
 		return min(remaining, waitPoll), r.resize(ctx, t, imp, st.bytes)

@@ -46,7 +46,11 @@
 //     pod that mounts it, so a copy from the cache really reads and writes
 //     the bytes ([Counters].ImportsFromCache counts them); a pod with
 //     --head-only (media's CDI image cache check) runs its HEAD, mounts
-//     no PVC and counts as [Counters].ImageChecks;
+//     no PVC and counts as [Counters].ImageChecks; what the import
+//     prints (its progress lines, then its result) is the pod's log,
+//     served as a kubelet serves it (kubelet.go: an HTTPS endpoint on
+//     127.0.0.1 set as the Node's kubeletEndpoint and InternalIP, where
+//     kube-apiserver proxies pods/log);
 //   - CDI's DataVolume controller, when [Simulator.RunDataVolumes] runs:
 //     an http source really downloaded into the DataVolume's PVC, a pvc
 //     source (a clone) really copied from the source PVC once it is

@@ -95,6 +95,7 @@ func (s *Simulator) syncPod(ctx context.Context, k string) (time.Duration, error
 	defer s.podSynced.Store(k, pod.ResourceVersion)
 	if pod.DeletionTimestamp != nil {
 		s.cancelDownload(pod.UID)
+		s.kubelet.forget(pod)
 		return 0, s.confirmDeletion(ctx, pod)
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || s.importBusy(pod.UID) {
@@ -179,7 +180,7 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 	s.downloadWG.Go(func() {
 		defer cancel()
 		defer os.RemoveAll(mounted) // the kubelet unmounts the volumes of a finished pod
-		res, err := s.runImport(dctx, pod.Namespace, job)
+		res, err := s.runImportLogged(dctx, pod, job)
 		if err != nil && errors.Is(dctx.Err(), context.Canceled) {
 			s.log.InfoContext(ctx, "import aborted", "pod", pod.Namespace+"/"+pod.Name, "error", err)
 			return

@@ -116,6 +116,7 @@ type Simulator struct {
 	downloadWG                               sync.WaitGroup
 	clonesHeld                               chan struct{} // HoldClones' gate
 	podSynced                                sync.Map      // import pod key -> resourceVersion of its last finished sync
+	kubelet                                  kubelet       // the import pods' logs (kubelet.go)
 }
 
 type phaseMark struct {
@@ -184,6 +185,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 		s.queues.shutDown()
 		if ctx.Err() != nil {
 			return nil // stopped before it started: not a failure
+		}
+		return err
+	}
+	if err := s.serveKubelet(ctx); err != nil {
+		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil
 		}
 		return err
 	}

@@ -132,6 +132,11 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["create", "get", "list", "watch", "delete"]
+# ... whose log (served by the node's kubelet) tells the import's progress:
+# the Task's PercentComplete (the pod has no API credentials to say it).
+- apiGroups: [""]
+  resources: ["pods/log"]
+  verbs: ["get"]
 # ... or, where CDI is installed, a DataVolume that fills it (looked up
 # before a re-create; harmless where CDI is not installed).
 - apiGroups: ["cdi.kubevirt.io"]
