@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+)
+
+// bareListPaths are the collections the bridge's informers list at start
+// (inventory: every VirtualMachine, VirtualMachineInstance and
+// PersistentVolumeClaim).
+var bareListPaths = []string{
+	"/apis/kubevirt.io/v1/virtualmachines",
+	"/apis/kubevirt.io/v1/virtualmachineinstances",
+	"/api/v1/persistentvolumeclaims",
+}
+
+// BareList times what the apiserver takes to list the objects the bridge's
+// informers list to a bare client: one plain GET per collection, all at
+// once (as the informers start), the JSON bodies read and discarded. It
+// returns the time until the last body ended and the bytes read.
+func BareList(ctx context.Context, cfg *rest.Config) (time.Duration, int64, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bare list client: %w", err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		bytes int64
+	)
+	start := time.Now()
+	for _, p := range bareListPaths {
+		wg.Go(func() {
+			n, err := bareGet(ctx, hc, cfg.Host+p)
+			mu.Lock()
+			defer mu.Unlock()
+			bytes += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), bytes, errors.Join(errs...)
+}
+
+func bareGet(ctx context.Context, hc *http.Client, url string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("bare list %s: %w", url, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("bare list %s: %w", url, err)
+	}
+	defer resp.Body.Close() // read to the end below
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("bare list %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return n, fmt.Errorf("bare list %s: HTTP %d", url, resp.StatusCode)
+	}
+	return n, nil
+}
+
+// bareList times [BareList] into res (a failure is a note).
+func bareList(ctx context.Context, cluster *testcluster.Cluster, res *RSSResult) {
+	var err error
+	res.BareList, res.BareListBytes, err = BareList(ctx, cluster.Admin)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("bare list: %v", err))
+		res.BareList = 0
+	}
+	res.progress("bare list of VMs, VMIs and PVCs: %s, %.1f MB (error: %v)", res.BareList.Round(time.Millisecond), float64(res.BareListBytes)/1e6, err)
+}
+
+// waitReady polls url (the bridge's /readyz) every 100 ms until it answers
+// 200 or ctx ends.
+func waitReady(ctx context.Context, url string) error {
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("readyz: %w", err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready (last: %w): %w", url, last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
