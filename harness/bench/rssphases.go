@@ -277,8 +277,8 @@ func (r *RSSResult) Print(w io.Writer) {
 		printRatioTable(w, r.Pages)
 	}
 	if r.BareList > 0 {
-		fmt.Fprintf(w, "bare list (VMs, VMIs, PVCs, one GET each, at once, to a bare client): %s, %.1f MB of JSON\n",
-			r.BareList.Round(time.Millisecond), float64(r.BareListBytes)/1e6)
+		fmt.Fprintf(w, "bare list (VMs, VMIs, PVCs, in pages of %d, the three at once, to a bare client): %s, %.1f MB of JSON\n",
+			bareListPage, r.BareList.Round(time.Millisecond), float64(r.BareListBytes)/1e6)
 	}
 	if sc.PowerPoll > 0 && sc.Cycles > 0 {
 		fmt.Fprintf(w, "power polls during the cycle phase (%d systems, each every %s): %d, %d failed\n", sc.PowerPoll, PowerPollInterval, r.Polls, r.PollFailures)
