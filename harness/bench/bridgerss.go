@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
@@ -38,8 +39,26 @@ const VirtControllerThreads = "--vm-controller-threads=16"
 type RSSScenario struct {
 	Variant crds.Variant
 	// VMs are created before the bridge starts (default 1000), at most
-	// PerNamespace per namespace (default 100).
-	VMs, PerNamespace int
+	// PerNamespace per namespace (default 100; Namespaces, when set,
+	// spreads them over that many namespaces instead).
+	VMs, PerNamespace, Namespaces int
+	// StatusByBench leaves virt-controller and the simulator out: the bench
+	// writes each VM's status itself as virt-controller does for a halted
+	// VM (printableStatus Stopped; no VMI), so no VM runs and there is no
+	// write or cycle phase. For 100,000 VMs, which virt-controller cannot
+	// sync on a small machine in reasonable time.
+	StatusByBench bool
+	// BareList, when set, times the apiserver listing the objects the
+	// bridge's informers list to a bare client, just before the bridge
+	// starts ([BareList]): the start-up target's reference.
+	BareList bool
+	// Pages, when set, adds a phase measuring GET of every $top=1000 page of
+	// the collection for Pages each at 1 and RateClients clients.
+	Pages time.Duration
+	// PowerPoll, when set, has that many systems (the first ones) read once
+	// per [PowerPollInterval] during the cycle phase, as Ironic's
+	// power-state sync does.
+	PowerPoll int
 	// Running VMs get runStrategy Always before the bridge starts, so
 	// their VMIs exist too (default VMs/2, every other VM).
 	Running int
@@ -83,19 +102,26 @@ func (s RSSScenario) withDefaults() RSSScenario {
 	if s.VMs <= 0 {
 		s.VMs = 1000
 	}
+	if s.Namespaces > 0 {
+		s.PerNamespace = (s.VMs + s.Namespaces - 1) / s.Namespaces
+	}
 	if s.PerNamespace <= 0 {
 		s.PerNamespace = 100
 	}
 	if s.Running <= 0 {
 		s.Running = s.VMs / 2
 	}
+	if s.StatusByBench {
+		s.Running, s.Writes, s.Cycles = 0, 0, 0
+	}
 	if s.Clients <= 0 {
 		s.Clients = 4
 	}
-	if s.Writes <= 0 {
+	if s.Writes <= 0 && !s.StatusByBench {
 		s.Writes = 50
 	}
-	s.Writes = min(s.Writes, 2*s.Running, 2*(s.VMs-s.Running))
+	s.Writes = max(min(s.Writes, 2*s.Running, 2*(s.VMs-s.Running)), 0)
+	s.PowerPoll = min(s.PowerPoll, s.VMs)
 	if s.Quiet <= 0 {
 		s.Quiet = 15 * time.Second
 	}
@@ -145,8 +171,20 @@ type RSSResult struct {
 	// phase's cycles that completed, failed, or were left out when the
 	// phase ran out of time.
 	CyclesDone, CycleFailures, CyclesNotStarted int
-	Notes                                       []string // what did not go as planned
+	// Polls and PollFailures count the power polls during the cycle phase
+	// ([RSSScenario.PowerPoll]).
+	Polls, PollFailures int
+	// BareList is the time the apiserver took to list the objects to a
+	// bare client, BareListBytes their JSON ([RSSScenario.BareList]).
+	BareList      time.Duration
+	BareListBytes int64
+	// Pages are the pages phase's figures ([RSSScenario.Pages]).
+	Pages []RatioRow
+	Notes []string // what did not go as planned
 }
+
+// namespaces is how many namespaces the VMs are spread over.
+func (s RSSScenario) namespaces() int { return (s.VMs + s.PerNamespace - 1) / s.PerNamespace }
 
 // Phase returns the phase called name (zero when absent).
 func (r *RSSResult) Phase(name string) RSSPhase {
@@ -191,24 +229,19 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		bin, err = bridgeproc.Build(ctx, dir)
 		built <- err
 	}()
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: true,
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: !sc.StatusByBench,
 		VirtControllerArgs: []string{VirtControllerThreads}})
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
-	simulator, err := sim.New(cluster.Admin, sim.Options{StartDelay: sim.DefaultStartDelay, StopDelay: sim.DefaultStopDelay,
-		DataDir: filepath.Join(dir, "images"), Log: sc.Log})
-	if err != nil {
-		return res, errors.Join(fmt.Errorf("simulator: %w", err), <-built)
+	stop := func() error { return nil }
+	if !sc.StatusByBench {
+		if err := runSimulator(ctx, cluster, sc, dir, &stop); err != nil {
+			return res, errors.Join(err, <-built)
+		}
 	}
-	simCtx, stopSim := context.WithCancel(ctx)
-	simDone := make(chan error, 1)
-	go func() { simDone <- simulator.Run(simCtx) }()
-	defer func() {
-		stopSim()
-		err = errors.Join(err, <-simDone)
-	}()
+	defer func() { err = errors.Join(err, stop()) }()
 	password, keys, err := populate(ctx, cluster, sc, res)
 	if err != nil {
 		return res, errors.Join(err, <-built)
@@ -218,6 +251,23 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 	}
 	res.Setup = time.Since(res.Started)
 	return res, measure(ctx, sc, cluster, bin, dir, password, keys, res)
+}
+
+// runSimulator starts the simulator (the node side) until *stop is called.
+func runSimulator(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario, dir string, stop *func() error) error {
+	simulator, err := sim.New(cluster.Admin, sim.Options{StartDelay: sim.DefaultStartDelay, StopDelay: sim.DefaultStopDelay,
+		DataDir: filepath.Join(dir, "images"), Log: sc.Log})
+	if err != nil {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	simCtx, stopSim := context.WithCancel(ctx)
+	simDone := make(chan error, 1)
+	go func() { simDone <- simulator.Run(simCtx) }()
+	*stop = func() error {
+		stopSim()
+		return <-simDone
+	}
+	return nil
 }
 
 // populate writes the accounts, creates the VMs, waits until
@@ -230,7 +280,9 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario,
 	if err != nil {
 		return "", nil, fmt.Errorf("admin client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cluster.Admin)
+	fast := rest.CopyConfig(cluster.Admin)
+	fast.QPS, fast.Burst = 2000, 4000 // the creates' rate is the apiserver's, not the client's
+	dyn, err := dynamic.NewForConfig(fast)
 	if err != nil {
 		return "", nil, fmt.Errorf("admin dynamic client: %w", err)
 	}
@@ -245,15 +297,26 @@ func populate(ctx context.Context, cluster *testcluster.Cluster, sc RSSScenario,
 	defer vms.stop()
 	var keys []system.Key
 	res.step(ctx, cluster, "create VMs", sc.VMs, func(ctx context.Context) (int, error) {
-		keys, err = createAll(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace)
+		var then func(context.Context, system.Key) error
+		if sc.StatusByBench {
+			then = writeStoppedStatus(dyn)
+		}
+		keys, err = createAllThen(ctx, cluster, dyn, "rss", sc.VMs, sc.PerNamespace, then)
 		return len(keys), err
 	})
 	if len(keys) == 0 {
 		return "", nil, fmt.Errorf("no VM created: %w", err)
 	}
-	res.step(ctx, cluster, "virt-controller synced every VM", len(keys), func(ctx context.Context) (int, error) {
+	synced := "virt-controller synced every VM"
+	if sc.StatusByBench {
+		synced = "every VM's status (written by the bench) seen"
+	}
+	res.step(ctx, cluster, synced, len(keys), func(ctx context.Context) (int, error) {
 		return vms.wait(ctx, keys, "")
 	})
+	if sc.StatusByBench {
+		return password, keys, nil
+	}
 	running := runningKeys(keys, sc.Running)
 	res.step(ctx, cluster, "VMs started (printableStatus Running)", len(running), func(ctx context.Context) (int, error) {
 		patch := []byte(`{"spec":{"runStrategy":"` + string(kubevirt.RunStrategyAlways) + `"}}`)

@@ -28,8 +28,14 @@ import (
 // see [bench.RSSScenario]), BENCH_RSS_TIMEOUT (the whole run, default 30m),
 // BENCH_RSS_GOMEMLIMIT (the bridge process's GOMEMLIMIT; default unset),
 // BENCH_RSS_REPLICAS (bridge processes under leader election, each request
-// to a random one; default 1);
-// `make bench-10k` sets them for 10,000 VMs. Its log
+// to a random one; default 1), BENCH_RSS_NAMESPACES (spread the VMs over
+// that many namespaces; default 100 VMs per namespace),
+// BENCH_RSS_STATUS_BY_BENCH (1: no virt-controller, the bench writes each
+// VM's status; no VM runs), BENCH_RSS_BARE_LIST (1: time the apiserver
+// listing the same objects to a bare client, the start-up's reference),
+// BENCH_RSS_PAGES (time per $top=1000 page measurement; unset: none),
+// BENCH_RSS_POWER_POLL (systems power-polled during the cycle phase);
+// `make bench-10k` and `make bench-100k` set them for 10,000 and 100,000 VMs. Its log
 // (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
 func BenchmarkBridgeRSS(b *testing.B) {
@@ -44,15 +50,18 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lf.Close() // log file
-	var running, cycles, replicas int
-	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles, "BENCH_RSS_REPLICAS": &replicas} {
+	var running, cycles, replicas, namespaces, powerPoll int
+	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles, "BENCH_RSS_REPLICAS": &replicas,
+		"BENCH_RSS_NAMESPACES": &namespaces, "BENCH_RSS_POWER_POLL": &powerPoll} {
 		if *n, err = strconv.Atoi(env(name, "0")); err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
 	}
-	rates, err := time.ParseDuration(env("BENCH_RSS_RATES", "0s"))
-	if err != nil {
-		b.Fatalf("BENCH_RSS_RATES: %v", err)
+	var rates, pages time.Duration
+	for name, d := range map[string]*time.Duration{"BENCH_RSS_RATES": &rates, "BENCH_RSS_PAGES": &pages} {
+		if *d, err = time.ParseDuration(env(name, "0s")); err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
 	}
 	var timeout, stepTimeout, phaseTimeout time.Duration
 	for name, d := range map[string]*time.Duration{"BENCH_RSS_TIMEOUT": &timeout, "BENCH_RSS_STEP_TIMEOUT": &stepTimeout, "BENCH_RSS_PHASE_TIMEOUT": &phaseTimeout} {
@@ -69,7 +78,8 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		Log:        slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		GoMemLimit: os.Getenv("BENCH_RSS_GOMEMLIMIT"),
 		BridgeLog:  bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
-		Replicas: replicas,
+		Replicas: replicas, Namespaces: namespaces, PowerPoll: powerPoll, Pages: pages,
+		StatusByBench: env("BENCH_RSS_STATUS_BY_BENCH", "") == "1", BareList: env("BENCH_RSS_BARE_LIST", "") == "1",
 	}
 	var res *bench.RSSResult
 	for b.Loop() {

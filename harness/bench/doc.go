@@ -19,7 +19,12 @@
 // [BridgeRSS] measures the bridge's own memory instead: the real
 // redfish-bridge binary as a separate process against a cluster with 1000
 // VMs (half running), its VmRSS sampled from outside while idle, under reads
-// and under writes.
+// and under writes; at 10,000 and 100,000 VMs (make bench-10k, bench-100k)
+// also its start-up against the apiserver's bare list of the same objects,
+// GETs and $top pages against the floor server and Ironic cycles while
+// systems are power-polled, each target of [RSSResult.Targets] printed as
+// REACHED or NOT reached. With [RSSScenario.StatusByBench] (100,000 VMs)
+// virt-controller is left out and the bench writes each VM's status.
 //
 // BenchmarkImageCache measures the image cache (media's --image-cache)
 // with each import method (the import pod; CDI, played by the simulator,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
@@ -65,8 +66,10 @@ func StartFloor(user, password string) (*FloorServer, error) {
 	return f, nil
 }
 
-// Serve makes path answer body.
+// Serve makes path answer body, whatever its query (a $top/$skip page is
+// answered with the first page's bytes).
 func (f *FloorServer) Serve(path string, body []byte) {
+	path, _, _ = strings.Cut(path, "?")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bodies[path] = body

@@ -18,13 +18,6 @@ import (
 // OpGetSystems is GET of the Systems collection.
 const OpGetSystems = "GET Systems"
 
-// Targets of the read path against the floor server (docs/bench.md).
-const (
-	TargetSystemRatioK  = 0.50 // GET System req/s at K clients / floor's
-	TargetSystemRatio1  = 0.60 // at 1 client
-	TargetCollectionRPS = 2000 // GET /redfish/v1/Systems with 1000 members
-)
-
 // Rate is what a fixed-duration run of GETs measured.
 type Rate struct {
 	N, Failed int
@@ -190,15 +183,7 @@ func PrintRatios(w io.Writer, rows []RatioRow) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "reads against the floor server (same run, same TLS, same body, same client):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GET\tclients\tbody B\tbridge req/s\tfloor req/s\tthroughput ratio\tbridge p50 ms\tbridge p99 ms\tfloor p99 ms\tp99 ratio\tfailed\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.2fx\t%d\t\n", r.Op, r.Clients, r.Bytes,
-			r.Bridge.PerSecond(), r.Floor.PerSecond(), 100*r.Throughput(), ms(r.Bridge.P50), ms(r.Bridge.P99), ms(r.Floor.P99), r.P99(),
-			r.Bridge.Failed+r.Floor.Failed)
-	}
-	_ = tw.Flush()
+	printRatioTable(w, rows)
 	for _, r := range rows {
 		switch {
 		case r.Op == OpGetSystem && r.Clients == 1:
@@ -209,6 +194,19 @@ func PrintRatios(w io.Writer, rows []RatioRow) {
 			fmt.Fprintf(w, "  GET Systems, %d clients: %.0f req/s >= %d (target set for 1000 members): %s\n", r.Clients, r.Bridge.PerSecond(), TargetCollectionRPS, reached(r.Bridge.PerSecond() >= TargetCollectionRPS))
 		}
 	}
+}
+
+// printRatioTable writes rows as a table (the targets are the caller's).
+func printRatioTable(w io.Writer, rows []RatioRow) {
+	fmt.Fprintln(w, "reads against the floor server (same run, same TLS, same body, same client):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GET\tclients\tbody B\tbridge req/s\tfloor req/s\tthroughput ratio\tbridge p50 ms\tbridge p99 ms\tfloor p99 ms\tp99 ratio\tfailed\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%.2fx\t%d\t\n", r.Op, r.Clients, r.Bytes,
+			r.Bridge.PerSecond(), r.Floor.PerSecond(), 100*r.Throughput(), ms(r.Bridge.P50), ms(r.Bridge.P99), ms(r.Floor.P99), r.P99(),
+			r.Bridge.Failed+r.Floor.Failed)
+	}
+	_ = tw.Flush()
 }
 
 func reached(ok bool) string {

@@ -18,27 +18,12 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// Targets of the bridge process (docs/bench.md): the RSS bound with 1000
-// VMs, the one with 10,000 and the start-up bound.
-const (
-	RSSTarget     = 150 << 20
-	RSSTarget10k  = 250 << 20
-	StartupTarget = 10 * time.Second
-)
-
-// RSSTargetFor is the RSS bound for vms VMs.
-func RSSTargetFor(vms int) int64 {
-	if vms > 1000 {
-		return RSSTarget10k
-	}
-	return RSSTarget
-}
-
 // meter measures the bridge process phase by phase.
 type meter struct {
 	pid        int
 	watch      *rssWatch
 	metricsURL string
+	readyURL   string
 	client     *Client
 	cluster    *testcluster.Cluster
 	timeout    time.Duration // of each phase
@@ -68,6 +53,9 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	if sc.GoMemLimit != "" {
 		o.Env = []string{"GOMEMLIMIT=" + sc.GoMemLimit}
 	}
+	if sc.BareList {
+		bareList(ctx, cluster, res)
+	}
 	p, err := bridgeproc.Start(o)
 	if err != nil {
 		return err
@@ -82,7 +70,7 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 		err = errors.Join(err, p.Kill())
 	}()
 	base := "https://" + addr
-	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", res: res,
+	m := &meter{pid: p.Pid(), watch: watch, metricsURL: "http://" + metricsAddr + "/metrics", readyURL: "http://" + metricsAddr + "/readyz", res: res,
 		cluster: cluster, timeout: sc.PhaseTimeout,
 		client: &Client{Base: base, User: demo.AdminUser, Password: password, HTTP: NewHTTPClient(sc.Clients)}}
 	others, err := startReplicas(sc, o, dir)
@@ -125,6 +113,9 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 			if err := others.waitServing(wctx, c); err != nil {
 				return err
 			}
+			if err := waitReady(wctx, m.readyURL); err != nil {
+				return err
+			}
 			return waitListed(ctx, c, len(keys))
 		}},
 		{"idle", quiet},
@@ -139,11 +130,15 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 			})
 		}},
 		{"rates", func(ctx context.Context, _ *Client) error { return m.rates(ctx, sc, keys) }},
-		{"cycle", func(ctx context.Context, c *Client) error { return m.cycles(ctx, sc, c, keys[len(keys)-sc.Cycles:]) }},
+		{"pages", func(ctx context.Context, _ *Client) error { return m.pages(ctx, sc, len(keys)) }},
+		{"cycle", func(ctx context.Context, c *Client) error {
+			return m.cycles(ctx, sc, c, keys[len(keys)-min(sc.Cycles, len(keys)):], keys[:min(sc.PowerPoll, len(keys))])
+		}},
 		{"after", quiet},
 	}
 	for _, ph := range phases {
-		if ph.name == "rates" && sc.Rates <= 0 || ph.name == "cycle" && sc.Cycles <= 0 {
+		if ph.name == "rates" && sc.Rates <= 0 || ph.name == "pages" && sc.Pages <= 0 || ph.name == "cycle" && sc.Cycles <= 0 ||
+			ph.name == "write" && len(writes) == 0 {
 			continue
 		}
 		err := m.phase(ctx, ph.name, ph.run)
@@ -175,7 +170,7 @@ func (m *meter) rates(ctx context.Context, sc RSSScenario, keys []system.Key) er
 // image server. No cycle starts later than PowerOnTimeout (plus a minute)
 // before the phase's deadline, so those that start can finish: the others
 // are counted as not started, not as failed.
-func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys []system.Key) (err error) {
+func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys, polled []system.Key) (err error) {
 	images, err := demo.StartImageServer([]string{"boot.iso"}, 64<<10)
 	if err != nil {
 		return err
@@ -185,6 +180,15 @@ func (m *meter) cycles(ctx context.Context, sc RSSScenario, c *Client, keys []sy
 	cc.HTTP = NewHTTPClient(sc.RateClients)
 	o := CycleOptions{Image: images.URL + "/images/boot.iso", Poll: 500 * time.Millisecond, PowerOnTimeout: 3 * time.Minute}
 	startBy := time.Now().Add(m.timeout - o.PowerOnTimeout - time.Minute)
+	if len(polled) > 0 {
+		stopPoll := powerPoll(ctx, c, polled)
+		defer func() {
+			m.res.Polls, m.res.PollFailures = stopPoll()
+			if m.res.PollFailures > 0 {
+				err = errors.Join(err, fmt.Errorf("%d of %d power polls failed", m.res.PollFailures, m.res.Polls))
+			}
+		}()
+	}
 	var mu sync.Mutex
 	err = forEach(ctx, keys, sc.RateClients, func(ctx context.Context, k system.Key) error {
 		if time.Now().After(startBy) {
@@ -266,18 +270,20 @@ func (r *RSSResult) Print(w io.Writer) {
 	}
 	if len(r.Rates) > 0 {
 		fmt.Fprintf(w, "GETs on the bridge process with %d VMs, ", sc.VMs)
-		PrintRatios(w, r.Rates)
+		printRatioTable(w, r.Rates)
 	}
-	if sc.Cycles > 0 {
-		fmt.Fprintf(w, "Ironic cycles on %d VMs: %d completed, %d failed, %d not started: %s\n", sc.Cycles,
-			r.CyclesDone, r.CycleFailures, r.CyclesNotStarted, reached(r.CyclesDone == sc.Cycles && r.CycleFailures == 0))
+	if len(r.Pages) > 0 {
+		fmt.Fprintf(w, "$top=%d pages of the %d-member collection, round robin, ", PageSize, sc.VMs)
+		printRatioTable(w, r.Pages)
 	}
-	startup := r.Phase("startup").Took
-	fmt.Fprintf(w, "start-up until every system is listed: %s (target < %s): %s\n", startup.Round(100*time.Millisecond), StartupTarget, reached(startup > 0 && startup < StartupTarget))
-	rss, heap := r.Peak()
-	target := RSSTargetFor(sc.VMs)
-	fmt.Fprintf(w, "bridge RSS idle %s MB, peak %s MB, peak heap %s MB: target < %s MB with %d VMs: %s\n",
-		mib(r.Phase("idle").RSSEnd), mib(rss), mib(heap), mib(target), sc.VMs, reached(rss > 0 && rss < target))
+	if r.BareList > 0 {
+		fmt.Fprintf(w, "bare list (VMs, VMIs, PVCs, in pages of %d, the three at once, to a bare client): %s, %.1f MB of JSON\n",
+			bareListPage, r.BareList.Round(time.Millisecond), float64(r.BareListBytes)/1e6)
+	}
+	if sc.PowerPoll > 0 && sc.Cycles > 0 {
+		fmt.Fprintf(w, "power polls during the cycle phase (%d systems, each every %s): %d, %d failed\n", sc.PowerPoll, PowerPollInterval, r.Polls, r.PollFailures)
+	}
+	r.PrintTargets(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

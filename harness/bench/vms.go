@@ -49,6 +49,14 @@ func createVMs(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.In
 // in namespace and name order, also when it stops early (ctx ended, or
 // creates failed: the error says which).
 func createAll(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int) ([]system.Key, error) {
+	return createAllThen(ctx, cluster, dyn, prefix, n, per, nil)
+}
+
+// createAllThen is [createAll] with then, when set, run on each VM right
+// after its create by the same worker (a VM counts as created when then
+// succeeded too).
+func createAllThen(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.Interface, prefix string, n, per int,
+	then func(context.Context, system.Key) error) ([]system.Key, error) {
 	var want []system.Key
 	for i := 0; i*per < n; i++ {
 		ns := fmt.Sprintf("%s-%d", prefix, i)
@@ -70,6 +78,11 @@ func createAll(ctx context.Context, cluster *testcluster.Cluster, dyn dynamic.In
 		_, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(k.Namespace).Create(ctx, vm, metav1.CreateOptions{FieldManager: "demo-author"})
 		if err != nil {
 			return fmt.Errorf("create VM %s: %w", k, err)
+		}
+		if then != nil {
+			if err := then(ctx, k); err != nil {
+				return err
+			}
 		}
 		mu.Lock()
 		created[index[k]] = true
