@@ -19,7 +19,7 @@ const (
 	floodConns = 300
 	floodLines = 125
 	// floodRSSBound is how much the bridge may grow under the flood: well
-	// under the chart's 256Mi limit minus the ~90 MB the bridge uses idle.
+	// under the chart's 256Mi memory request minus the ~90 MB the bridge uses idle.
 	floodRSSBound = 64 << 20
 )
 

@@ -23,10 +23,11 @@ import (
 )
 
 // The memory attacks of docs/reliability.md rows 13 and 20, on the real binary with
-// the chart's memory limit (deploy/redfish-bridge values: limits.memory
-// 256Mi) as the bound.
+// the chart's memory request (deploy/redfish-bridge values: requests.memory
+// 256Mi; the limit is 448Mi) as the bound.
 const (
-	// chartMemoryLimit is the chart's container memory limit.
+	// chartMemoryLimit is the chart's container memory request (stricter
+	// than its limit).
 	chartMemoryLimit = 256 << 20
 	// methodFloodRequests unauthenticated requests, each with a random
 	// methodFloodBytes-byte method (before: one label per method, 1.39 GB
