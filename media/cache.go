@@ -17,14 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// The bridge's side of the image cache (the import pod's is cachefill.go):
-// with the cache on ([Service.SetImageCache]) an insert records its
-// [system.MediaSlot.CacheKey] and the pod method mounts the namespace's
-// cache entry of that key, a PVC named by [CacheClaimName], into the
-// insert's import pod.
+// The bridge's side of the image cache (the import pod's is
+// download/cachefill.go): with the cache on ([Service.SetImageCache]) an
+// insert records its [system.MediaSlot.CacheKey] and the pod method mounts
+// the namespace's cache entry of that key, a PVC named by
+// [CacheClaimName], into the insert's import pod.
 
 // Labels and annotations of an image cache entry.
 const (
@@ -71,7 +72,7 @@ func CacheClaimName(key string) string { return "redfish-image-" + key }
 // cacheKeyOf is the insert's key, from what its import ConfigMap and
 // Secret hold (data) and the slot's trust.
 func cacheKeyOf(secret []byte, image string, fields system.MediaSlot, data map[string][]byte) string {
-	return cacheKey(secret, image, fields.Insecure, data[CAKey], data[CredentialUserKey], data[CredentialPasswordKey])
+	return cacheKey(secret, image, fields.Insecure, data[download.CAKey], data[download.CredentialUserKey], data[download.CredentialPasswordKey])
 }
 
 // cacheEntryFor builds the cache entry PVC of the slot's key, owned by the

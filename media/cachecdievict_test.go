@@ -15,6 +15,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -28,7 +29,7 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	o := owner{key: system.Key{Namespace: "ns", Name: "vm-c"}, uid: "uid-c"}
 	var objs []runtime.Object
 	for i, name := range []string{"redfish-image-c", "redfish-image-d"} {
-		dv := entryDataVolume(o, system.MediaSlot{Slot: "cd0", CacheKey: name, Image: "http://x/" + name}, name, validators{ETag: `"1"`}, "", size, "")
+		dv := entryDataVolume(o, system.MediaSlot{Slot: "cd0", CacheKey: name, Image: "http://x/" + name}, name, download.Validators{ETag: `"1"`}, "", size, "")
 		dv.CreationTimestamp = metav1.NewTime(time.Unix(int64(1000+i), 0))
 		dv.Status.Phase = cdiv1beta1.Succeeded
 		u, err := unstructuredDataVolume(dv)

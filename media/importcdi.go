@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -213,7 +214,7 @@ func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case pvc != nil:
 		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
 	}
-	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
+	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(download.ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
 	if slot.CacheKey != "" {
 		return c.observeCached(ctx, t, st)
 	}
@@ -243,7 +244,7 @@ func (c *cdiImporter) status(u *unstructured.Unstructured) importStatus {
 	if dv.Spec.Storage != nil && st.state == importFailed {
 		q := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
 		if q.Value() >= c.r.opts.MaxImageSize {
-			st.reason += "; the DataVolume requests the maximum image size " + FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+			st.reason += "; the DataVolume requests the maximum image size " + download.FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
 		}
 	}
 	return st

@@ -11,12 +11,13 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // The import pod: the bridge's own image runs `redfish-bridge import`
-// ([RunImport]) with the slot's PVC and import Secret mounted; the PVC is
-// the bridge's, sized [ClaimSize] and re-created larger when the pod
+// ([download.RunImport]) with the slot's PVC and import Secret mounted; the PVC is
+// the bridge's, sized [download.ClaimSize] and re-created larger when the pod
 // reports an image that does not fit. Always available.
 
 func init() {
@@ -131,7 +132,7 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 // podStatus reads an import pod.
 func podStatus(pod *corev1.Pod) importStatus {
 	st := importStatus{state: importRunning, started: pod.CreationTimestamp.Time}
-	res, ok := ParseImportResult(terminationMessage(pod))
+	res, ok := download.ParseImportResult(terminationMessage(pod))
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		st.state = importSucceeded
@@ -186,7 +187,7 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 			}
 		}
 	}
-	pod := podFor(t.o, slot, r.opts.ImporterImage, ImportRequest{
+	pod := podFor(t.o, slot, r.opts.ImporterImage, download.ImportRequest{
 		Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout,
 		MaxBytes: r.opts.MaxImageSize, ClaimSize: st.claimSize,
 	})

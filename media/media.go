@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -19,8 +20,8 @@ type Service struct {
 	kube     kubernetes.Interface
 	now      func() time.Time
 	bundle   CABundle
-	policy   AddrPolicy
-	resolver HostResolver
+	policy   download.AddrPolicy
+	resolver download.HostResolver
 	// trustCache serves Trust's reads; nil reads live.
 	trustCache *TrustCache
 	// imageCache records each insert's cache key (cache.go).
@@ -39,7 +40,7 @@ func NewService(w apply.Writer, kube kubernetes.Interface) *Service {
 // SetAddrPolicy makes Insert refuse image URLs whose literal IP p refuses
 // (a 400 before anything is recorded); the zero policy is the default.
 // The import itself checks every connection under [Options.AddrPolicy].
-func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
+func (s *Service) SetAddrPolicy(p download.AddrPolicy) { s.policy = p }
 
 // SetHostResolver makes Insert also resolve the image URL's host name with
 // r and refuse it (the same 400 as a literal refused IP, before anything is
@@ -47,7 +48,7 @@ func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
 // [AddrPolicy.ValidateResolved]. For an import method that does not check
 // the addresses it dials (CDI's importer); nil: names are left to the
 // import pod's connect-time check.
-func (s *Service) SetHostResolver(r HostResolver) { s.resolver = r }
+func (s *Service) SetHostResolver(r download.HostResolver) { s.resolver = r }
 
 // validateURL is the insert's check of image for a VM of namespace:
 // [AddrPolicy.ValidateURL], and [AddrPolicy.ValidateResolved] with a

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -105,7 +106,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	}
 	// Nothing of this insert exists yet.
 	if slot.SizeBytes > r.opts.MaxImageSize {
-		return 0, r.refuse(ctx, o, slot, (&TooLargeError{Bytes: slot.SizeBytes, Announced: true, Max: r.opts.MaxImageSize}).Error())
+		return 0, r.refuse(ctx, o, slot, (&download.TooLargeError{Bytes: slot.SizeBytes, Announced: true, Max: r.opts.MaxImageSize}).Error())
 	}
 	// The slot as cached may be stale (ejected or re-inserted a moment
 	// ago): record the start first. The apply is preconditioned on what was
@@ -194,7 +195,7 @@ func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st
 func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, need int64) error {
 	key, slot := t.o.key, t.slot
 	if need > r.opts.MaxImageSize {
-		if err := r.refuse(ctx, t.o, slot, (&TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
+		if err := r.refuse(ctx, t.o, slot, (&download.TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
 			return err
 		}
 		return imp.finish(ctx, t)
@@ -202,7 +203,7 @@ func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, n
 	if need > slot.SizeBytes { // else: this report is already recorded
 		_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 			s.SizeBytes = need
-			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, FormatBytes(need), slot.ClaimName)
+			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, download.FormatBytes(need), slot.ClaimName)
 		})
 		if err != nil {
 			return err
@@ -272,7 +273,7 @@ func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system
 // PVC is ready to be created), and the size the import pod writes into. A
 // too small PVC is deleted (and re-created once gone).
 func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, claimSize resource.Quantity, err error) {
-	want := ClaimSize(size, r.opts.DefaultSize)
+	want := download.ClaimSize(size, r.opts.DefaultSize)
 	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
 	if err != nil || pvc == nil {
 		return false, err == nil, want, err
@@ -293,7 +294,7 @@ func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaS
 
 // createClaim creates the slot's PVC sized for size bytes.
 func (r *Reconciler) createClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) error {
-	want := ClaimSize(size, r.opts.DefaultSize)
+	want := download.ClaimSize(size, r.opts.DefaultSize)
 	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
 		claimFor(o, slot, want, r.opts.StorageClass), metav1.CreateOptions{})
 	switch {

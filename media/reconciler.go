@@ -21,6 +21,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -46,8 +47,8 @@ type Options struct {
 	// (the bridge's own image).
 	ImporterImage string
 	// AddrPolicy is what the import pods check on every connection (see
-	// [AddrPolicy]); the zero value is the default policy.
-	AddrPolicy AddrPolicy
+	// [download.AddrPolicy]); the zero value is the default policy.
+	AddrPolicy download.AddrPolicy
 	// StorageClass of the image PVCs; "" uses the cluster default.
 	StorageClass string
 	// DefaultSize is the size of an image PVC before the image's size is
@@ -145,10 +146,10 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		opts.OrphanGrace = 30 * time.Second
 	}
 	if opts.MaxImageSize == 0 {
-		opts.MaxImageSize = DefaultMaxImageSize
+		opts.MaxImageSize = download.DefaultMaxImageSize
 	}
-	if opts.MaxImageSize < 0 || opts.MaxImageSize > MaxImageSizeLimit {
-		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, MaxImageSizeLimit)
+	if opts.MaxImageSize < 0 || opts.MaxImageSize > download.MaxImageSizeLimit {
+		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, download.MaxImageSizeLimit)
 	}
 	if opts.ImportMethod == "" {
 		opts.ImportMethod = ImportMethodAuto

@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"context"
@@ -38,39 +38,39 @@ const cacheLockPoll = 50 * time.Millisecond
 
 // validators are what a server says about the bytes of a URL; equal
 // validators mean the same bytes.
-type validators struct {
+type Validators struct {
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
 	// Length is the Content-Length; -1: not sent.
 	Length int64 `json:"length"`
 }
 
-func validatorsOf(resp *http.Response) validators {
-	return validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Length: resp.ContentLength}
+func validatorsOf(resp *http.Response) Validators {
+	return Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Length: resp.ContentLength}
 }
 
-// usable says whether an entry filled under v can ever be revalidated: a
+// Usable says whether an entry filled under v can ever be revalidated: a
 // server that sends neither ETag nor Last-Modified gives nothing to
 // compare, and its image is never served from the cache.
-func (v validators) usable() bool { return v.ETag != "" || v.LastModified != "" }
+func (v Validators) Usable() bool { return v.ETag != "" || v.LastModified != "" }
 
 // same reports whether a HEAD's validators got describe the bytes recorded
 // as want: every validator the entry recorded must be sent unchanged.
-func (want validators) same(got validators) bool {
-	return want.usable() && got.ETag == want.ETag && got.LastModified == want.LastModified &&
+func (want Validators) same(got Validators) bool {
+	return want.Usable() && got.ETag == want.ETag && got.LastModified == want.LastModified &&
 		(got.Length < 0 || got.Length == want.Length)
 }
 
 // entryMeta is a cache entry's meta.json: what its disk.img is.
 type entryMeta struct {
 	URL        string     `json:"url"`
-	Validators validators `json:"validators"`
+	Validators Validators `json:"validators"`
 	Bytes      int64      `json:"bytes"`
 	SHA256     string     `json:"sha256"`
 }
 
 // revalidateCache is switched off only by the negative control of the
-// image cache tests (a stale entry then serves the old bytes).
+// pod image cache's tests (a stale entry then serves the old bytes).
 var revalidateCache = true
 
 // cacheArrived is called when an import has read the entry's failure
@@ -126,7 +126,7 @@ func (r ImportRequest) revalidate(ctx context.Context, client *http.Client) (ent
 	case err != nil:
 		return meta, false, fmt.Errorf("image cache: %w", err)
 	}
-	if err := json.Unmarshal(b, &meta); err != nil || meta.URL != r.URL || !meta.Validators.usable() {
+	if err := json.Unmarshal(b, &meta); err != nil || meta.URL != r.URL || !meta.Validators.Usable() {
 		return meta, false, nil // refilled
 	}
 	if !revalidateCache {

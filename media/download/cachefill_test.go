@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"bytes"
@@ -88,41 +88,6 @@ func checkFile(t *testing.T, name string, want []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s: %d bytes, not the image served (%d bytes)", name, len(got), len(want))
-	}
-}
-
-// TestCacheKey: a different URL, trust or credential is a different entry.
-func TestCacheKey(t *testing.T) {
-	base := func() (string, bool, []byte, []byte, []byte) {
-		return "https://img/a.iso", false, []byte("CA-1"), []byte("user"), []byte("pass")
-	}
-	key := func(url string, insecure bool, ca, user, pass []byte) string {
-		return cacheKey(testCacheSecret, url, insecure, ca, user, pass)
-	}
-	k0 := key(base())
-	for _, tc := range []struct {
-		name string
-		key  string
-	}{
-		{"url", func() string { _, i, c, u, p := base(); return key("https://img/b.iso", i, c, u, p) }()},
-		{"verify certificate", func() string { s, _, c, u, p := base(); return key(s, true, c, u, p) }()},
-		{"ca", func() string { s, i, _, u, p := base(); return key(s, i, []byte("CA-2"), u, p) }()},
-		{"no ca", func() string { s, i, _, u, p := base(); return key(s, i, nil, u, p) }()},
-		{"user", func() string { s, i, c, _, p := base(); return key(s, i, c, []byte("other"), p) }()},
-		{"password", func() string { s, i, c, u, _ := base(); return key(s, i, c, u, []byte("other")) }()},
-		{"field boundary", func() string { s, i, c, _, _ := base(); return key(s, i, c, []byte("userp"), []byte("ass")) }()},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.key == k0 {
-				t.Errorf("same key %s as the base insert", k0)
-			}
-		})
-	}
-	if diff := cmp.Diff(k0, key(base())); diff != "" {
-		t.Errorf("key not deterministic (-first +second):\n%s", diff)
-	}
-	if name := CacheClaimName(k0); len(name) > 63 || bytes.Contains([]byte(name), []byte("pass")) {
-		t.Errorf("entry name %q", name)
 	}
 }
 

@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"context"
@@ -81,8 +81,8 @@ func importReporting(ctx context.Context, client *http.Client, url, dest string,
 // importValidated is [importReporting] also returning what the server said
 // about the bytes it sent (ETag, Last-Modified, Content-Length): the image
 // cache records them to revalidate against.
-func importValidated(ctx context.Context, client *http.Client, url, dest string, lim Limits, progress func(written, total int64)) (ImportResult, validators, error) {
-	var v validators
+func importValidated(ctx context.Context, client *http.Client, url, dest string, lim Limits, progress func(written, total int64)) (ImportResult, Validators, error) {
+	var v Validators
 	if err := ValidateURL(url); err != nil {
 		return ImportResult{}, v, err
 	}

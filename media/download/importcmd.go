@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type ImportResult struct {
 	FromCache bool `json:"fromCache,omitempty"`
 	// Validators are what the server said about the image's bytes (an
 	// import with --head-only reports only these).
-	Validators *validators `json:"validators,omitempty"`
+	Validators *Validators `json:"validators,omitempty"`
 }
 
 // ParseImportResult decodes a termination message written by an import

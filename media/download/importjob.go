@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"context"
@@ -99,7 +99,7 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 	fs.StringVar(&r.URL, "url", "", "image URL (http or https)")
 	fs.StringVar(&r.Dest, "dest", "", "destination file")
 	fs.DurationVar(&r.Timeout, "timeout", time.Hour, "give up after this long")
-	policy := fs.String("addr-policy", "", "address policy for the download (see media.ParseAddrPolicy)")
+	policy := fs.String("addr-policy", "", "address policy for the download (see download.ParseAddrPolicy)")
 	fs.StringVar(&r.CAFile, "ca-file", "", "PEM bundle trusted besides the system roots")
 	fs.BoolVar(&r.SkipVerify, "insecure-skip-verify", false, "do not verify the image server's TLS certificate")
 	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")

@@ -1,4 +1,4 @@
-package media
+package download
 
 import (
 	"crypto/tls"
@@ -12,9 +12,9 @@ import (
 )
 
 // Keys of the import Secret and the import ConfigMap (both named
-// [ImportSecretName]): the credentials in CDI's endpoint Secret format
+// media.ImportSecretName): the credentials in CDI's endpoint Secret format
 // (accessKeyId, secretKey), the CA bundle as ca.pem (CDI's certConfigMap
-// trusts every key). The import pod mounts them under [ImportConfigPath].
+// trusts every key). The import pod mounts them under media.ImportConfigPath.
 const (
 	CredentialUserKey     = "accessKeyId"
 	CredentialPasswordKey = "secretKey"

@@ -1,7 +1,8 @@
-package media
+package download
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -66,4 +67,15 @@ func parseReason(raw string, err error) string {
 		return ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// InvalidURLError reports an image URL the bridge refuses (Redfish 400
+// PropertyValueFormatError on Image).
+type InvalidURLError struct {
+	URL    string
+	Reason string
+}
+
+func (e *InvalidURLError) Error() string {
+	return fmt.Sprintf("invalid image URL %q: %s", e.URL, e.Reason)
 }
