@@ -36,7 +36,7 @@ const (
 // cacheLockPoll is how often a pod waiting for a cache entry's lock tries again.
 const cacheLockPoll = 50 * time.Millisecond
 
-// validators are what a server says about the bytes of a URL; equal
+// Validators are what a server says about the bytes of a URL; equal
 // validators mean the same bytes.
 type Validators struct {
 	ETag         string `json:"etag,omitempty"`
