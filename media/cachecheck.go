@@ -8,10 +8,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
+
+// cdiEjector deletes the slot's check pods on eject (its DataVolume is
+// the reconciler's: it sees the slot gone).
+type cdiEjector struct{ kube kubernetes.Interface }
+
+func (e cdiEjector) eject(ctx context.Context, o owner, slot string) error {
+	return deleteOwnedPods(ctx, e.kube, o, checkSelector(slot), nil)
+}
 
 // checkPod is the check pod of the slot's current insert (cached, or
 // live while the cache may lag behind its create); nil when absent. Check

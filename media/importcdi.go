@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -65,7 +66,7 @@ const DataVolumeKind = "DataVolume"
 const annDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
 
 func init() {
-	registerImporter(ImportMethodCDI, 10, newCDIImporter)
+	registerImporter(ImportMethodCDI, 10, newCDIImporter, func(kube kubernetes.Interface) ejector { return cdiEjector{kube} })
 }
 
 // newCDIImporter is available when the reconciler has a dynamic client and
@@ -85,10 +86,11 @@ func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
 	if !slices.ContainsFunc(res.APIResources, func(a metav1.APIResource) bool { return a.Name == DataVolumeResource.Resource }) {
 		return nil, false, nil
 	}
-	return &cdiImporter{r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
+	return &cdiImporter{cdiEjector: cdiEjector{r.opts.Kube}, r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
 }
 
 type cdiImporter struct {
+	cdiEjector
 	r       *Reconciler
 	listers []cache.GenericLister
 	// pods are the check pods of the image cache (cachecheck.go).

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -22,13 +23,24 @@ import (
 
 func init() {
 	registerImporter(ImportMethodPod, 0, func(_ context.Context, r *Reconciler) (Importer, bool, error) {
-		return &podImporter{r: r}, true, nil
-	})
+		return &podImporter{podEjector: podEjector{r.opts.Kube}, r: r}, true, nil
+	}, func(kube kubernetes.Interface) ejector { return podEjector{kube} })
 }
 
 type podImporter struct {
+	podEjector
 	r    *Reconciler
 	pods []corelisters.PodLister
+}
+
+// podEjector deletes the slot's import pods (not the CDI method's check
+// pods) on eject.
+type podEjector struct{ kube kubernetes.Interface }
+
+func (e podEjector) eject(ctx context.Context, o owner, slot string) error {
+	return deleteOwnedPods(ctx, e.kube, o, importerSelector(slot), func(p *corev1.Pod) bool {
+		return p.Labels[LabelImageCheck] == ""
+	})
 }
 
 func (p *podImporter) method() string                  { return ImportMethodPod }

@@ -16,8 +16,10 @@ import (
 
 // Service implements the virtual-media verbs on top of [apply.Writer].
 type Service struct {
-	w        apply.Writer
-	kube     kubernetes.Interface
+	w    apply.Writer
+	kube kubernetes.Interface
+	// ejectors delete each import method's objects on Eject.
+	ejectors []ejector
 	now      func() time.Time
 	bundle   CABundle
 	policy   download.AddrPolicy
@@ -34,7 +36,7 @@ type Service struct {
 // pods and PVCs through kube. It logs with the logger in each call's
 // context.
 func NewService(w apply.Writer, kube kubernetes.Interface) *Service {
-	return &Service{w: w, kube: kube, now: time.Now}
+	return &Service{w: w, kube: kube, now: time.Now, ejectors: newEjectors(kube)}
 }
 
 // SetAddrPolicy makes Insert refuse image URLs whose literal IP p refuses
@@ -180,10 +182,12 @@ func (s *Service) record(ctx context.Context, key system.Key, fresh system.Media
 
 // Eject empties the slot: one apply removes the slot, its CD-ROM disk and
 // its volume together (apply/ releases boot fields on the disk first); then
-// the import pods, the import Secret and ConfigMap and the PVC the bridge
-// made for this VM are deleted (a CDI DataVolume, and the PVC it owns, by
-// the [Reconciler], which sees the slot gone). Ejecting an empty slot succeeds and still cleans up
-// leftovers of an interrupted eject.
+// each import method deletes its objects of the slot (the import pods, the
+// CDI method's check pods; a CDI DataVolume, and the PVC it owns, are the
+// [Reconciler]'s, which sees the slot gone), and the import Secret and
+// ConfigMap and the PVC the bridge made for this VM are deleted. Ejecting
+// an empty slot succeeds and still cleans up leftovers of an interrupted
+// eject.
 func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error {
 	if !ValidSlot(slot) {
 		return fmt.Errorf("eject %s slot %q: %w", key, slot, ErrInvalidSlot)
@@ -208,9 +212,12 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	// Only what the bridge made for this VM (label and ownerReference to
-	// its UID) is deleted, never an object that merely has the name.
-	if err := deleteImports(ctx, s.kube, o, slot, ""); err != nil {
-		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	// its UID) is deleted, never an object that merely has the name. Each
+	// import method deletes its own objects.
+	for _, e := range s.ejectors {
+		if err := e.eject(ctx, o, slot); err != nil {
+			return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+		}
 	}
 	if err := deleteImportSecret(ctx, s.kube, o, ejected); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
