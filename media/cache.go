@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -113,7 +114,7 @@ func (r *Reconciler) checkCacheEntry(ctx context.Context, o owner, slot system.M
 	if have.Cmp(size) >= 0 {
 		return true, true, nil
 	}
-	r.log.InfoContext(ctx, "image cache entry too small, replacing it", "vm", o.key.String(), "pvc", name, "have", have.String(), "want", size.String())
+	logctx.From(ctx).InfoContext(ctx, "image cache entry too small, replacing it", "vm", o.key.String(), "pvc", name, "have", have.String(), "want", size.String())
 	return true, false, deleteClaim(ctx, r.opts.Kube, pvc)
 }
 
@@ -123,7 +124,7 @@ func (r *Reconciler) createCacheEntry(ctx context.Context, o owner, slot system.
 	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		r.log.InfoContext(ctx, "image cache entry created", "vm", o.key.String(), "pvc", pvc.Name, "size", size.String())
+		logctx.From(ctx).InfoContext(ctx, "image cache entry created", "vm", o.key.String(), "pvc", pvc.Name, "size", size.String())
 	case apierrors.IsAlreadyExists(err):
 		// Another slot of the key made it first, or it is not ours: the
 		// cache shows only PVCs with the bridge's label, so look.
@@ -203,10 +204,10 @@ func (r *Reconciler) evictFor(ctx context.Context, ns, keep string, need resourc
 		q := p.Spec.Resources.Requests[corev1.ResourceStorage]
 		total -= q.Value()
 		r.c.evicted.Add(1)
-		r.log.InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "pvc", p.Name, "size", q.String(), "lastUsed", r.lastUsed(p))
+		logctx.From(ctx).InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "pvc", p.Name, "size", q.String(), "lastUsed", r.lastUsed(p))
 	}
 	if total > r.opts.ImageCacheBudget {
-		r.log.InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns,
+		logctx.From(ctx).InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns,
 			"bytes", total, "budget", r.opts.ImageCacheBudget)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -158,10 +159,10 @@ func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource
 		q := dv.Spec.Storage.Resources.Requests.Storage()
 		total -= q.Value()
 		c.r.c.evicted.Add(1)
-		c.r.log.InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "dataVolume", dv.Name, "size", q.String())
+		logctx.From(ctx).InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "dataVolume", dv.Name, "size", q.String())
 	}
 	if total > budget {
-		c.r.log.InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns, "bytes", total, "budget", budget)
+		logctx.From(ctx).InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns, "bytes", total, "budget", budget)
 	}
 	return nil
 }

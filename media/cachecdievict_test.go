@@ -15,6 +15,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -42,12 +43,11 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{DataVolumeResource: DataVolumeKind + "List"}, objs...)
 	r := &Reconciler{
 		opts:      Options{Dynamic: dyn, Kube: kubefake.NewClientset(), ImageCacheBudget: size.Value() * 5 / 2},
-		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		c:         &Counters{},
 		cacheUsed: map[string]time.Time{},
 	}
 	c := &cdiImporter{r: r}
-	if err := c.evict(t.Context(), "ns", "redfish-image-d", size); err != nil {
+	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-d", size); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.c.evicted.Load(); got != 0 {
@@ -61,7 +61,7 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 		t.Errorf("%d entries left, want 2: %v", len(l.Items), dataVolumeNames(l.Items))
 	}
 	// The control case of the same function: a new entry does need room.
-	if err := c.evict(t.Context(), "ns", "redfish-image-e", size); err != nil {
+	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-e", size); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.c.evicted.Load(); got != 1 {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -85,7 +86,7 @@ func (c *cdiImporter) createCheckPod(ctx context.Context, t importTarget) error 
 	_, err := r.opts.Kube.CoreV1().Pods(t.o.key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		r.log.InfoContext(ctx, "image check pod created", "vm", t.o.key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
+		logctx.From(ctx).InfoContext(ctx, "image check pod created", "vm", t.o.key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create check pod %s/%s: %w", t.o.key.Namespace, pod.Name, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -316,7 +317,7 @@ func (c *cdiImporter) create(ctx context.Context, o owner, dv *cdiv1beta1.DataVo
 	_, err = c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		c.r.log.InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
+		logctx.From(ctx).InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
 		return nil
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.Name, err)
@@ -391,6 +392,6 @@ func (c *cdiImporter) deleteDataVolume(ctx context.Context, dv *unstructured.Uns
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete DataVolume %s/%s: %w", dv.GetNamespace(), dv.GetName(), err)
 	}
-	c.r.log.InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
+	logctx.From(ctx).InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -100,7 +101,7 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 				return importStatus{}, err
 			}
 			r.c.stale.Add(1)
-			r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", o.key.String(), "slot", slot.Slot, "pod", pod.Name)
+			logctx.From(ctx).InfoContext(ctx, "deleted import pod of an older insert", "vm", o.key.String(), "slot", slot.Slot, "pod", pod.Name)
 		}
 	}
 	switch {
@@ -207,9 +208,9 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 	switch {
 	case err == nil:
 		r.c.podsCreated.Add(1)
-		r.log.InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
+		logctx.From(ctx).InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
-		r.log.DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
+		logctx.From(ctx).DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
 	default:
 		return fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
 	}
@@ -247,7 +248,7 @@ func (p *podImporter) settle(ctx context.Context, t importTarget) error {
 		}
 		if pod.Labels[LabelInsertID] != t.slot.InsertID {
 			p.r.c.stale.Add(1)
-			p.r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", t.o.key.String(), "slot", t.slot.Slot, "pod", pod.Name)
+			logctx.From(ctx).InfoContext(ctx, "deleted import pod of an older insert", "vm", t.o.key.String(), "slot", t.slot.Slot, "pod", pod.Name)
 		}
 	}
 	return nil

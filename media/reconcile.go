@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -53,7 +54,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
 	key := vm.Key
 	t := importTarget{o: o, slot: slot}
-	r.log.DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
+	logctx.From(ctx).DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
 	if !slot.Phase.Busy() {
 		var errs []error
 		for _, imp := range r.importers {
@@ -125,7 +126,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		}
 	})
 	if err != nil || !started {
-		r.log.DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
+		logctx.From(ctx).DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
 		return 0, err
 	}
 	t.slot.Method = imp.method()
@@ -208,7 +209,7 @@ func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, n
 		if err != nil {
 			return err
 		}
-		r.log.InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
+		logctx.From(ctx).InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
 	}
 	return imp.finish(ctx, t)
 }
@@ -237,7 +238,7 @@ func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.Med
 	})
 	if ok {
 		lvl := "import finished"
-		r.log.InfoContext(ctx, lvl, "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "phase", phase, "reason", reason)
+		logctx.From(ctx).InfoContext(ctx, lvl, "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "phase", phase, "reason", reason)
 	}
 	return ok, err
 }
@@ -288,7 +289,7 @@ func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaS
 	if size <= 0 || have.Cmp(want) >= 0 {
 		return true, true, have, nil
 	}
-	r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
+	logctx.From(ctx).InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
 	return true, false, want, deleteClaim(ctx, r.opts.Kube, pvc)
 }
 
@@ -300,7 +301,7 @@ func (r *Reconciler) createClaim(ctx context.Context, o owner, slot system.Media
 	switch {
 	case err == nil:
 		r.c.claimsCreated.Add(1)
-		r.log.InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
+		logctx.From(ctx).InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
 	default:
 		return fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)

@@ -110,7 +110,6 @@ type Counters struct {
 // Reconciler drives virtual-media imports from watches. See the package doc.
 type Reconciler struct {
 	opts      Options
-	log       *slog.Logger
 	ctrl      *controller.Controller
 	claims    []corelisters.PersistentVolumeClaimLister
 	importers []Importer
@@ -166,13 +165,8 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Counters == nil {
 		opts.Counters = &Counters{}
 	}
-	var log *slog.Logger // else Run's ctx's
-	if opts.Log != nil {
-		log = opts.Log.With("controller", "media")
-	}
 	return &Reconciler{
 		opts:      opts,
-		log:       log,
 		ctrl:      opts.Controller,
 		c:         opts.Counters,
 		reported:  map[system.Key]string{},
@@ -201,10 +195,11 @@ func (c *Counters) Stats() Stats {
 // stops the informers. A Reconciler runs once. What it calls logs with its
 // logger (controller=media), carried in ctx.
 func (r *Reconciler) Run(ctx context.Context) error {
-	if r.log == nil {
-		r.log = logctx.From(ctx).With("controller", "media")
+	log := r.opts.Log
+	if log == nil {
+		log = logctx.From(ctx)
 	}
-	ctx = logctx.Into(ctx, r.log)
+	ctx = logctx.Into(ctx, log.With("controller", "media"))
 	if err := r.ctrl.Run(ctx, controller.ReconcileFunc(r.pass),
 		controller.SourceFunc(r.watch), controller.VMEvents(r.opts.Events)); err != nil {
 		return fmt.Errorf("media reconciler: %w", err)
@@ -263,7 +258,7 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
 		return nil, fmt.Errorf("caches did not sync: %w", context.Cause(ctx))
 	}
-	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
+	logctx.From(ctx).InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
 	return shutdown, nil
 }
 
