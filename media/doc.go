@@ -27,7 +27,9 @@
 // [Reconciler] drives the state machine from watches (VMs through
 // [VMEvents], PVCs and each import method's objects through client-go
 // informers); the import method (importer.go: [ImportMethodPod],
-// [ImportMethodCDI]) makes and reads its objects. For the pod:
+// [ImportMethodCDI]) makes, reads and deletes its objects, also on
+// [Service.Eject], which deletes them through each registered method's
+// ejector (read live: the verbs run on every replica). For the pod:
 //
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
