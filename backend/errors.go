@@ -11,6 +11,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 )
@@ -21,7 +22,7 @@ func translate(err error) error {
 	if err == nil {
 		return nil
 	}
-	var badURL *media.InvalidURLError
+	var badURL *download.InvalidURLError
 	var busy *media.BusyError
 	var badCert *media.InvalidCertificateError
 	var full *media.TrustLimitError

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -25,7 +26,7 @@ func (b *Backend) importHTTPBoot(ctx context.Context, key system.Key, uri string
 		}
 		s, err = b.media.Insert(ctx, key, system.HTTPBootSlot, system.MediaInsert{Image: uri})
 	}
-	var badURL *media.InvalidURLError
+	var badURL *download.InvalidURLError
 	if errors.As(err, &badURL) {
 		return fmt.Errorf("%w: %w", &redfish.RefusedValueError{Property: apply.PropertyHTTPBootURI, Value: badURL.URL,
 			Resolution: "The image URL is refused: " + badURL.Reason + "."}, err)

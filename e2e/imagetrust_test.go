@@ -25,6 +25,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -277,7 +278,7 @@ func testBasicAuth(t *testing.T, env *demo.Env, a admin) {
 		t.Fatalf("importing slot %+v: want an import Secret with credentials", importing)
 	}
 	sec, err := a.kube.CoreV1().Secrets(key.Namespace).Get(t.Context(), importing.ImportSecret, metav1.GetOptions{})
-	if err != nil || string(sec.Data[media.CredentialPasswordKey]) != password {
+	if err != nil || string(sec.Data[download.CredentialPasswordKey]) != password {
 		t.Fatalf("import Secret: err %v; want it to hold the password", err)
 	}
 	_, task := taskResolution(t, env, importing)

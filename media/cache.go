@@ -17,14 +17,16 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// The bridge's side of the image cache (the import pod's is cachefill.go):
-// with the cache on ([Service.SetImageCache]) an insert records its
-// [system.MediaSlot.CacheKey] and the pod method mounts the namespace's
-// cache entry of that key, a PVC named by [CacheClaimName], into the
-// insert's import pod.
+// The bridge's side of the image cache (the import pod's is
+// download/cachefill.go): with the cache on ([Service.SetImageCache]) an
+// insert records its [system.MediaSlot.CacheKey] and the pod method mounts
+// the namespace's cache entry of that key, a PVC named by
+// [CacheClaimName], into the insert's import pod.
 
 // Labels and annotations of an image cache entry.
 const (
@@ -71,7 +73,7 @@ func CacheClaimName(key string) string { return "redfish-image-" + key }
 // cacheKeyOf is the insert's key, from what its import ConfigMap and
 // Secret hold (data) and the slot's trust.
 func cacheKeyOf(secret []byte, image string, fields system.MediaSlot, data map[string][]byte) string {
-	return cacheKey(secret, image, fields.Insecure, data[CAKey], data[CredentialUserKey], data[CredentialPasswordKey])
+	return cacheKey(secret, image, fields.Insecure, data[download.CAKey], data[download.CredentialUserKey], data[download.CredentialPasswordKey])
 }
 
 // cacheEntryFor builds the cache entry PVC of the slot's key, owned by the
@@ -112,7 +114,7 @@ func (r *Reconciler) checkCacheEntry(ctx context.Context, o owner, slot system.M
 	if have.Cmp(size) >= 0 {
 		return true, true, nil
 	}
-	r.log.InfoContext(ctx, "image cache entry too small, replacing it", "vm", o.key.String(), "pvc", name, "have", have.String(), "want", size.String())
+	logctx.From(ctx).InfoContext(ctx, "image cache entry too small, replacing it", "vm", o.key.String(), "pvc", name, "have", have.String(), "want", size.String())
 	return true, false, deleteClaim(ctx, r.opts.Kube, pvc)
 }
 
@@ -122,7 +124,7 @@ func (r *Reconciler) createCacheEntry(ctx context.Context, o owner, slot system.
 	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		r.log.InfoContext(ctx, "image cache entry created", "vm", o.key.String(), "pvc", pvc.Name, "size", size.String())
+		logctx.From(ctx).InfoContext(ctx, "image cache entry created", "vm", o.key.String(), "pvc", pvc.Name, "size", size.String())
 	case apierrors.IsAlreadyExists(err):
 		// Another slot of the key made it first, or it is not ours: the
 		// cache shows only PVCs with the bridge's label, so look.
@@ -202,10 +204,10 @@ func (r *Reconciler) evictFor(ctx context.Context, ns, keep string, need resourc
 		q := p.Spec.Resources.Requests[corev1.ResourceStorage]
 		total -= q.Value()
 		r.c.evicted.Add(1)
-		r.log.InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "pvc", p.Name, "size", q.String(), "lastUsed", r.lastUsed(p))
+		logctx.From(ctx).InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "pvc", p.Name, "size", q.String(), "lastUsed", r.lastUsed(p))
 	}
 	if total > r.opts.ImageCacheBudget {
-		r.log.InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns,
+		logctx.From(ctx).InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns,
 			"bytes", total, "budget", r.opts.ImageCacheBudget)
 	}
 	return nil

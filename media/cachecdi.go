@@ -17,14 +17,20 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
+// revalidateCache is switched off only by the negative control of the CDI
+// image cache's tests (any entry of the key then serves, stale or not).
+var revalidateCache = true
+
 // The CDI side of the image cache (see the package doc): an insert with a
 // cache key first runs a check pod (`redfish-bridge import --head-only`,
-// cachecheck.go) that reports the image's validators; the entry of that
-// key and version is a DataVolume named by cdiEntryName with an http
-// source, and the slot's DataVolume is a CDI clone of its PVC.
+// cachecheck.go; the pod's side is download/head.go) that reports the
+// image's validators; the entry of that key and version is a DataVolume
+// named by cdiEntryName with an http source, and the slot's DataVolume is
+// a CDI clone of its PVC.
 
 const (
 	// AnnotationCacheValidators holds, on a CDI cache entry, the
@@ -48,15 +54,15 @@ const (
 // cdiStep is what [cdiImporter.observeCached] found to do.
 type cdiStep struct {
 	plan  cdiPlan
-	entry string            // the entry's DataVolume (entry, clone)
-	v     validators        // the checked version (entry)
-	size  resource.Quantity // the clone's request: at least the entry's
+	entry string              // the entry's DataVolume (entry, clone)
+	v     download.Validators // the checked version (entry)
+	size  resource.Quantity   // the clone's request: at least the entry's
 }
 
 // cdiEntryName is the DataVolume (and PVC) of the namespace's CDI cache
 // entry of key holding the version v: a changed image is another entry,
 // never an entry replaced under a clone.
-func cdiEntryName(key string, v validators) string {
+func cdiEntryName(key string, v download.Validators) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return CacheClaimName(key) + "-" + hex.EncodeToString(sum[:4])
@@ -77,7 +83,7 @@ func checkSelector(slot string) labels.Selector {
 }
 
 // isCDIEntry reports whether obj is the bridge's CDI entry of key and v.
-func isCDIEntry(obj metav1.Object, key string, v validators) bool {
+func isCDIEntry(obj metav1.Object, key string, v download.Validators) bool {
 	b, _ := json.Marshal(v)
 	return obj.GetLabels()[LabelPartOf] == PartOf && obj.GetLabels()[LabelComponent] == ComponentImageCache &&
 		obj.GetAnnotations()[AnnotationCacheKey] == key && obj.GetAnnotations()[AnnotationCacheValidators] == string(b)
@@ -106,12 +112,12 @@ func (c *cdiImporter) observeCached(ctx context.Context, t importTarget, st impo
 	case pod.Status.Phase != corev1.PodSucceeded:
 		return importStatus{state: importRunning, started: pod.CreationTimestamp.Time}, nil
 	}
-	res, ok := ParseImportResult(terminationMessage(pod))
+	res, ok := download.ParseImportResult(terminationMessage(pod))
 	if !ok || res.Validators == nil {
 		return importStatus{state: importFailed, reason: "image check pod reported " + strconv.Quote(terminationMessage(pod))}, nil
 	}
 	v := *res.Validators
-	if !v.usable() {
+	if !v.Usable() {
 		st.cdi.plan = cdiPlanPlain // nothing to revalidate against: never cached
 		return st, nil
 	}
@@ -151,7 +157,7 @@ func (c *cdiImporter) observeCached(ctx context.Context, t importTarget, st impo
 			return importStatus{state: importWaiting}, c.deleteEntry(ctx, u)
 		}
 		// It waited for that download: it fails with the same error.
-		return importStatus{state: importFailed, reason: (&SharedDownloadError{Message: est.reason}).Error()}, nil
+		return importStatus{state: importFailed, reason: (&download.SharedDownloadError{Message: est.reason}).Error()}, nil
 	}
 	est.started = pod.CreationTimestamp.Time
 	return est, nil // the shared download's progress

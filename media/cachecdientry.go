@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -23,7 +25,7 @@ import (
 
 // entryDataVolume builds the CDI cache entry name of the slot's key and
 // the checked version v, owned by the VM whose insert creates it.
-func entryDataVolume(o owner, slot system.MediaSlot, name string, v validators, certs string, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
+func entryDataVolume(o owner, slot system.MediaSlot, name string, v download.Validators, certs string, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
 	b, _ := json.Marshal(v)
 	return &cdiv1beta1.DataVolume{
 		ObjectMeta: metav1.ObjectMeta{
@@ -157,10 +159,10 @@ func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource
 		q := dv.Spec.Storage.Resources.Requests.Storage()
 		total -= q.Value()
 		c.r.c.evicted.Add(1)
-		c.r.log.InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "dataVolume", dv.Name, "size", q.String())
+		logctx.From(ctx).InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "dataVolume", dv.Name, "size", q.String())
 	}
 	if total > budget {
-		c.r.log.InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns, "bytes", total, "budget", budget)
+		logctx.From(ctx).InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns, "bytes", total, "budget", budget)
 	}
 	return nil
 }
@@ -195,12 +197,12 @@ func (c *cdiImporter) entry(ns, name string) (*unstructured.Unstructured, error)
 // anyVersion is the version of an entry of key in ns, else v: with
 // revalidation off (the tests' negative control) an entry of the key is
 // used whatever the server says.
-func (c *cdiImporter) anyVersion(ns, key string, v validators) validators {
+func (c *cdiImporter) anyVersion(ns, key string, v download.Validators) download.Validators {
 	for _, l := range c.listers {
 		objs, _ := l.ByNamespace(ns).List(cacheSelector())
 		for _, obj := range objs {
 			u, ok := obj.(*unstructured.Unstructured)
-			var old validators
+			var old download.Validators
 			if ok && u.GetAnnotations()[AnnotationCacheKey] == key &&
 				json.Unmarshal([]byte(u.GetAnnotations()[AnnotationCacheValidators]), &old) == nil {
 				return old

@@ -15,6 +15,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -28,7 +30,7 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	o := owner{key: system.Key{Namespace: "ns", Name: "vm-c"}, uid: "uid-c"}
 	var objs []runtime.Object
 	for i, name := range []string{"redfish-image-c", "redfish-image-d"} {
-		dv := entryDataVolume(o, system.MediaSlot{Slot: "cd0", CacheKey: name, Image: "http://x/" + name}, name, validators{ETag: `"1"`}, "", size, "")
+		dv := entryDataVolume(o, system.MediaSlot{Slot: "cd0", CacheKey: name, Image: "http://x/" + name}, name, download.Validators{ETag: `"1"`}, "", size, "")
 		dv.CreationTimestamp = metav1.NewTime(time.Unix(int64(1000+i), 0))
 		dv.Status.Phase = cdiv1beta1.Succeeded
 		u, err := unstructuredDataVolume(dv)
@@ -41,12 +43,11 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{DataVolumeResource: DataVolumeKind + "List"}, objs...)
 	r := &Reconciler{
 		opts:      Options{Dynamic: dyn, Kube: kubefake.NewClientset(), ImageCacheBudget: size.Value() * 5 / 2},
-		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		c:         &Counters{},
 		cacheUsed: map[string]time.Time{},
 	}
 	c := &cdiImporter{r: r}
-	if err := c.evict(t.Context(), "ns", "redfish-image-d", size); err != nil {
+	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-d", size); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.c.evicted.Load(); got != 0 {
@@ -60,7 +61,7 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 		t.Errorf("%d entries left, want 2: %v", len(l.Items), dataVolumeNames(l.Items))
 	}
 	// The control case of the same function: a new entry does need room.
-	if err := c.evict(t.Context(), "ns", "redfish-image-e", size); err != nil {
+	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-e", size); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.c.evicted.Load(); got != 1 {

@@ -3,48 +3,24 @@ package media
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// The check pod's side of the CDI image cache (cachecdi.go is the
-// bridge's): `redfish-bridge import --head-only` sends one HEAD to the
-// image URL, under the same address policy and with the same trust as a
-// download, and reports what the server says about the bytes (ETag,
-// Last-Modified, Content-Length) in its termination message. It writes
-// nothing.
+// cdiEjector deletes the slot's check pods on eject (its DataVolume is
+// the reconciler's: it sees the slot gone).
+type cdiEjector struct{ kube kubernetes.Interface }
 
-// head asks the server what the bytes at r.URL are: validators with
-// neither ETag nor Last-Modified when it gives none (or answers HEAD with
-// 405 or 501): such an image is never served from the cache.
-func (r ImportRequest) head(ctx context.Context, client *http.Client) (ImportResult, error) {
-	if err := ValidateURL(r.URL); err != nil {
-		return ImportResult{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, r.URL, nil)
-	if err != nil {
-		return ImportResult{}, fmt.Errorf("request %s: %w", r.URL, err)
-	}
-	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := client.Do(req)
-	if err != nil {
-		return ImportResult{}, fmt.Errorf("HEAD %s: %w", r.URL, err)
-	}
-	_ = resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		v := validatorsOf(resp)
-		return ImportResult{Validators: &v}, nil
-	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
-		return ImportResult{Validators: &validators{Length: -1}}, nil
-	}
-	return ImportResult{}, &HTTPStatusError{URL: r.URL, Status: resp.Status, Code: resp.StatusCode}
+func (e cdiEjector) eject(ctx context.Context, o owner, slot string) error {
+	return deleteOwnedPods(ctx, e.kube, o, checkSelector(slot), nil)
 }
 
 // checkPod is the check pod of the slot's current insert (cached, or
@@ -101,7 +77,7 @@ func (c *cdiImporter) checks(o owner, slot string) ([]*corev1.Pod, error) {
 func (c *cdiImporter) createCheckPod(ctx context.Context, t importTarget) error {
 	r, slot := c.r, t.slot
 	slot.CacheKey = "" // no cache entry mounted
-	pod := podFor(t.o, slot, r.opts.ImporterImage, ImportRequest{Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout, HeadOnly: true})
+	pod := podFor(t.o, slot, r.opts.ImporterImage, download.ImportRequest{Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout, HeadOnly: true})
 	pod.Name = checkPodName(slot)
 	pod.Labels[LabelImageCheck] = "true"
 	pod.Spec.Volumes = slices.DeleteFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil })
@@ -110,7 +86,7 @@ func (c *cdiImporter) createCheckPod(ctx context.Context, t importTarget) error 
 	_, err := r.opts.Kube.CoreV1().Pods(t.o.key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		r.log.InfoContext(ctx, "image check pod created", "vm", t.o.key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
+		logctx.From(ctx).InfoContext(ctx, "image check pod created", "vm", t.o.key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create check pod %s/%s: %w", t.o.key.Namespace, pod.Name, err)
 	}

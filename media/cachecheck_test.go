@@ -1,83 +1,21 @@
 package media
 
 import (
-	"errors"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
-
-// TestImportHeadOnly: `import --head-only` (the CDI image cache's check)
-// sends one HEAD, never a GET, and reports the server's validators; a
-// server without HEAD gives unusable validators (the insert is not
-// cached); an error status fails the check; the address policy applies.
-func TestImportHeadOnly(t *testing.T) {
-	var gets int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodHead {
-			gets++
-		}
-		switch r.URL.Path {
-		case "/a.iso":
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("Last-Modified", "Sat, 05 Dec 2026 06:00:00 GMT")
-			w.Header().Set("Content-Length", "12345")
-		case "/nohead.iso":
-			w.WriteHeader(http.StatusMethodNotAllowed)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
-	for _, tc := range []struct {
-		name, path string
-		policy     AddrPolicy
-		want       *validators
-		wantErr    bool
-		usable     bool
-	}{
-		{name: "validators", path: "/a.iso", want: &validators{ETag: `"v1"`, LastModified: "Sat, 05 Dec 2026 06:00:00 GMT", Length: 12345}, usable: true},
-		{name: "no HEAD: not cached", path: "/nohead.iso", want: &validators{Length: -1}},
-		{name: "404 fails", path: "/gone.iso", wantErr: true},
-		{name: "address policy", path: "/a.iso", policy: AddrPolicy{DenyLoopback: true}, wantErr: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := ImportRequest{URL: srv.URL + tc.path, HeadOnly: true, Policy: tc.policy}.Run(t.Context())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("Run: %v, want error %v", err, tc.wantErr)
-			}
-			if tc.wantErr {
-				var se *HTTPStatusError
-				if tc.path == "/gone.iso" && !errors.As(err, &se) {
-					t.Errorf("error %v is no HTTPStatusError", err)
-				}
-				return
-			}
-			if diff := cmp.Diff(tc.want, res.Validators); diff != "" {
-				t.Errorf("validators (-want +got):\n%s", diff)
-			}
-			if res.Validators.usable() != tc.usable || res.Bytes != 0 {
-				t.Errorf("result %+v: usable %v, want %v, and no bytes", res, res.Validators.usable(), tc.usable)
-			}
-		})
-	}
-	if gets != 0 {
-		t.Errorf("the check sent %d GETs", gets)
-	}
-}
 
 // TestCDIEntryName: a CDI cache entry is named by the key and the
 // version the check saw: a changed image is another entry, the same
 // version the same one.
 func TestCDIEntryName(t *testing.T) {
 	key := cacheKey(testCacheSecret, "https://images.example/a.iso", false, nil, nil, nil)
-	v1 := validators{ETag: `"1"`, Length: 10}
-	v2 := validators{ETag: `"2"`, Length: 10}
+	v1 := download.Validators{ETag: `"1"`, Length: 10}
+	v2 := download.Validators{ETag: `"2"`, Length: 10}
 	a, b := cdiEntryName(key, v1), cdiEntryName(key, v2)
 	if a == b || a != cdiEntryName(key, v1) || len(a) > 63 {
 		t.Errorf("entries %q (v1) and %q (v2): want distinct, stable, at most 63 characters", a, b)

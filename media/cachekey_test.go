@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -41,7 +42,7 @@ func TestCacheKeyOfflineGuess(t *testing.T) {
 	user, password := []byte("ironic"), []byte("summer2024")
 	dictionary := strings.Fields("123456 password ironic admin letmein summer2023 summer2024 winter2024")
 	slot := system.MediaSlot{}
-	data := map[string][]byte{CredentialUserKey: user, CredentialPasswordKey: password}
+	data := map[string][]byte{download.CredentialUserKey: user, download.CredentialPasswordKey: password}
 	guess := func(seen string, key func(pass []byte) string) string {
 		for _, p := range dictionary {
 			if CacheClaimName(key([]byte(p))) == seen {
@@ -131,5 +132,40 @@ func TestReadImageCacheKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCacheKey: a different URL, trust or credential is a different entry.
+func TestCacheKey(t *testing.T) {
+	base := func() (string, bool, []byte, []byte, []byte) {
+		return "https://img/a.iso", false, []byte("CA-1"), []byte("user"), []byte("pass")
+	}
+	key := func(url string, insecure bool, ca, user, pass []byte) string {
+		return cacheKey(testCacheSecret, url, insecure, ca, user, pass)
+	}
+	k0 := key(base())
+	for _, tc := range []struct {
+		name string
+		key  string
+	}{
+		{"url", func() string { _, i, c, u, p := base(); return key("https://img/b.iso", i, c, u, p) }()},
+		{"verify certificate", func() string { s, _, c, u, p := base(); return key(s, true, c, u, p) }()},
+		{"ca", func() string { s, i, _, u, p := base(); return key(s, i, []byte("CA-2"), u, p) }()},
+		{"no ca", func() string { s, i, _, u, p := base(); return key(s, i, nil, u, p) }()},
+		{"user", func() string { s, i, c, _, p := base(); return key(s, i, c, []byte("other"), p) }()},
+		{"password", func() string { s, i, c, u, _ := base(); return key(s, i, c, u, []byte("other")) }()},
+		{"field boundary", func() string { s, i, c, _, _ := base(); return key(s, i, c, []byte("userp"), []byte("ass")) }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.key == k0 {
+				t.Errorf("same key %s as the base insert", k0)
+			}
+		})
+	}
+	if diff := cmp.Diff(k0, key(base())); diff != "" {
+		t.Errorf("key not deterministic (-first +second):\n%s", diff)
+	}
+	if name := CacheClaimName(k0); len(name) > 63 || bytes.Contains([]byte(name), []byte("pass")) {
+		t.Errorf("entry name %q", name)
 	}
 }

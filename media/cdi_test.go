@@ -17,6 +17,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -167,7 +168,7 @@ func testCDITrust(t *testing.T, e *env) {
 		t.Fatalf("DataVolume http source %v, want certConfigMap %q and no secretRef", source, got.ImportSecret)
 	}
 	cm, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{})
-	if err != nil || !strings.Contains(cm.Data[media.CAKey], strings.TrimSpace(srv.ca.PEM)) {
+	if err != nil || !strings.Contains(cm.Data[download.CAKey], strings.TrimSpace(srv.ca.PEM)) {
 		t.Fatalf("certConfigMap %s (err %v): want the slot's CA", got.ImportSecret, err)
 	}
 	close(srv.gate)

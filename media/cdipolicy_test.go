@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -48,17 +49,17 @@ func testCDIHostPolicy(t *testing.T, e *env) {
 	}
 	byName := "http://localhost:" + u.Port() + "/policy-cdi.iso"
 	metadata := hosts{"metadata.attack.test": {netip.MustParseAddr("169.254.169.254")}}
-	denyLoopback := media.AddrPolicy{DenyLoopback: true}
+	denyLoopback := download.AddrPolicy{DenyLoopback: true}
 	for _, tc := range []struct {
 		name     string
-		policy   media.AddrPolicy
-		resolver media.HostResolver
+		policy   download.AddrPolicy
+		resolver download.HostResolver
 		image    string
 		refused  string // the reason, "" when accepted
 	}{
 		{"loopback name refused", denyLoopback, net.DefaultResolver, byName, "host localhost resolves to "},
-		{"metadata name", media.AddrPolicy{}, metadata, "http://metadata.attack.test/latest/meta-data/iam", "host metadata.attack.test resolves to 169.254.169.254, a refused cloud metadata address"},
-		{"loopback name allowed", media.AddrPolicy{}, net.DefaultResolver, byName, ""},
+		{"metadata name", download.AddrPolicy{}, metadata, "http://metadata.attack.test/latest/meta-data/iam", "host metadata.attack.test resolves to 169.254.169.254, a refused cloud metadata address"},
+		{"loopback name allowed", download.AddrPolicy{}, net.DefaultResolver, byName, ""},
 		{"negative control names not resolved", denyLoopback, nil, byName, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func testCDIHostPolicy(t *testing.T, e *env) {
 				}
 				return
 			}
-			var bad *media.InvalidURLError
+			var bad *download.InvalidURLError
 			if !errors.As(err, &bad) || !strings.Contains(bad.Reason, tc.refused) {
 				t.Fatalf("insert %s: %v, want an InvalidURLError (Redfish 400 PropertyValueFormatError) saying %q", tc.image, err, tc.refused)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -17,8 +18,8 @@ func testAddrPolicyConfigured(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	private := "http://10.1.2.3/image.iso"
 	strict := media.NewService(e.w, e.kube)
-	strict.SetAddrPolicy(media.AddrPolicy{DenyPrivate: true})
-	var bad *media.InvalidURLError
+	strict.SetAddrPolicy(download.AddrPolicy{DenyPrivate: true})
+	var bad *download.InvalidURLError
 	if _, err := strict.Insert(t.Context(), key, slot, system.MediaInsert{Image: private}); !errors.As(err, &bad) {
 		t.Fatalf("Insert %s under deny-private: %v, want an *InvalidURLError", private, err)
 	}
@@ -30,7 +31,7 @@ func testAddrPolicyConfigured(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 
-	_, stop := e.startReconciler(t, func(o *media.Options) { o.AddrPolicy = media.AddrPolicy{DenyLoopback: true} })
+	_, stop := e.startReconciler(t, func(o *media.Options) { o.AddrPolicy = download.AddrPolicy{DenyLoopback: true} })
 	defer stop()
 	url, _ := e.img.add("/policy.iso", 1<<20, false)
 	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {

@@ -27,7 +27,9 @@
 // [Reconciler] drives the state machine from watches (VMs through
 // [VMEvents], PVCs and each import method's objects through client-go
 // informers); the import method (importer.go: [ImportMethodPod],
-// [ImportMethodCDI]) makes and reads its objects. For the pod:
+// [ImportMethodCDI]) makes, reads and deletes its objects, also on
+// [Service.Eject], which deletes them through each registered method's
+// ejector (read live: the verbs run on every replica). For the pod:
 //
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
@@ -40,9 +42,9 @@
 // reconcile path, so no tenant's URL can hold the shared workers. A PVC
 // starts at DefaultSize; the import pod, which knows the image's size
 // (Content-Length, or counted when the server sends none), reports an
-// image that does not fit ([NeedRoomError]) and the PVC is re-created at
-// [ClaimSize]. An image above MaxImageSize fails the import
-// ([TooLargeError]). Only objects with the bridge's label and an
+// image that does not fit ([download.NeedRoomError]) and the PVC is re-created at
+// [download.ClaimSize]. An image above MaxImageSize fails the import
+// ([download.TooLargeError]). Only objects with the bridge's label and an
 // ownerReference to the VM's UID are ever deleted; a PVC that merely has
 // the slot's name fails the insert ([ForeignClaimError]).
 //
@@ -62,10 +64,12 @@
 // request to the image server), and the DataVolume requests at most
 // MaxImageSize.
 //
-// The import pod runs this binary's `import` subcommand ([RunImport]): a
-// plain HTTP(S) GET with Accept-Encoding identity (a compressed response
+// The import pod runs this binary's `import` subcommand
+// ([download.RunImport], the downloader's package): a plain HTTP(S) GET with Accept-Encoding identity (a compressed response
 // is refused, never inflated) streamed into the PVC up to the limits. The
-// URL is passed as an argument, never through a shell.
+// URL is passed as an argument, never through a shell; the reconciler
+// builds the arguments with [download.ImportRequest.Args], the pod parses
+// them with the same package.
 //
 // A slot's TLS trust (Redfish VerifyCertificate and Certificates, see
 // [Service.Trust]) lives in a ConfigMap owned by the VM; the bridge-wide CA
@@ -93,7 +97,7 @@
 //
 // Pod method: the reconciler creates the entry beside the
 // slot's PVC (at least as large) and mounts it into the insert's import
-// pod at [CacheMountPath]. The pod (cachefill.go), under an exclusive
+// pod at [CacheMountPath]. The pod (package [download]), under an exclusive
 // lock on the entry, revalidates: a HEAD with If-None-Match and
 // If-Modified-Since, sent with the slot's own trust and credentials, to
 // the same address policy. Fresh (304, or the same ETag, Last-Modified
@@ -111,7 +115,7 @@
 // A download into the entry that fails (the server's answer, not the
 // downloading pod's own end: an eject of its VM fails no other insert) is
 // recorded in the entry (failed.json); every import that was already
-// waiting for it fails with the same error ([SharedDownloadError]) without
+// waiting for it fails with the same error ([download.SharedDownloadError]) without
 // a request of its own, and an insert after the failure downloads again.
 //
 // [Options.ImageCacheBudget] bounds each namespace's entries: before a
@@ -151,7 +155,7 @@
 // Inserts waiting for an entry are enqueued when its phase or its progress
 // changes (cacheprogress.go), so each shows the shared download's progress. An entry whose import failed
 // fails every insert whose check pod was created before the failure (the
-// Running condition's time) with the same error ([SharedDownloadError]);
+// Running condition's time) with the same error ([download.SharedDownloadError]);
 // an insert checked after it deletes the failed entry and imports again.
 // The budget evicts CDI entries like the pod method's PVCs (least
 // recently used first, a live DataVolume list), never one still importing

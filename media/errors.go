@@ -5,17 +5,6 @@ import (
 	"fmt"
 )
 
-// InvalidURLError reports an image URL the bridge refuses (Redfish 400
-// PropertyValueFormatError on Image).
-type InvalidURLError struct {
-	URL    string
-	Reason string
-}
-
-func (e *InvalidURLError) Error() string {
-	return fmt.Sprintf("invalid image URL %q: %s", e.URL, e.Reason)
-}
-
 // BusyError reports an insert of a different image while an import is in
 // flight in the slot (Redfish 409).
 type BusyError struct {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -48,7 +49,7 @@ func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 	var errs []error
 	if len(volumesOnly) > 0 {
 		msg := fmt.Sprintf("media volume(s) %s have no disk entry; re-applying the media intent", strings.Join(volumesOnly, ", "))
-		r.log.WarnContext(ctx, "media volume without disk", "vm", vm.Key.String(), "volumes", volumesOnly)
+		logctx.From(ctx).WarnContext(ctx, "media volume without disk", "vm", vm.Key.String(), "volumes", volumesOnly)
 		r.event(ctx, vm.Object, ReasonVolumeWithoutDisk, msg)
 		reapplied := false
 		_, err := r.opts.Writer.Media(ctx, vm.Key, func(fresh *apply.VM, _ map[string]system.MediaSlot) error {
@@ -78,7 +79,7 @@ func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 	if cur != "" && (!seen || prev != cur) {
 		r.c.diskNoVol.Add(1)
 		msg := fmt.Sprintf("media disk(s) %s have no volume", strings.Join(disksOnly, ", "))
-		r.log.WarnContext(ctx, "media disk without volume", "vm", vm.Key.String(), "disks", disksOnly)
+		logctx.From(ctx).WarnContext(ctx, "media disk without volume", "vm", vm.Key.String(), "disks", disksOnly)
 		r.event(ctx, vm.Object, ReasonDiskWithoutVolume, msg)
 	}
 	return errors.Join(errs...)
@@ -106,7 +107,7 @@ func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, r
 		Count:               1,
 	}
 	if _, err := r.opts.Kube.CoreV1().Events(vm.GetNamespace()).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		r.log.WarnContext(ctx, "record event", "vm", vm.GetNamespace()+"/"+vm.GetName(), "reason", reason, "err", err)
+		logctx.From(ctx).WarnContext(ctx, "record event", "vm", vm.GetNamespace()+"/"+vm.GetName(), "reason", reason, "err", err)
 	}
 }
 
@@ -159,7 +160,7 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 	}
 	for _, c := range claims {
 		if orphan(c) && !used[c.Name] {
-			r.log.InfoContext(ctx, "deleting PVC of an empty slot", "vm", vm.Key.String(), "pvc", c.Name)
+			logctx.From(ctx).InfoContext(ctx, "deleting PVC of an empty slot", "vm", vm.Key.String(), "pvc", c.Name)
 			if err := deleteClaim(ctx, r.opts.Kube, c); err != nil {
 				errs = append(errs, err)
 				continue

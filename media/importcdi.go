@@ -16,10 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -64,7 +67,7 @@ const DataVolumeKind = "DataVolume"
 const annDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
 
 func init() {
-	registerImporter(ImportMethodCDI, 10, newCDIImporter)
+	registerImporter(ImportMethodCDI, 10, newCDIImporter, func(kube kubernetes.Interface) ejector { return cdiEjector{kube} })
 }
 
 // newCDIImporter is available when the reconciler has a dynamic client and
@@ -84,10 +87,11 @@ func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
 	if !slices.ContainsFunc(res.APIResources, func(a metav1.APIResource) bool { return a.Name == DataVolumeResource.Resource }) {
 		return nil, false, nil
 	}
-	return &cdiImporter{r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
+	return &cdiImporter{cdiEjector: cdiEjector{r.opts.Kube}, r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
 }
 
 type cdiImporter struct {
+	cdiEjector
 	r       *Reconciler
 	listers []cache.GenericLister
 	// pods are the check pods of the image cache (cachecheck.go).
@@ -213,7 +217,7 @@ func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus
 	case pvc != nil:
 		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
 	}
-	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
+	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(download.ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
 	if slot.CacheKey != "" {
 		return c.observeCached(ctx, t, st)
 	}
@@ -243,7 +247,7 @@ func (c *cdiImporter) status(u *unstructured.Unstructured) importStatus {
 	if dv.Spec.Storage != nil && st.state == importFailed {
 		q := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
 		if q.Value() >= c.r.opts.MaxImageSize {
-			st.reason += "; the DataVolume requests the maximum image size " + FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+			st.reason += "; the DataVolume requests the maximum image size " + download.FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
 		}
 	}
 	return st
@@ -313,7 +317,7 @@ func (c *cdiImporter) create(ctx context.Context, o owner, dv *cdiv1beta1.DataVo
 	_, err = c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		c.r.log.InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
+		logctx.From(ctx).InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
 		return nil
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.Name, err)
@@ -388,6 +392,6 @@ func (c *cdiImporter) deleteDataVolume(ctx context.Context, dv *unstructured.Uns
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete DataVolume %s/%s: %w", dv.GetNamespace(), dv.GetName(), err)
 	}
-	c.r.log.InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
+	logctx.From(ctx).InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
 	return nil
 }

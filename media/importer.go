@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -23,6 +24,7 @@ import (
 // An import method is one file: a type implementing Importer and an init
 // registering its factory with [registerImporter].
 type Importer interface {
+	ejector
 	// method is the name recorded on the slot (system.MediaSlot.Method).
 	method() string
 	// refuses says why this method cannot import the slot's insert ("": it can).
@@ -47,6 +49,18 @@ type Importer interface {
 	orphans(o owner) ([]metav1.Object, error)
 	// remove deletes one orphan.
 	remove(ctx context.Context, obj metav1.Object) error
+}
+
+// ejector is the part of an [Importer] the Redfish verbs use: Eject runs
+// on any replica, leader or not, so it reads live, not from the
+// reconciler's informers. Each registered method has one
+// ([registerImporter]), whether or not it is available in this cluster.
+type ejector interface {
+	// eject deletes the method's objects of the slot's imports that o owns
+	// and that an ejected slot leaves behind: what the verbs delete at
+	// once. The image's PVC and the import Secret are the verbs' own;
+	// what the reconciler collects when it sees the slot gone it collects.
+	eject(ctx context.Context, o owner, slot string) error
 }
 
 // Import methods (system.MediaSlot.Method, Options.ImportMethod).
@@ -103,11 +117,15 @@ type importStatus struct {
 // when the method is not available in this cluster.
 type importerFactory func(ctx context.Context, r *Reconciler) (imp Importer, ok bool, err error)
 
+// ejectorFactory builds an import method's [ejector] on the verbs' client.
+type ejectorFactory func(kube kubernetes.Interface) ejector
+
 // registration is one registered import method.
 type registration struct {
 	method     string
 	preference int
 	factory    importerFactory
+	ejector    ejectorFactory
 }
 
 // importerFactories are the registered import methods, most preferred first.
@@ -115,9 +133,10 @@ var importerFactories []registration
 
 // registerImporter makes an import method available; with
 // [ImportMethodAuto] the available method of the highest preference that
-// does not refuse an insert imports it.
-func registerImporter(method string, preference int, f importerFactory) {
-	importerFactories = append(importerFactories, registration{method, preference, f})
+// does not refuse an insert imports it. e builds what [Service.Eject]
+// deletes the method's objects with.
+func registerImporter(method string, preference int, f importerFactory, e ejectorFactory) {
+	importerFactories = append(importerFactories, registration{method, preference, f, e})
 	slices.SortStableFunc(importerFactories, func(a, b registration) int { return b.preference - a.preference })
 }
 
@@ -126,6 +145,16 @@ func ImportMethods() []string {
 	out := make([]string, len(importerFactories))
 	for i, f := range importerFactories {
 		out[i] = f.method
+	}
+	return out
+}
+
+// newEjectors builds every registered import method's [ejector] on kube:
+// the slot being ejected may have been imported by any of them.
+func newEjectors(kube kubernetes.Interface) []ejector {
+	out := make([]ejector, len(importerFactories))
+	for i, f := range importerFactories {
+		out[i] = f.ejector(kube)
 	}
 	return out
 }

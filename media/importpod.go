@@ -8,28 +8,42 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // The import pod: the bridge's own image runs `redfish-bridge import`
-// ([RunImport]) with the slot's PVC and import Secret mounted; the PVC is
-// the bridge's, sized [ClaimSize] and re-created larger when the pod
+// ([download.RunImport]) with the slot's PVC and import Secret mounted; the PVC is
+// the bridge's, sized [download.ClaimSize] and re-created larger when the pod
 // reports an image that does not fit. Always available.
 
 func init() {
 	registerImporter(ImportMethodPod, 0, func(_ context.Context, r *Reconciler) (Importer, bool, error) {
-		return &podImporter{r: r}, true, nil
-	})
+		return &podImporter{podEjector: podEjector{r.opts.Kube}, r: r}, true, nil
+	}, func(kube kubernetes.Interface) ejector { return podEjector{kube} })
 }
 
 type podImporter struct {
+	podEjector
 	r    *Reconciler
 	pods []corelisters.PodLister
 	// progress holds the last reads of running import pods' logs (podprogress.go).
 	progress podProgress
+}
+
+// podEjector deletes the slot's import pods (not the CDI method's check
+// pods) on eject.
+type podEjector struct{ kube kubernetes.Interface }
+
+func (e podEjector) eject(ctx context.Context, o owner, slot string) error {
+	return deleteOwnedPods(ctx, e.kube, o, importerSelector(slot), func(p *corev1.Pod) bool {
+		return p.Labels[LabelImageCheck] == ""
+	})
 }
 
 func (p *podImporter) method() string                  { return ImportMethodPod }
@@ -89,7 +103,7 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 				return importStatus{}, err
 			}
 			r.c.stale.Add(1)
-			r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", o.key.String(), "slot", slot.Slot, "pod", pod.Name)
+			logctx.From(ctx).InfoContext(ctx, "deleted import pod of an older insert", "vm", o.key.String(), "slot", slot.Slot, "pod", pod.Name)
 		}
 	}
 	switch {
@@ -133,7 +147,7 @@ func (p *podImporter) observe(ctx context.Context, t importTarget) (importStatus
 // podStatus reads an import pod.
 func podStatus(pod *corev1.Pod) importStatus {
 	st := importStatus{state: importRunning, started: pod.CreationTimestamp.Time}
-	res, ok := ParseImportResult(terminationMessage(pod))
+	res, ok := download.ParseImportResult(terminationMessage(pod))
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		st.state = importSucceeded
@@ -188,7 +202,7 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 			}
 		}
 	}
-	pod := podFor(t.o, slot, r.opts.ImporterImage, ImportRequest{
+	pod := podFor(t.o, slot, r.opts.ImporterImage, download.ImportRequest{
 		Policy: r.opts.AddrPolicy, Timeout: r.opts.ImportTimeout,
 		MaxBytes: r.opts.MaxImageSize, ClaimSize: st.claimSize,
 	})
@@ -196,9 +210,9 @@ func (p *podImporter) start(ctx context.Context, t importTarget, st importStatus
 	switch {
 	case err == nil:
 		r.c.podsCreated.Add(1)
-		r.log.InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
+		logctx.From(ctx).InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
-		r.log.DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
+		logctx.From(ctx).DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
 	default:
 		return fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
 	}
@@ -236,7 +250,7 @@ func (p *podImporter) settle(ctx context.Context, t importTarget) error {
 		}
 		if pod.Labels[LabelInsertID] != t.slot.InsertID {
 			p.r.c.stale.Add(1)
-			p.r.log.InfoContext(ctx, "deleted import pod of an older insert", "vm", t.o.key.String(), "slot", t.slot.Slot, "pod", pod.Name)
+			logctx.From(ctx).InfoContext(ctx, "deleted import pod of an older insert", "vm", t.o.key.String(), "slot", t.slot.Slot, "pod", pod.Name)
 		}
 	}
 	return nil

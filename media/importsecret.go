@@ -12,6 +12,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -101,15 +102,15 @@ func (s *Service) importData(ctx context.Context, key system.Key, slot string, r
 			}
 		}
 		if ca.Len() > 0 {
-			data[CAKey] = []byte(ca.String())
+			data[download.CAKey] = []byte(ca.String())
 			fields.CABundle = true
 		}
 	} else {
 		fields.Insecure = true
 	}
 	if req.HasCredentials() {
-		data[CredentialUserKey] = []byte(req.UserName)
-		data[CredentialPasswordKey] = []byte(req.Password)
+		data[download.CredentialUserKey] = []byte(req.UserName)
+		data[download.CredentialPasswordKey] = []byte(req.Password)
 		fields.Credentials = true
 	}
 	if len(data) == 0 {
@@ -140,8 +141,8 @@ func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot sys
 		OwnerReferences: []metav1.OwnerReference{o.ref()},
 	}
 	create := metav1.CreateOptions{FieldManager: apply.ManagerMedia}
-	if ca, ok := data[CAKey]; ok {
-		cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{CAKey: string(ca)}}
+	if ca, ok := data[download.CAKey]; ok {
+		cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{download.CAKey: string(ca)}}
 		if _, err := s.kube.CoreV1().ConfigMaps(vm.Key.Namespace).Create(ctx, cm, create); err != nil {
 			return fmt.Errorf("create import ConfigMap %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)
 		}
@@ -152,7 +153,7 @@ func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot sys
 	sec := &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{CredentialUserKey: data[CredentialUserKey], CredentialPasswordKey: data[CredentialPasswordKey]},
+		Data:       map[string][]byte{download.CredentialUserKey: data[download.CredentialUserKey], download.CredentialPasswordKey: data[download.CredentialPasswordKey]},
 	}
 	if _, err := s.kube.CoreV1().Secrets(vm.Key.Namespace).Create(ctx, sec, create); err != nil {
 		return fmt.Errorf("create import Secret %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)

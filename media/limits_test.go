@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -66,7 +67,7 @@ func testPVCSizedFromTheImage(t *testing.T, e *env) {
 			if ready.SizeBytes != int64(tc.size) {
 				t.Errorf("SizeBytes %d, want %d", ready.SizeBytes, tc.size)
 			}
-			if got, want := e.claimRequest(t, ins.ClaimName), media.ClaimSize(int64(tc.size), resource.Quantity{}); got.Cmp(want) != 0 {
+			if got, want := e.claimRequest(t, ins.ClaimName), download.ClaimSize(int64(tc.size), resource.Quantity{}); got.Cmp(want) != 0 {
 				t.Errorf("PVC %s, want %s", got.String(), want.String())
 			}
 			data, err := os.ReadFile(e.sim.ImagePath(e.ns, ins.ClaimName))

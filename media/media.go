@@ -10,17 +10,20 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // Service implements the virtual-media verbs on top of [apply.Writer].
 type Service struct {
-	w        apply.Writer
-	kube     kubernetes.Interface
+	w    apply.Writer
+	kube kubernetes.Interface
+	// ejectors delete each import method's objects on Eject.
+	ejectors []ejector
 	now      func() time.Time
 	bundle   CABundle
-	policy   AddrPolicy
-	resolver HostResolver
+	policy   download.AddrPolicy
+	resolver download.HostResolver
 	// trustCache serves Trust's reads; nil reads live.
 	trustCache *TrustCache
 	// imageCache records each insert's cache key (cache.go).
@@ -33,13 +36,13 @@ type Service struct {
 // pods and PVCs through kube. It logs with the logger in each call's
 // context.
 func NewService(w apply.Writer, kube kubernetes.Interface) *Service {
-	return &Service{w: w, kube: kube, now: time.Now}
+	return &Service{w: w, kube: kube, now: time.Now, ejectors: newEjectors(kube)}
 }
 
 // SetAddrPolicy makes Insert refuse image URLs whose literal IP p refuses
 // (a 400 before anything is recorded); the zero policy is the default.
 // The import itself checks every connection under [Options.AddrPolicy].
-func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
+func (s *Service) SetAddrPolicy(p download.AddrPolicy) { s.policy = p }
 
 // SetHostResolver makes Insert also resolve the image URL's host name with
 // r and refuse it (the same 400 as a literal refused IP, before anything is
@@ -47,7 +50,7 @@ func (s *Service) SetAddrPolicy(p AddrPolicy) { s.policy = p }
 // [AddrPolicy.ValidateResolved]. For an import method that does not check
 // the addresses it dials (CDI's importer); nil: names are left to the
 // import pod's connect-time check.
-func (s *Service) SetHostResolver(r HostResolver) { s.resolver = r }
+func (s *Service) SetHostResolver(r download.HostResolver) { s.resolver = r }
 
 // validateURL is the insert's check of image for a VM of namespace:
 // [AddrPolicy.ValidateURL], and [AddrPolicy.ValidateResolved] with a
@@ -179,10 +182,12 @@ func (s *Service) record(ctx context.Context, key system.Key, fresh system.Media
 
 // Eject empties the slot: one apply removes the slot, its CD-ROM disk and
 // its volume together (apply/ releases boot fields on the disk first); then
-// the import pods, the import Secret and ConfigMap and the PVC the bridge
-// made for this VM are deleted (a CDI DataVolume, and the PVC it owns, by
-// the [Reconciler], which sees the slot gone). Ejecting an empty slot succeeds and still cleans up
-// leftovers of an interrupted eject.
+// each import method deletes its objects of the slot (the import pods, the
+// CDI method's check pods; a CDI DataVolume, and the PVC it owns, are the
+// [Reconciler]'s, which sees the slot gone), and the import Secret and
+// ConfigMap and the PVC the bridge made for this VM are deleted. Ejecting
+// an empty slot succeeds and still cleans up leftovers of an interrupted
+// eject.
 func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error {
 	if !ValidSlot(slot) {
 		return fmt.Errorf("eject %s slot %q: %w", key, slot, ErrInvalidSlot)
@@ -207,9 +212,12 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	// Only what the bridge made for this VM (label and ownerReference to
-	// its UID) is deleted, never an object that merely has the name.
-	if err := deleteImports(ctx, s.kube, o, slot, ""); err != nil {
-		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+	// its UID) is deleted, never an object that merely has the name. Each
+	// import method deletes its own objects.
+	for _, e := range s.ejectors {
+		if err := e.eject(ctx, o, slot); err != nil {
+			return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
+		}
 	}
 	if err := deleteImportSecret(ctx, s.kube, o, ejected); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)

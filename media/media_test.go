@@ -17,6 +17,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -355,7 +356,7 @@ func testEject(t *testing.T, e *env) {
 }
 
 func isInvalidURL(err error) bool {
-	var iu *media.InvalidURLError
+	var iu *download.InvalidURLError
 	return errors.As(err, &iu)
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -74,7 +75,7 @@ func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageCla
 // argv element of the bridge binary: no shell ever sees it. The slot's
 // import ConfigMap (CAs) and Secret (credentials) are mounted read-only
 // under [ImportConfigPath]; only their file paths are arguments.
-func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *corev1.Pod {
+func podFor(o owner, slot system.MediaSlot, image string, req download.ImportRequest) *corev1.Pod {
 	l := objectLabels(ComponentImporter, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
 	req.URL, req.Dest, req.SkipVerify = slot.Image, ImageDest, slot.Insecure
@@ -86,7 +87,7 @@ func podFor(o owner, slot system.MediaSlot, image string, req ImportRequest) *co
 		},
 	}}
 	if slot.ImportSecret != "" && slot.CABundle {
-		req.CAFile = importCAPath + "/" + CAKey
+		req.CAFile = importCAPath + "/" + download.CAKey
 		mounts = append(mounts, corev1.VolumeMount{Name: "import-ca", MountPath: importCAPath, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{
 			Name: "import-ca",

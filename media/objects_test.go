@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -15,7 +16,7 @@ func TestPodFor(t *testing.T) {
 	o := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
 	url := "http://host/x.iso?a=$(reboot)&b=`id`;rm -rf /"
 	slot := system.MediaSlot{Slot: "cd0", Image: url, InsertID: "0123456789abcdef", ClaimName: "vm1-media-cd0"}
-	pod := podFor(o, slot, "img:1", ImportRequest{
+	pod := podFor(o, slot, "img:1", download.ImportRequest{
 		URL: url, Dest: ImageDest, Timeout: time.Minute,
 		MaxBytes: 64 << 30, ClaimSize: resource.MustParse("8Gi"),
 	})

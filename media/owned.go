@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -122,18 +123,18 @@ func deleteOwnedClaim(ctx context.Context, kube kubernetes.Interface, o owner, n
 	return nil
 }
 
-// deleteImports deletes the slot's import pods o owns, except the one of
-// keepID.
-func deleteImports(ctx context.Context, kube kubernetes.Interface, o owner, slot, keepID string) error {
+// deleteOwnedPods deletes the pods of sel (read live) that o owns and
+// that del, if set, says to delete.
+func deleteOwnedPods(ctx context.Context, kube kubernetes.Interface, o owner, sel labels.Selector, del func(*corev1.Pod) bool) error {
 	pods, err := kube.CoreV1().Pods(o.key.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: importerSelector(slot).String(),
+		LabelSelector: sel.String(),
 	})
 	if err != nil {
 		return fmt.Errorf("list import pods: %w", err)
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !o.owns(p) || p.Labels[LabelInsertID] == keepID {
+		if !o.owns(p) || (del != nil && !del(p)) {
 			continue
 		}
 		if err := deletePod(ctx, kube, p); err != nil {

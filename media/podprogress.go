@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // The bridge's side of the import pod's progress (importprogress.go): the
@@ -88,12 +91,12 @@ func (pp *podProgress) percent(ctx context.Context, r *Reconciler, pod *corev1.P
 		Container: ImporterContainer, TailLines: ptr.To[int64](progressTailLines), LimitBytes: ptr.To[int64](progressLimitBytes),
 	}).DoRaw(rctx)
 	if err != nil {
-		r.log.DebugContext(ctx, "import pod's progress not read", "pod", pod.Namespace+"/"+pod.Name, "error", err)
+		logctx.From(ctx).DebugContext(ctx, "import pod's progress not read", "pod", pod.Namespace+"/"+pod.Name, "error", err)
 		return last.percent
 	}
 	pct := last.percent
-	if written, total, ok := ParseProgress(out); ok {
-		pct = max(pct, progressPercent(written, total))
+	if written, total, ok := download.ParseProgress(out); ok {
+		pct = max(pct, download.ProgressPercent(written, total))
 	}
 	pp.mu.Lock()
 	pp.reads[pod.UID] = progressRead{at: now, percent: pct}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -52,7 +54,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
 	key := vm.Key
 	t := importTarget{o: o, slot: slot}
-	r.log.DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
+	logctx.From(ctx).DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
 	if !slot.Phase.Busy() {
 		var errs []error
 		for _, imp := range r.importers {
@@ -108,7 +110,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	}
 	// Nothing of this insert exists yet.
 	if slot.SizeBytes > r.opts.MaxImageSize {
-		return 0, r.refuse(ctx, o, slot, (&TooLargeError{Bytes: slot.SizeBytes, Announced: true, Max: r.opts.MaxImageSize}).Error())
+		return 0, r.refuse(ctx, o, slot, (&download.TooLargeError{Bytes: slot.SizeBytes, Announced: true, Max: r.opts.MaxImageSize}).Error())
 	}
 	// The slot as cached may be stale (ejected or re-inserted a moment
 	// ago): record the start first. The apply is preconditioned on what was
@@ -127,7 +129,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		}
 	})
 	if err != nil || !started {
-		r.log.DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
+		logctx.From(ctx).DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
 		return 0, err
 	}
 	t.slot.Method = imp.method()
@@ -197,7 +199,7 @@ func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st
 func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, need int64) error {
 	key, slot := t.o.key, t.slot
 	if need > r.opts.MaxImageSize {
-		if err := r.refuse(ctx, t.o, slot, (&TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
+		if err := r.refuse(ctx, t.o, slot, (&download.TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
 			return err
 		}
 		return imp.finish(ctx, t)
@@ -205,12 +207,12 @@ func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, n
 	if need > slot.SizeBytes { // else: this report is already recorded
 		_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 			s.SizeBytes = need
-			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, FormatBytes(need), slot.ClaimName)
+			s.Reason = fmt.Sprintf("image is %d bytes (%s); re-creating PVC %s for it", need, download.FormatBytes(need), slot.ClaimName)
 		})
 		if err != nil {
 			return err
 		}
-		r.log.InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
+		logctx.From(ctx).InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
 	}
 	return imp.finish(ctx, t)
 }
@@ -239,7 +241,7 @@ func (r *Reconciler) finish(ctx context.Context, key system.Key, slot system.Med
 	})
 	if ok {
 		lvl := "import finished"
-		r.log.InfoContext(ctx, lvl, "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "phase", phase, "reason", reason)
+		logctx.From(ctx).InfoContext(ctx, lvl, "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "phase", phase, "reason", reason)
 	}
 	return ok, err
 }
@@ -275,7 +277,7 @@ func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system
 // PVC is ready to be created), and the size the import pod writes into. A
 // too small PVC is deleted (and re-created once gone).
 func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, claimSize resource.Quantity, err error) {
-	want := ClaimSize(size, r.opts.DefaultSize)
+	want := download.ClaimSize(size, r.opts.DefaultSize)
 	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
 	if err != nil || pvc == nil {
 		return false, err == nil, want, err
@@ -290,19 +292,19 @@ func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaS
 	if size <= 0 || have.Cmp(want) >= 0 {
 		return true, true, have, nil
 	}
-	r.log.InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
+	logctx.From(ctx).InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
 	return true, false, want, deleteClaim(ctx, r.opts.Kube, pvc)
 }
 
 // createClaim creates the slot's PVC sized for size bytes.
 func (r *Reconciler) createClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) error {
-	want := ClaimSize(size, r.opts.DefaultSize)
+	want := download.ClaimSize(size, r.opts.DefaultSize)
 	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
 		claimFor(o, slot, want, r.opts.StorageClass), metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		r.c.claimsCreated.Add(1)
-		r.log.InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
+		logctx.From(ctx).InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
 	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
 	default:
 		return fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)

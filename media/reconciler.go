@@ -21,6 +21,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -46,8 +47,8 @@ type Options struct {
 	// (the bridge's own image).
 	ImporterImage string
 	// AddrPolicy is what the import pods check on every connection (see
-	// [AddrPolicy]); the zero value is the default policy.
-	AddrPolicy AddrPolicy
+	// [download.AddrPolicy]); the zero value is the default policy.
+	AddrPolicy download.AddrPolicy
 	// StorageClass of the image PVCs; "" uses the cluster default.
 	StorageClass string
 	// DefaultSize is the size of an image PVC before the image's size is
@@ -109,7 +110,6 @@ type Counters struct {
 // Reconciler drives virtual-media imports from watches. See the package doc.
 type Reconciler struct {
 	opts      Options
-	log       *slog.Logger
 	ctrl      *controller.Controller
 	claims    []corelisters.PersistentVolumeClaimLister
 	importers []Importer
@@ -145,10 +145,10 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		opts.OrphanGrace = 30 * time.Second
 	}
 	if opts.MaxImageSize == 0 {
-		opts.MaxImageSize = DefaultMaxImageSize
+		opts.MaxImageSize = download.DefaultMaxImageSize
 	}
-	if opts.MaxImageSize < 0 || opts.MaxImageSize > MaxImageSizeLimit {
-		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, MaxImageSizeLimit)
+	if opts.MaxImageSize < 0 || opts.MaxImageSize > download.MaxImageSizeLimit {
+		return nil, fmt.Errorf("media reconciler: MaxImageSize %d is not between 1 and %d", opts.MaxImageSize, download.MaxImageSizeLimit)
 	}
 	if opts.ImportMethod == "" {
 		opts.ImportMethod = ImportMethodAuto
@@ -165,13 +165,8 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 	if opts.Counters == nil {
 		opts.Counters = &Counters{}
 	}
-	var log *slog.Logger // else Run's ctx's
-	if opts.Log != nil {
-		log = opts.Log.With("controller", "media")
-	}
 	return &Reconciler{
 		opts:      opts,
-		log:       log,
 		ctrl:      opts.Controller,
 		c:         opts.Counters,
 		reported:  map[system.Key]string{},
@@ -200,10 +195,11 @@ func (c *Counters) Stats() Stats {
 // stops the informers. A Reconciler runs once. What it calls logs with its
 // logger (controller=media), carried in ctx.
 func (r *Reconciler) Run(ctx context.Context) error {
-	if r.log == nil {
-		r.log = logctx.From(ctx).With("controller", "media")
+	log := r.opts.Log
+	if log == nil {
+		log = logctx.From(ctx)
 	}
-	ctx = logctx.Into(ctx, r.log)
+	ctx = logctx.Into(ctx, log.With("controller", "media"))
 	if err := r.ctrl.Run(ctx, controller.ReconcileFunc(r.pass),
 		controller.SourceFunc(r.watch), controller.VMEvents(r.opts.Events)); err != nil {
 		return fmt.Errorf("media reconciler: %w", err)
@@ -262,7 +258,7 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
 		return nil, fmt.Errorf("caches did not sync: %w", context.Cause(ctx))
 	}
-	r.log.InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
+	logctx.From(ctx).InfoContext(ctx, "media reconciler started", "namespaces", namespaces, "importMethods", methods, "image", r.opts.ImporterImage)
 	return shutdown, nil
 }
 

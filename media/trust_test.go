@@ -20,6 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -121,14 +122,14 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != vmObj.GetUID() || sec.OwnerReferences[0].Kind != "VirtualMachine" {
 		t.Errorf("import Secret owners %+v, want the VM (UID %s)", sec.OwnerReferences, vmObj.GetUID())
 	}
-	if string(sec.Data[media.CredentialPasswordKey]) != imagePass || string(sec.Data[media.CredentialUserKey]) != imageUser {
+	if string(sec.Data[download.CredentialPasswordKey]) != imagePass || string(sec.Data[download.CredentialUserKey]) != imageUser {
 		t.Errorf("import Secret keys %v: want the credentials", keys(sec.Data))
 	}
 	cm, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(t.Context(), got.ImportSecret, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("import ConfigMap: %v", err)
 	}
-	if !strings.Contains(cm.Data[media.CAKey], strings.TrimSpace(srv.ca.PEM)) || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != vmObj.GetUID() {
+	if !strings.Contains(cm.Data[download.CAKey], strings.TrimSpace(srv.ca.PEM)) || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != vmObj.GetUID() {
 		t.Errorf("import ConfigMap %+v: want the slot's CA, owned by the VM", cm)
 	}
 	var pod corev1.Pod

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,11 @@ import (
 type TrustCache struct {
 	// informers by namespace ("" when cluster-wide).
 	informers map[string]cache.SharedIndexInformer
+
+	mu sync.Mutex
+	// changed is closed (and replaced) when any informer's handler sees a
+	// ConfigMap added, updated or deleted: what [TrustCache.await] waits on.
+	changed chan struct{}
 }
 
 // trustSelector selects the ConfigMaps [Service.editTrust] creates.
@@ -39,7 +45,13 @@ func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces 
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	c := &TrustCache{informers: make(map[string]cache.SharedIndexInformer, len(namespaces))}
+	c := &TrustCache{informers: make(map[string]cache.SharedIndexInformer, len(namespaces)), changed: make(chan struct{})}
+	notify := func(any) { c.notify() }
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, obj any) { notify(obj) },
+		DeleteFunc: notify,
+	}
 	var synced []cache.InformerSynced
 	for _, ns := range namespaces {
 		if _, dup := c.informers[ns]; dup {
@@ -51,9 +63,13 @@ func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces 
 		if err := inf.SetTransform(trimTrust); err != nil {
 			return nil, fmt.Errorf("trust cache: %w", err)
 		}
+		reg, err := inf.AddEventHandler(handler)
+		if err != nil {
+			return nil, fmt.Errorf("trust cache: %w", err)
+		}
 		c.informers[ns] = inf
 		f.Start(ctx.Done())
-		synced = append(synced, inf.HasSynced)
+		synced = append(synced, inf.HasSynced, reg.HasSynced)
 	}
 	start := time.Now()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
@@ -61,6 +77,22 @@ func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces 
 	}
 	logctx.From(ctx).Info("trust cache synced", "namespaces", namespaces, "took", time.Since(start))
 	return c, nil
+}
+
+// notify wakes the waiters of [TrustCache.await]: the informer's indexer
+// already holds the change when its handlers run.
+func (c *TrustCache) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// next is what the next change closes.
+func (c *TrustCache) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // trimTrust drops a cached ConfigMap's managedFields (one entry per
@@ -95,15 +127,18 @@ func (c *TrustCache) get(namespace, name string) (*corev1.ConfigMap, error) {
 
 // trustCacheWait bounds how long a trust write waits for the cache to
 // show it; the watch normally delivers within milliseconds.
-const trustCacheWait = 2 * time.Second
+var trustCacheWait = 2 * time.Second
 
 // await waits (bounded) until the cache holds namespace/name at
 // resourceVersion rv or later, so the client's next GET reads its own
-// write back.
+// write back. It looks again only when the informers' handlers report a
+// change, never on a timer.
 func (c *TrustCache) await(ctx context.Context, namespace, name, rv string) {
 	want, err := strconv.ParseUint(rv, 10, 64)
-	deadline := time.Now().Add(trustCacheWait)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(trustCacheWait)
+	defer deadline.Stop()
+	for {
+		changed := c.next() // before the read: a change after it wakes us
 		cm, _ := c.get(namespace, name)
 		if cm != nil {
 			if cm.ResourceVersion == rv {
@@ -116,7 +151,9 @@ func (c *TrustCache) await(ctx context.Context, namespace, name, rv string) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(5 * time.Millisecond):
+		case <-deadline.C:
+			return
+		case <-changed:
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
@@ -89,7 +90,7 @@ type Config struct {
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.
-	ImageAddrPolicy media.AddrPolicy
+	ImageAddrPolicy download.AddrPolicy
 	// MetricsListen is the plain-HTTP address serving /metrics, /healthz
 	// and /readyz (e.g. ":9090"); "" serves none ([Running.Metrics] still
 	// collects).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -38,7 +39,7 @@ type serveOptions struct {
 	configFile                          string
 	imagePolicy, importMethod           string
 	imageCAConfigMap, imageCAKey        string
-	addrPolicy                          media.AddrPolicy
+	addrPolicy                          download.AddrPolicy
 	kubeQPS                             float64
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
@@ -98,7 +99,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.importer, "importer-image", "", "image of the ISO import pods (default: the bridge's own)")
 	fs.StringVar(&o.importMethod, "import-method", media.ImportMethodAuto, "how images are imported: auto (a CDI DataVolume where CDI's DataVolume CRD is installed, else an import pod), "+strings.Join(media.ImportMethods(), " or "))
 	fs.StringVar(&o.storageClass, "storage-class", "", "StorageClass of image PVCs (default: the cluster default)")
-	fs.StringVar(&o.maxImageSize, "max-image-size", media.FormatBytes(media.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
+	fs.StringVar(&o.maxImageSize, "max-image-size", download.FormatBytes(download.DefaultMaxImageSize), "largest image an import may write (1Mi to 1Pi); a larger one fails its Task")
 	fs.StringVar(&o.imageClaimSize, "image-claim-size", "8Gi", "size of an image PVC before the image's size is known; an import pod that finds the image larger has the PVC re-created to fit")
 	fs.BoolVar(&o.imageCache, "image-cache", false, "share one download among the inserts of one image in a namespace: with the import pod, each insert's import pod revalidates the namespace's cached copy with a conditional HEAD to the image server (with the insert's own CAs and credentials; the cache key includes them), downloads only when it is absent or changed, and copies it into the VM's own PVC (the cached copy is a PVC redfish-image-<key>); with CDI, each insert's check pod (import --head-only) sends a HEAD, CDI imports each version once into a DataVolume redfish-image-<key>-<version> and every VM's DataVolume is a CDI clone of it; cached copies are owned by the VM whose insert created them")
 	fs.StringVar(&o.imageCacheKeyFile, "image-cache-key-file", "", "with --image-cache (required then), a file holding the secret the cache keys are an HMAC under (at least 32 bytes, e.g. from openssl rand -hex 32; the chart generates one into a Secret and mounts it), so a key in a slot annotation or an entry's PVC name reveals nothing of the credentials; the same file on every replica and across restarts, else entries are not shared (a new secret leaves the old entries unused: redfish-bridge cache prune deletes them)")
@@ -133,7 +134,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if o.namespace == "" {
 		return nil, errors.New("serve: --namespace (or POD_NAMESPACE) is required")
 	}
-	p, err := media.ParseAddrPolicy(o.imagePolicy)
+	p, err := download.ParseAddrPolicy(o.imagePolicy)
 	if err != nil {
 		return nil, fmt.Errorf("serve: --image-addr-policy: %w", err)
 	}
@@ -141,7 +142,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if o.importMethod != media.ImportMethodAuto && !slices.Contains(media.ImportMethods(), o.importMethod) {
 		return nil, fmt.Errorf("serve: --import-method %q: want %s or one of %v", o.importMethod, media.ImportMethodAuto, media.ImportMethods())
 	}
-	if o.maxImageBytes, err = media.ParseImageSize(o.maxImageSize); err != nil {
+	if o.maxImageBytes, err = download.ParseImageSize(o.maxImageSize); err != nil {
 		return nil, fmt.Errorf("serve: --max-image-size: %w", err)
 	}
 	budget, err := resource.ParseQuantity(o.imageCacheSize)

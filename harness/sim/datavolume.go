@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // RunDataVolumes plays CDI's DataVolume controller (and the garbage
@@ -222,7 +223,7 @@ func (d *dataVolumes) start(ctx context.Context, dv *unstructured.Unstructured, 
 		if dctx.Err() != nil {
 			return // the DataVolume went away
 		}
-		if nr := (*media.NeedRoomError)(nil); errors.As(err, &nr) {
+		if nr := (*download.NeedRoomError)(nil); errors.As(err, &nr) {
 			err = fmt.Errorf("Virtual image size %d is larger than the reported available storage %d. A larger PVC is required.", nr.Bytes, nr.Room) //nolint:staticcheck // CDI's words
 		}
 		if err != nil {
@@ -240,13 +241,13 @@ func (d *dataVolumes) start(ctx context.Context, dv *unstructured.Unstructured, 
 
 // request is the import dv asks for, with its secretRef and certConfigMap
 // written as files into a fresh directory (removed by the caller).
-func (d *dataVolumes) request(ctx context.Context, dv *unstructured.Unstructured, pvc *corev1.PersistentVolumeClaim) (media.ImportRequest, string, error) {
+func (d *dataVolumes) request(ctx context.Context, dv *unstructured.Unstructured, pvc *corev1.PersistentVolumeClaim) (download.ImportRequest, string, error) {
 	ns := dv.GetNamespace()
 	url, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url")
 	secret, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "secretRef")
 	certs, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "certConfigMap")
 	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	req := media.ImportRequest{URL: url, Dest: d.s.ImagePath(ns, pvc.Name), RoomBytes: max(size.Value(), 1)}
+	req := download.ImportRequest{URL: url, Dest: d.s.ImagePath(ns, pvc.Name), RoomBytes: max(size.Value(), 1)}
 	dir := filepath.Join(d.s.opts.DataDir, ".datavolumes", string(dv.GetUID()))
 	if secret != "" {
 		sec, err := d.s.kube.CoreV1().Secrets(ns).Get(ctx, secret, metav1.GetOptions{})

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // The import pod contract (media/ creates these pods).
@@ -30,7 +30,7 @@ const (
 
 // importJob is what an import pod asks for.
 type importJob struct {
-	req   media.ImportRequest
+	req   download.ImportRequest
 	claim string
 }
 
@@ -49,7 +49,7 @@ func parseImportPod(pod *corev1.Pod) (importJob, error) {
 			}
 		}
 	}
-	req, err := media.ParseImportArgs(flags)
+	req, err := download.ParseImportArgs(flags)
 	if err != nil {
 		return job, fmt.Errorf("import pod %s/%s: container %q: %w", pod.Namespace, pod.Name, ImporterContainer, err)
 	}
@@ -185,7 +185,7 @@ func (s *Simulator) startImport(ctx context.Context, pod *corev1.Pod, job import
 			s.log.InfoContext(ctx, "import aborted", "pod", pod.Namespace+"/"+pod.Name, "error", err)
 			return
 		}
-		s.finishImport(ctx, pod, err, media.TerminationMessage(res, err))
+		s.finishImport(ctx, pod, err, download.TerminationMessage(res, err))
 	})
 	return nil
 }
@@ -232,12 +232,12 @@ func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr
 		s.log.InfoContext(ctx, "import failed", "pod", pod.Namespace+"/"+pod.Name, "error", importErr)
 		return
 	}
-	if res, ok := media.ParseImportResult(msg); ok && res.Validators != nil && res.Bytes == 0 {
+	if res, ok := download.ParseImportResult(msg); ok && res.Validators != nil && res.Bytes == 0 {
 		s.imageChecks.Add(1) // a --head-only check, not an import
 		return
 	}
 	s.importsOK.Add(1)
-	if res, ok := media.ParseImportResult(msg); ok && res.FromCache {
+	if res, ok := download.ParseImportResult(msg); ok && res.FromCache {
 		s.importsFromCache.Add(1)
 	}
 	s.log.InfoContext(ctx, "import done", "pod", pod.Namespace+"/"+pod.Name, "message", msg)

@@ -18,12 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testca"
-	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // The kubelet's log endpoint: the simulator runs import pods in-process,
 // and what their program prints (the import's progress lines, then its
-// result: [media.RunImport]'s output) is served as the pods' logs the way
+// result: [download.RunImport]'s output) is served as the pods' logs the way
 // a node does. An HTTPS server on 127.0.0.1 answers
 // /containerLogs/{namespace}/{pod}/{container} (tailLines, limitBytes),
 // and the Node [NodeName] gets status.addresses InternalIP 127.0.0.1 and
@@ -90,13 +90,13 @@ func (k *kubelet) forget(pod *corev1.Pod) {
 
 // runImportLogged is [Simulator.runImport] printing what `redfish-bridge
 // import` prints into the pod's log: progress lines, then the result.
-func (s *Simulator) runImportLogged(ctx context.Context, pod *corev1.Pod, job importJob) (media.ImportResult, error) {
+func (s *Simulator) runImportLogged(ctx context.Context, pod *corev1.Pod, job importJob) (download.ImportResult, error) {
 	out := s.kubelet.logOf(pod)
-	report, stop := media.PrintProgress(out)
+	report, stop := download.PrintProgress(out)
 	job.req.Progress = report
 	res, err := s.runImport(ctx, pod.Namespace, job)
 	stop()
-	fmt.Fprintln(out, media.TerminationMessage(res, err))
+	fmt.Fprintln(out, download.TerminationMessage(res, err))
 	return res, err
 }
 

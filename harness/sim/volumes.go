@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // volumeRetry is how soon a pod whose Secret or ConfigMap is missing is
@@ -113,14 +113,14 @@ func remount(path, mountPath, dir string) string {
 
 // runImport runs the bridge's import job, with the image written where the
 // simulator keeps the claim's image.
-func (s *Simulator) runImport(ctx context.Context, ns string, job importJob) (media.ImportResult, error) {
+func (s *Simulator) runImport(ctx context.Context, ns string, job importJob) (download.ImportResult, error) {
 	req := job.req
 	if req.HeadOnly {
 		return req.Run(ctx)
 	}
 	req.Dest = s.ImagePath(ns, job.claim)
 	if err := os.MkdirAll(filepath.Dir(req.Dest), 0o750); err != nil {
-		return media.ImportResult{}, fmt.Errorf("image dir: %w", err)
+		return download.ImportResult{}, fmt.Errorf("image dir: %w", err)
 	}
 	return req.Run(ctx)
 }

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testca"
-	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/download"
 )
 
 // testMountedSecret: the import pod's Secret volume (private CA and Basic
@@ -52,7 +52,7 @@ func (k *kubeletTest) testMountedSecret(t *testing.T) {
 	})
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "import-tls-config"},
-		Data:       map[string][]byte{media.CAKey: []byte(ca.PEM), media.CredentialUserKey: []byte("ironic"), media.CredentialPasswordKey: []byte("pa55")},
+		Data:       map[string][]byte{download.CAKey: []byte(ca.PEM), download.CredentialUserKey: []byte("ironic"), download.CredentialPasswordKey: []byte("pa55")},
 	}
 	if _, err := k.kube.CoreV1().Secrets(k.ns).Create(t.Context(), sec, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package media
-
-import "os"
-
-// startWriteback does nothing here: the fsync before the rename writes
-// the whole image.
-func startWriteback(*os.File, int64, int64) {}
