@@ -102,6 +102,24 @@ func (e *env) percentBetween(t *testing.T, keys []system.Key) {
 	})
 }
 
+// insertHeld creates n VMs named prefix-<i> and inserts into each one
+// held image of 4 MiB (one URL).
+func (e *env) insertHeld(t *testing.T, prefix string, n int) (*heldImage, []system.Key) {
+	t.Helper()
+	h := newHeldImage(t, 4<<20)
+	url := h.URL + "/held-progress.iso"
+	keys := make([]system.Key, n)
+	for i := range keys {
+		keys[i] = e.createVM(t, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	for _, key := range keys {
+		if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {
+			t.Fatalf("Insert %s: %v", key, err)
+		}
+	}
+	return h, keys
+}
+
 // testCDIWaitingProgress: three VMs insert one image whose CDI import into
 // the shared cache entry holds at half the body: every slot, the two
 // waiting for the entry too, shows the entry's progress (not only at its
@@ -109,17 +127,7 @@ func (e *env) percentBetween(t *testing.T, keys []system.Key) {
 // ImportInProgress, at no percentage), then all are Ready with the image.
 func testCDIWaitingProgress(t *testing.T, e *env) {
 	const n = 3
-	h := newHeldImage(t, 4<<20)
-	url := h.URL + "/held-progress.iso"
-	keys := make([]system.Key, n)
-	for i := range keys {
-		keys[i] = e.createVM(t, fmt.Sprintf("cdi-progress-%d", i))
-	}
-	for _, key := range keys {
-		if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {
-			t.Fatalf("Insert %s: %v", key, err)
-		}
-	}
+	h, keys := e.insertHeld(t, "cdi-progress", n)
 	// Quiet before the body: every check done, every slot Importing, the
 	// entry's import under way (its GET held before the first byte).
 	e.eventually(t, "checks done, the entry's GET held", func(ctx context.Context) error {
@@ -160,17 +168,7 @@ func testCDIWaitingProgress(t *testing.T, e *env) {
 // progress file), then all are Ready with the image.
 func testPodWaitingProgress(t *testing.T, e *env) {
 	const n = 3
-	h := newHeldImage(t, 4<<20)
-	url := h.URL + "/held-progress.iso"
-	keys := make([]system.Key, n)
-	for i := range keys {
-		keys[i] = e.createVM(t, fmt.Sprintf("pod-progress-%d", i))
-	}
-	for _, key := range keys {
-		if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url}); err != nil {
-			t.Fatalf("Insert %s: %v", key, err)
-		}
-	}
+	h, keys := e.insertHeld(t, "pod-progress", n)
 	e.eventually(t, "the filler's GET held", func(context.Context) error {
 		if h.gets.Load() != 1 {
 			return fmt.Errorf("%d GETs", h.gets.Load())
