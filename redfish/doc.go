@@ -24,6 +24,8 @@
 // Reads Ironic polls are served from kept bytes: a ComputerSystem's
 // encoded body while its [Systems.Revision] stays the same
 // (systembodies.go), the Systems, Managers and Chassis collections while
-// [Systems.Membership] does (members.go). The caller's scope is checked on
-// every request; a query string renders afresh.
+// [Systems.Membership] does (members.go), and their $top/$skip pages from
+// the kept member URIs (only the window's members are built). The caller's
+// scope is checked on every request; any other query string renders
+// afresh.
 package redfish

@@ -91,28 +91,45 @@ func page(c echo.Context, body obj) error {
 	if !ok {
 		return newError(http.StatusBadRequest, msg("QueryNotSupportedOnResource", nil))
 	}
-	skip, top := 0, len(members)
+	start, end, top := pageWindow(q, len(members))
+	body["Members"] = members[start:end]
+	uri, _ := body["@odata.id"].(string)
+	if next := pageNextLink(q, uri, start, end, len(members), top); next != "" {
+		body["Members@odata.nextLink"] = next
+	}
+	return nil
+}
+
+// pageWindow is the window [start, end) of n members that $top and $skip
+// (validated by [checkQuery]) ask for, and the $top read.
+func pageWindow(q url.Values, n int) (start, end, top int) {
+	skip, top := 0, n
 	if q.Has(querySkip) {
 		skip, _ = pageParam(querySkip, q[querySkip])
 	}
 	if q.Has(queryTop) {
 		top, _ = pageParam(queryTop, q[queryTop])
 	}
-	start := min(skip, len(members))
-	end := start + min(top, len(members)-start)
-	body["Members"] = members[start:end]
-	if end < len(members) && end > start {
-		// A window of $top=0 has no next one (its link would be itself).
-		uri, _ := body["@odata.id"].(string)
-		next := uri + "?" + querySkip + "=" + strconv.Itoa(end)
-		if q.Has(queryTop) {
-			next += "&" + queryTop + "=" + strconv.Itoa(top)
-		}
-		if q.Has(queryExpand) {
-			// The next window is expanded alike.
-			next += "&" + queryExpand + "=" + url.QueryEscape(q.Get(queryExpand))
-		}
-		body["Members@odata.nextLink"] = next
+	start = min(skip, n)
+	end = start + min(top, n-start)
+	return start, end, top
+}
+
+// pageNextLink is the Members@odata.nextLink of the window [start, end) of
+// n members of the collection at uri: "" unless members remain after a
+// non-empty window (a window of $top=0 has no next one: its link would be
+// itself).
+func pageNextLink(q url.Values, uri string, start, end, n, top int) string {
+	if end >= n || end <= start {
+		return ""
 	}
-	return nil
+	next := uri + "?" + querySkip + "=" + strconv.Itoa(end)
+	if q.Has(queryTop) {
+		next += "&" + queryTop + "=" + strconv.Itoa(top)
+	}
+	if q.Has(queryExpand) {
+		// The next window is expanded alike.
+		next += "&" + queryExpand + "=" + url.QueryEscape(q.Get(queryExpand))
+	}
+	return next
 }
