@@ -75,8 +75,8 @@ func Run(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer)
 	return nil
 }
 
-// Load reads the VM and builds its report; mode is "auto", "map" or
-// "atomic".
+// Load reads the VM and the objects the bridge made for it and builds its
+// report; mode is "auto", "map" or "atomic".
 func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode string) (*Report, error) {
 	vm, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -98,7 +98,16 @@ func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode stri
 	default:
 		return nil, fmt.Errorf("--mode %q: want auto, map or atomic", mode)
 	}
-	return Inspect(vm, m, source)
+	r, err := Inspect(vm, m, source)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := ListObjects(ctx, dyn, namespace)
+	if err != nil {
+		return nil, err
+	}
+	InspectObjects(r, vm, objs)
+	return r, nil
 }
 
 func restConfig(path string) (*rest.Config, error) {

@@ -1,0 +1,158 @@
+package fields
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	bridgemedia "github.com/redfish-bridge/redfish-bridge/media"
+)
+
+// ManagerServe is the field manager the apiserver records for the objects
+// media creates without a fieldManager: the served binary's user agent
+// ("redfish-bridge/<version>", cmd/redfish-bridge/serve.go) up to the "/".
+const ManagerServe = "redfish-bridge"
+
+// StatusWriters are Kubernetes' controllers that write the status (and,
+// for kube-controller-manager, the binding annotations) of the objects the
+// bridge creates: the PVC binder, the scheduler and the kubelet.
+var StatusWriters = []string{"kube-controller-manager", "kube-scheduler", "kubelet"}
+
+// Object is one object the bridge made for the VM: it carries the
+// part-of label and an ownerReference to the VM.
+type Object struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Role is what the object is for, from its component label.
+	Role     string          `json:"role"`
+	Managers []ObjectManager `json:"managers"`
+}
+
+// ObjectManager is one managedFields entry of an [Object].
+type ObjectManager struct {
+	Name        string `json:"name"`
+	Operation   string `json:"operation"`
+	Subresource string `json:"subresource,omitempty"`
+	Bridge      bool   `json:"bridge"`
+}
+
+// objectResources are the kinds of object the bridge creates beside a VM.
+// DataVolumes exist only where CDI's CRD is served.
+var objectResources = []struct {
+	kind     string
+	resource schema.GroupVersionResource
+}{
+	{"PersistentVolumeClaim", schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
+	{"DataVolume", bridgemedia.DataVolumeResource},
+	{"Pod", schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+	{"Secret", schema.GroupVersionResource{Version: "v1", Resource: "secrets"}},
+	{"ConfigMap", schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+}
+
+// ListObjects lists the objects in namespace carrying the bridge's part-of
+// label (of every kind, for [InspectObjects] to pick the VM's). A
+// DataVolume resource that is not served is skipped.
+func ListObjects(ctx context.Context, dyn dynamic.Interface, namespace string) ([]unstructured.Unstructured, error) {
+	sel := labels.SelectorFromSet(labels.Set{bridgemedia.LabelPartOf: bridgemedia.PartOf}).String()
+	var out []unstructured.Unstructured
+	for _, r := range objectResources {
+		l, err := dyn.Resource(r.resource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if apierrors.IsNotFound(err) && r.resource == bridgemedia.DataVolumeResource {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s in %s: %w", r.resource.Resource, namespace, err)
+		}
+		for _, u := range l.Items {
+			if u.GetKind() == "" {
+				u.SetKind(r.kind)
+			}
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// InspectObjects adds to r the objects among objs that belong to vm (the
+// part-of label and an ownerReference to vm's UID), sorted by kind and
+// name, and a "foreign" deviation per managedFields entry of a PVC, pod,
+// Secret or ConfigMap that is not the bridge's (see the package doc).
+func InspectObjects(r *Report, vm *unstructured.Unstructured, objs []unstructured.Unstructured) {
+	r.Objects = []Object{}
+	for i := range objs {
+		u := &objs[i]
+		if u.GetLabels()[bridgemedia.LabelPartOf] != bridgemedia.PartOf || !ownedBy(u, vm) {
+			continue
+		}
+		o := Object{Kind: u.GetKind(), Name: u.GetName(), Role: role(u), Managers: []ObjectManager{}}
+		for _, mf := range u.GetManagedFields() {
+			m := ObjectManager{Name: mf.Manager, Operation: string(mf.Operation), Subresource: mf.Subresource,
+				Bridge: mf.Manager == ManagerServe || IsBridge(mf.Manager)}
+			o.Managers = append(o.Managers, m)
+			if d, ok := checkObject(o, m); ok {
+				r.Deviations = append(r.Deviations, d)
+			}
+		}
+		r.Objects = append(r.Objects, o)
+	}
+	slices.SortFunc(r.Objects, func(a, b Object) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
+}
+
+// checkObject is the "foreign" rule: on a PVC, pod, Secret or ConfigMap of
+// the bridge's, only the bridge's managers, [StatusWriters] and writers of
+// the status subresource. DataVolumes are listed only: CDI's controller
+// writes their metadata under a name that depends on its build.
+func checkObject(o Object, m ObjectManager) (Deviation, bool) {
+	if o.Kind == "DataVolume" || m.Bridge || m.Subresource == "status" || slices.Contains(StatusWriters, m.Name) {
+		return Deviation{}, false
+	}
+	return Deviation{Manager: m.Name, Path: o.Kind + "/" + o.Name, Kind: "foreign",
+		Detail: fmt.Sprintf("%s (%s) is the bridge's: only %s, %s and status writers should write it", o.Kind, o.Role, ManagerServe, apply.ManagerMedia)}, true
+}
+
+func ownedBy(u, vm *unstructured.Unstructured) bool {
+	return slices.ContainsFunc(u.GetOwnerReferences(), func(ref metav1.OwnerReference) bool {
+		return ref.Kind == kubevirt.Kind && ref.Name == vm.GetName() && ref.UID == vm.GetUID()
+	})
+}
+
+// role names what the object is for from media's component label.
+func role(u *unstructured.Unstructured) string {
+	l := u.GetLabels()
+	slot := ""
+	if s := l[bridgemedia.LabelSlot]; s != "" {
+		slot = " " + s
+	}
+	switch c := l[bridgemedia.LabelComponent]; c {
+	case bridgemedia.ComponentMedia:
+		return "media slot" + slot
+	case bridgemedia.ComponentImporter:
+		if l[bridgemedia.LabelImageCheck] != "" {
+			return "check pod" + slot
+		}
+		return "import pod" + slot
+	case bridgemedia.ComponentImageCache:
+		if u.GetKind() == "ConfigMap" {
+			return "cache entry CAs"
+		}
+		return "cache entry"
+	case bridgemedia.ComponentImportSecret:
+		return "import secret" + slot
+	case bridgemedia.ComponentTrust:
+		return "trust bundle" + slot
+	default:
+		return c
+	}
+}
