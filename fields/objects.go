@@ -61,17 +61,23 @@ var objectResources = []struct {
 
 // ListObjects lists the objects in namespace carrying the bridge's part-of
 // label (of every kind, for [InspectObjects] to pick the VM's). A
-// DataVolume resource that is not served is skipped.
-func ListObjects(ctx context.Context, dyn dynamic.Interface, namespace string) ([]unstructured.Unstructured, error) {
+// DataVolume resource that is not served is skipped; a kind the caller may
+// not list (the bridge's own identity may not list Secrets) is skipped
+// with a note saying so.
+func ListObjects(ctx context.Context, dyn dynamic.Interface, namespace string) ([]unstructured.Unstructured, []string, error) {
 	sel := labels.SelectorFromSet(labels.Set{bridgemedia.LabelPartOf: bridgemedia.PartOf}).String()
 	var out []unstructured.Unstructured
+	var notes []string
 	for _, r := range objectResources {
 		l, err := dyn.Resource(r.resource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if apierrors.IsNotFound(err) && r.resource == bridgemedia.DataVolumeResource {
+		switch {
+		case apierrors.IsNotFound(err) && r.resource == bridgemedia.DataVolumeResource:
 			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s in %s: %w", r.resource.Resource, namespace, err)
+		case apierrors.IsForbidden(err):
+			notes = append(notes, fmt.Sprintf("%ss not listed (forbidden to this identity): the bridge's among them are missing", r.kind))
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("list %s in %s: %w", r.resource.Resource, namespace, err)
 		}
 		for _, u := range l.Items {
 			if u.GetKind() == "" {
@@ -80,7 +86,7 @@ func ListObjects(ctx context.Context, dyn dynamic.Interface, namespace string) (
 			out = append(out, u)
 		}
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // InspectObjects adds to r the objects among objs that belong to vm (the

@@ -102,11 +102,12 @@ func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode stri
 	if err != nil {
 		return nil, err
 	}
-	objs, err := ListObjects(ctx, dyn, namespace)
+	objs, notes, err := ListObjects(ctx, dyn, namespace)
 	if err != nil {
 		return nil, err
 	}
 	InspectObjects(r, vm, objs)
+	r.Notes = append(r.Notes, notes...)
 	return r, nil
 }
 
