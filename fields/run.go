@@ -29,7 +29,7 @@ const Usage = "fields NAMESPACE/VM [--kubeconfig FILE] [--check] [-o text|json] 
 // are what --help and a flag error print.
 func Run(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
-	check := fs.Bool("check", false, "exit non-zero when ownership deviates from the table")
+	check := fs.Bool("check", false, "exit non-zero when ownership deviates from the table, or another writer wrote an object the bridge made for the VM")
 	output := fs.String("o", "text", "output format: text or json")
 	modeFlag := fs.String("mode", "auto", "list mode: auto (from the CRD, else from managedFields), map or atomic")
 	var target string
