@@ -157,12 +157,12 @@ func TestFieldsOnCluster(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					createClaim(t, bridge, cur)
+					creator := createClaim(t, bridge, cur)
 					if got := deviations(t, bridge, key); len(got) != 0 {
 						t.Fatalf("deviations after the bridge's cycle: %v", got)
 					}
 					if tc.foreign == nil {
-						checkObjects(t, admin, key, claimOf(cur))
+						checkObjects(t, admin, key, claimOf(cur), creator)
 						return
 					}
 					cur, err = admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
@@ -259,9 +259,9 @@ func claimOf(vm *unstructured.Unstructured) string {
 
 // createClaim creates vm's cd0 media PVC as media's reconciler does: with
 // media's labels, an ownerReference to vm, by the bridge's identity and
-// without a fieldManager (the served binary's user agent names it
-// fields.ManagerServe; the test binary's would not, so it is given).
-func createClaim(t *testing.T, bridge dynamic.Interface, vm *unstructured.Unstructured) {
+// without a fieldManager (the apiserver names the manager after the test
+// binary's user agent), and returns the manager recorded.
+func createClaim(t *testing.T, bridge dynamic.Interface, vm *unstructured.Unstructured) string {
 	t.Helper()
 	pvc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -270,21 +270,27 @@ func createClaim(t *testing.T, bridge dynamic.Interface, vm *unstructured.Unstru
 	pvc.SetName(claimOf(vm))
 	pvc.SetLabels(map[string]string{media.LabelPartOf: media.PartOf, media.LabelComponent: media.ComponentMedia, media.LabelSlot: media.DefaultSlot})
 	pvc.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: kubevirt.APIVersion, Kind: kubevirt.Kind, Name: vm.GetName(), UID: vm.GetUID()}})
-	if _, err := bridge.Resource(pvcResource).Namespace(vm.GetNamespace()).Create(t.Context(), pvc, metav1.CreateOptions{FieldManager: fields.ManagerServe}); err != nil {
+	created, err := bridge.Resource(pvcResource).Namespace(vm.GetNamespace()).Create(t.Context(), pvc, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatalf("create media PVC: %v", err)
 	}
+	if mfs := created.GetManagedFields(); len(mfs) == 1 {
+		return mfs[0].Manager
+	}
+	t.Fatalf("created media PVC's managedFields: %+v", created.GetManagedFields())
+	return ""
 }
 
 // checkObjects checks the report (read by the admin: every kind listed)
-// names the media PVC, its role and its one manager.
-func checkObjects(t *testing.T, admin dynamic.Interface, key system.Key, claim string) {
+// names the media PVC, its role and its one manager, the bridge's.
+func checkObjects(t *testing.T, admin dynamic.Interface, key system.Key, claim, manager string) {
 	t.Helper()
 	r, err := fields.Load(t.Context(), admin, key.Namespace, key.Name, "auto")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []fields.Object{{Kind: "PersistentVolumeClaim", Name: claim, Role: "media slot " + media.DefaultSlot,
-		Managers: []fields.ObjectManager{{Name: fields.ManagerServe, Operation: "Update", Bridge: true}}}}
+		Managers: []fields.ObjectManager{{Name: manager, Operation: "Update", Bridge: true}}}}
 	if diff := cmp.Diff(want, r.Objects); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package fields
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -21,6 +22,9 @@ import (
 // ManagerServe is the field manager the apiserver records for the objects
 // media creates without a fieldManager: the served binary's user agent
 // ("redfish-bridge/<version>", cmd/redfish-bridge/serve.go) up to the "/".
+// Whatever the name, the manager owning the part-of label (the creator) is
+// counted as the bridge's too (a bridge built into another binary, e.g. a
+// test's, is recorded under that binary's name).
 const ManagerServe = "redfish-bridge"
 
 // StatusWriters are Kubernetes' controllers that write the status (and,
@@ -103,8 +107,11 @@ func InspectObjects(r *Report, vm *unstructured.Unstructured, objs []unstructure
 		o := Object{Kind: u.GetKind(), Name: u.GetName(), Role: role(u), Managers: []ObjectManager{}}
 		for _, mf := range u.GetManagedFields() {
 			m := ObjectManager{Name: mf.Manager, Operation: string(mf.Operation), Subresource: mf.Subresource,
-				Bridge: mf.Manager == ManagerServe || IsBridge(mf.Manager)}
+				Bridge: mf.Manager == ManagerServe || IsBridge(mf.Manager) || createdBy(mf)}
 			o.Managers = append(o.Managers, m)
+			if u.GetDeletionTimestamp() != nil {
+				continue // finalizers are removed by whoever guards them
+			}
 			if d, ok := checkObject(o, m); ok {
 				r.Deviations = append(r.Deviations, d)
 			}
@@ -117,8 +124,9 @@ func InspectObjects(r *Report, vm *unstructured.Unstructured, objs []unstructure
 }
 
 // checkObject is the "foreign" rule: on a PVC, pod, Secret or ConfigMap of
-// the bridge's, only the bridge's managers, [StatusWriters] and writers of
-// the status subresource. DataVolumes are listed only: CDI's controller
+// the bridge's, only the bridge's managers (its creator among them),
+// [StatusWriters] and writers of the status subresource. Objects being
+// deleted are not checked. DataVolumes are listed only: CDI's controller
 // writes their metadata under a name that depends on its build.
 func checkObject(o Object, m ObjectManager) (Deviation, bool) {
 	if o.Kind == "DataVolume" || m.Bridge || m.Subresource == "status" || slices.Contains(StatusWriters, m.Name) {
@@ -126,6 +134,25 @@ func checkObject(o Object, m ObjectManager) (Deviation, bool) {
 	}
 	return Deviation{Manager: m.Name, Path: o.Kind + "/" + o.Name, Kind: "foreign",
 		Detail: fmt.Sprintf("%s (%s) is the bridge's: only %s, %s and status writers should write it", o.Kind, o.Role, ManagerServe, apply.ManagerMedia)}, true
+}
+
+// createdBy reports whether the entry owns the part-of label: the
+// entry of the object's creator (media sets the label at create, under
+// the binary's user agent, [ManagerServe] in the served image).
+func createdBy(mf metav1.ManagedFieldsEntry) bool {
+	if mf.FieldsV1 == nil || mf.Subresource != "" {
+		return false
+	}
+	var f struct {
+		Metadata struct {
+			Labels map[string]json.RawMessage `json:"f:labels"`
+		} `json:"f:metadata"`
+	}
+	if err := json.Unmarshal(mf.FieldsV1.Raw, &f); err != nil {
+		return false
+	}
+	_, ok := f.Metadata.Labels["f:"+bridgemedia.LabelPartOf]
+	return ok
 }
 
 func ownedBy(u, vm *unstructured.Unstructured) bool {

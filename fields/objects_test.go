@@ -37,6 +37,22 @@ func object(kind, name string, l map[string]string, uid types.UID, entries ...[3
 	return u
 }
 
+// withCreator prepends to u's managedFields the entry of manager creating
+// it: the owner of the part-of label.
+func withCreator(u unstructured.Unstructured, manager string) unstructured.Unstructured {
+	mf := metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{".":{},"f:` + bridgemedia.LabelPartOf + `":{}}}}`)}
+	u.SetManagedFields(append([]metav1.ManagedFieldsEntry{mf}, u.GetManagedFields()...))
+	return u
+}
+
+// deleting marks u as being deleted.
+func deleting(u unstructured.Unstructured) unstructured.Unstructured {
+	now := metav1.Now()
+	u.SetDeletionTimestamp(&now)
+	return u
+}
+
 // labelled are media's labels of an object of component (and slot).
 func labelled(component, slot string, extra ...string) map[string]string {
 	l := map[string]string{bridgemedia.LabelPartOf: bridgemedia.PartOf, bridgemedia.LabelComponent: component}
@@ -103,6 +119,19 @@ func TestInspectObjects(t *testing.T) {
 			want: []Object{{Kind: "PersistentVolumeClaim", Name: claim, Role: "media slot cd0", Managers: []ObjectManager{
 				{Name: ManagerServe, Operation: "Update", Bridge: true}, {Name: "kubectl-edit", Operation: "Update"}}}},
 			devs: []Deviation{{Manager: "kubectl-edit", Path: "PersistentVolumeClaim/" + claim, Kind: "foreign"}},
+		},
+		{
+			name: "the creator under a test binary's name is the bridge; another writer is not",
+			objs: []unstructured.Unstructured{withCreator(object("Pod", "p", labelled(bridgemedia.ComponentImporter, "cd0"), uid, [3]string{"intruder", "Update", ""}), "service.test")},
+			want: []Object{{Kind: "Pod", Name: "p", Role: "import pod cd0", Managers: []ObjectManager{
+				{Name: "service.test", Operation: "Update", Bridge: true}, {Name: "intruder", Operation: "Update"}}}},
+			devs: []Deviation{{Manager: "intruder", Path: "Pod/p", Kind: "foreign"}},
+		},
+		{
+			name: "a PVC being deleted is listed, not checked",
+			objs: []unstructured.Unstructured{deleting(object("PersistentVolumeClaim", claim, media, uid, serve, [3]string{"sim", "Update", ""}))},
+			want: []Object{{Kind: "PersistentVolumeClaim", Name: claim, Role: "media slot cd0", Managers: []ObjectManager{
+				{Name: ManagerServe, Operation: "Update", Bridge: true}, {Name: "sim", Operation: "Update"}}}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
