@@ -37,12 +37,13 @@
 // deviation kind applies to them:
 //
 //   - foreign: on a PVC, pod, Secret or ConfigMap of the bridge's, a
-//     manager other than [ManagerServe] (what the apiserver records for
-//     media's creates without a fieldManager), a bridge manager
-//     (redfish-media writes the Secrets and ConfigMaps), one of
-//     [StatusWriters], or a write of the status subresource. DataVolumes
-//     are listed only: CDI's controller writes their metadata under a name
-//     that depends on its build.
+//     manager other than its creator (the entry owning the part-of label;
+//     [ManagerServe] in the served image, as media creates without a
+//     fieldManager), a bridge manager (redfish-media writes the Secrets
+//     and ConfigMaps), one of [StatusWriters], or a write of the status
+//     subresource. DataVolumes are listed only: CDI's controller writes
+//     their metadata under a name that depends on its build. Objects being
+//     deleted are listed only: whoever guards a finalizer removes it.
 //
 // Before the bridge ever wrote a VM nothing is claimed: the VM's author
 // owning runStrategy, bootOrder or the disk lists is normal, not a
