@@ -148,7 +148,7 @@ func createdBy(mf metav1.ManagedFieldsEntry) bool {
 			Labels map[string]json.RawMessage `json:"f:labels"`
 		} `json:"f:metadata"`
 	}
-	if err := json.Unmarshal(mf.FieldsV1.Raw, &f); err != nil {
+	if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &f); err != nil {
 		return false
 	}
 	_, ok := f.Metadata.Labels["f:"+bridgemedia.LabelPartOf]
