@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -97,6 +101,23 @@ func TestFieldsOnCluster(t *testing.T) {
 					want: []dev{{"kubectl-edit", `.metadata.annotations.redfish-bridge.io/boot`, "taken"}},
 				},
 				{
+					name: "kubectl edit labels the bridge's media PVC",
+					foreign: func(t *testing.T, vm *unstructured.Unstructured) {
+						pvcs := admin.Resource(pvcResource).Namespace(vm.GetNamespace())
+						pvc, err := pvcs.Get(t.Context(), claimOf(vm), metav1.GetOptions{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						l := pvc.GetLabels()
+						l["team"] = "storage"
+						pvc.SetLabels(l)
+						if _, err := pvcs.Update(t.Context(), pvc, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+							t.Fatal(err)
+						}
+					},
+					want: []dev{{"kubectl-edit", "PersistentVolumeClaim/{claim}", "foreign"}},
+				},
+				{
 					name:    "kubectl edit changes the bridge's CD-ROM bus",
 					onlyMap: true,
 					foreign: func(t *testing.T, vm *unstructured.Unstructured) {
@@ -132,18 +153,28 @@ func TestFieldsOnCluster(t *testing.T) {
 						t.Fatalf("fresh VM deviations: %v", got)
 					}
 					cycle(t, w, key)
-					if got := deviations(t, bridge, key); len(got) != 0 {
-						t.Fatalf("deviations after the bridge's cycle: %v", got)
-					}
-					if tc.foreign == nil {
-						return
-					}
 					cur, err := admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}
+					creator := createClaim(t, bridge, cur)
+					if got := deviations(t, bridge, key); len(got) != 0 {
+						t.Fatalf("deviations after the bridge's cycle: %v", got)
+					}
+					if tc.foreign == nil {
+						checkObjects(t, admin, key, claimOf(cur), creator)
+						return
+					}
+					cur, err = admin.Resource(kubevirt.VirtualMachines).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
 					tc.foreign(t, cur)
-					if diff := cmp.Diff(tc.want, deviations(t, bridge, key), cmpopts.EquateEmpty()); diff != "" {
+					want := slices.Clone(tc.want)
+					for i := range want {
+						want[i].Path = strings.ReplaceAll(want[i].Path, "{claim}", claimOf(cur))
+					}
+					if diff := cmp.Diff(want, deviations(t, bridge, key), cmpopts.EquateEmpty()); diff != "" {
 						t.Errorf("deviations (-want +got):\n%s", diff)
 					}
 					var out bytes.Buffer
@@ -217,4 +248,50 @@ func deviations(t *testing.T, dyn dynamic.Interface, key system.Key) []dev {
 		out = append(out, dev{d.Manager, d.Path, d.Kind})
 	}
 	return out
+}
+
+var pvcResource = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+
+// claimOf is the name of the media PVC of vm's slot cd0.
+func claimOf(vm *unstructured.Unstructured) string {
+	return media.ClaimName(system.Key{Namespace: vm.GetNamespace(), Name: vm.GetName()}, media.DefaultSlot)
+}
+
+// createClaim creates vm's cd0 media PVC as media's reconciler does: with
+// media's labels, an ownerReference to vm, by the bridge's identity and
+// without a fieldManager (the apiserver names the manager after the test
+// binary's user agent), and returns the manager recorded.
+func createClaim(t *testing.T, bridge dynamic.Interface, vm *unstructured.Unstructured) string {
+	t.Helper()
+	pvc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+	}}
+	pvc.SetName(claimOf(vm))
+	pvc.SetLabels(map[string]string{media.LabelPartOf: media.PartOf, media.LabelComponent: media.ComponentMedia, media.LabelSlot: media.DefaultSlot})
+	pvc.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: kubevirt.APIVersion, Kind: kubevirt.Kind, Name: vm.GetName(), UID: vm.GetUID()}})
+	created, err := bridge.Resource(pvcResource).Namespace(vm.GetNamespace()).Create(t.Context(), pvc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create media PVC: %v", err)
+	}
+	if mfs := created.GetManagedFields(); len(mfs) == 1 {
+		return mfs[0].Manager
+	}
+	t.Fatalf("created media PVC's managedFields: %+v", created.GetManagedFields())
+	return ""
+}
+
+// checkObjects checks the report (read by the admin: every kind listed)
+// names the media PVC, its role and its one manager, the bridge's.
+func checkObjects(t *testing.T, admin dynamic.Interface, key system.Key, claim, manager string) {
+	t.Helper()
+	r, err := fields.Load(t.Context(), admin, key.Namespace, key.Name, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []fields.Object{{Kind: "PersistentVolumeClaim", Name: claim, Role: "media slot " + media.DefaultSlot,
+		Managers: []fields.ObjectManager{{Name: manager, Operation: "Update", Bridge: true}}}}
+	if diff := cmp.Diff(want, r.Objects); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
 }

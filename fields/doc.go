@@ -27,6 +27,24 @@
 // bridge wrote. The report adds a note instead when a bridge manager has
 // written the VM and runStrategy belongs to someone else.
 //
+// # Objects the bridge made
+//
+// [InspectObjects] adds the objects in the VM's namespace with media's
+// part-of label and an ownerReference to the VM's UID (media slot PVC or
+// DataVolume, import and check pods, import Secret/ConfigMap, trust
+// ConfigMap, image cache entries and their CA ConfigMaps), each with its
+// role (from the component label) and its managedFields entries. One more
+// deviation kind applies to them:
+//
+//   - foreign: on a PVC, pod, Secret or ConfigMap of the bridge's, a
+//     manager other than its creator (the entry owning the part-of label;
+//     [ManagerServe] in the served image, as media creates without a
+//     fieldManager), a bridge manager (redfish-media writes the Secrets
+//     and ConfigMaps), one of [StatusWriters], or a write of the status
+//     subresource. DataVolumes are listed only: CDI's controller writes
+//     their metadata under a name that depends on its build. Objects being
+//     deleted are listed only: whoever guards a finalizer removes it.
+//
 // Before the bridge ever wrote a VM nothing is claimed: the VM's author
 // owning runStrategy, bootOrder or the disk lists is normal, not a
 // deviation. In atomic mode whole lists change hands by design (whoever

@@ -20,6 +20,9 @@ type Report struct {
 	Deviations []Deviation `json:"deviations"`
 	// Notes are observations that are not deviations.
 	Notes []string `json:"notes,omitempty"`
+	// Objects are the objects the bridge made for the VM (see
+	// [InspectObjects]); nil when not read.
+	Objects []Object `json:"objects,omitempty"`
 }
 
 // Manager is one field manager's ownership.
@@ -37,8 +40,9 @@ type Manager struct {
 type Deviation struct {
 	Manager string `json:"manager"`
 	Path    string `json:"path"`
-	// Kind is "outside" (a bridge manager beyond its fields) or "taken"
-	// (another manager on a field the bridge claimed).
+	// Kind is "outside" (a bridge manager beyond its fields), "taken"
+	// (another manager on a field the bridge claimed) or "foreign" (another
+	// manager on an object the bridge made; Path is then Kind/name).
 	Kind   string `json:"kind"`
 	Detail string `json:"detail"`
 }

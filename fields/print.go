@@ -21,6 +21,7 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  %s\n", p)
 		}
 	}
+	writeObjects(&b, r.Objects)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "\nnote: %s\n", n)
 	}
@@ -41,4 +42,27 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// writeObjects prints the objects the bridge made for the VM, each with its
+// managers ("manager Operation[/subresource]").
+func writeObjects(b *strings.Builder, objs []Object) {
+	if objs == nil {
+		return
+	}
+	if len(objs) == 0 {
+		b.WriteString("\nobjects of the bridge's: none\n")
+		return
+	}
+	fmt.Fprintf(b, "\nobjects of the bridge's (%d):\n", len(objs))
+	for _, o := range objs {
+		ms := make([]string, len(o.Managers))
+		for i, m := range o.Managers {
+			ms[i] = m.Name + " " + m.Operation
+			if m.Subresource != "" {
+				ms[i] += "/" + m.Subresource
+			}
+		}
+		fmt.Fprintf(b, "  %s %s  (%s)  %s\n", o.Kind, o.Name, o.Role, strings.Join(ms, ", "))
+	}
 }

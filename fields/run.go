@@ -29,7 +29,7 @@ const Usage = "fields NAMESPACE/VM [--kubeconfig FILE] [--check] [-o text|json] 
 // are what --help and a flag error print.
 func Run(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
-	check := fs.Bool("check", false, "exit non-zero when ownership deviates from the table")
+	check := fs.Bool("check", false, "exit non-zero when ownership deviates from the table, or another writer wrote an object the bridge made for the VM")
 	output := fs.String("o", "text", "output format: text or json")
 	modeFlag := fs.String("mode", "auto", "list mode: auto (from the CRD, else from managedFields), map or atomic")
 	var target string
@@ -75,8 +75,8 @@ func Run(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer)
 	return nil
 }
 
-// Load reads the VM and builds its report; mode is "auto", "map" or
-// "atomic".
+// Load reads the VM and the objects the bridge made for it and builds its
+// report; mode is "auto", "map" or "atomic".
 func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode string) (*Report, error) {
 	vm, err := dyn.Resource(kubevirt.VirtualMachines).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -98,7 +98,17 @@ func Load(ctx context.Context, dyn dynamic.Interface, namespace, name, mode stri
 	default:
 		return nil, fmt.Errorf("--mode %q: want auto, map or atomic", mode)
 	}
-	return Inspect(vm, m, source)
+	r, err := Inspect(vm, m, source)
+	if err != nil {
+		return nil, err
+	}
+	objs, notes, err := ListObjects(ctx, dyn, namespace)
+	if err != nil {
+		return nil, err
+	}
+	InspectObjects(r, vm, objs)
+	r.Notes = append(r.Notes, notes...)
+	return r, nil
 }
 
 func restConfig(path string) (*rest.Config, error) {

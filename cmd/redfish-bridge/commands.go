@@ -36,7 +36,7 @@ type command struct {
 const (
 	serveSummary  = "serve Redfish for the VMs of a cluster"
 	importSummary = "download an image into a volume (entrypoint of import pods)"
-	fieldsSummary = "show who owns what on a VM, checked against the ownership table"
+	fieldsSummary = "show who owns what on a VM and the objects the bridge made for it, checked against the ownership table"
 	cacheSummary  = "prune the image cache: delete its entries (PVCs redfish-image-<key>) no import is reading"
 )
 
