@@ -39,7 +39,7 @@
 //     Multi-Attach while a live VMI holds its ReadWriteOnce PVC, a pod
 //     whose Secret or ConfigMap volume is missing left waiting
 //     (FailedMount), otherwise the bridge's own import job
-//     ([media.ImportJob], parsed from the pod's args) run against the
+//     ([download.ImportRequest], parsed from the pod's args) run against the
 //     pod's Secret and ConfigMap volumes, the image really downloaded into
 //     [Simulator.ImagePath]; a second PVC volume (media's image cache
 //     entry, --cache-dir) is that claim's data directory, shared by every
