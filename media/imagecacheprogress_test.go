@@ -120,6 +120,23 @@ func (e *env) insertHeld(t *testing.T, prefix string, n int) (*heldImage, []syst
 	return h, keys
 }
 
+// showsProgressThenReady sends half of h's body, waits until every slot
+// of keys shows 0 < Percent < 100, sends the rest and checks each slot
+// Ready with the image, from one GET.
+func (e *env) showsProgressThenReady(t *testing.T, h *heldImage, keys []system.Key) {
+	t.Helper()
+	h.sendHalf()
+	e.percentBetween(t, keys)
+	h.sendRest()
+	for _, key := range keys {
+		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+		e.checkImage(t, ready.ClaimName, h.sum())
+	}
+	if got := h.gets.Load(); got != 1 {
+		t.Errorf("%d GETs of the image for %d inserts, want 1", got, len(keys))
+	}
+}
+
 // testCDIWaitingProgress: three VMs insert one image whose CDI import into
 // the shared cache entry holds at half the body: every slot, the two
 // waiting for the entry too, shows the entry's progress (not only at its
@@ -149,16 +166,7 @@ func testCDIWaitingProgress(t *testing.T, e *env) {
 	for _, key := range keys {
 		e.waitSlot(t, key, slot, "Importing", phaseIs(system.MediaImporting))
 	}
-	h.sendHalf()
-	e.percentBetween(t, keys)
-	h.sendRest()
-	for _, key := range keys {
-		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-		e.checkImage(t, ready.ClaimName, h.sum())
-	}
-	if got := h.gets.Load(); got != 1 {
-		t.Errorf("%d GETs of the image for %d inserts, want 1", got, n)
-	}
+	e.showsProgressThenReady(t, h, keys)
 }
 
 // testPodWaitingProgress: three VMs insert one image through the import
@@ -175,14 +183,5 @@ func testPodWaitingProgress(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	h.sendHalf()
-	e.percentBetween(t, keys)
-	h.sendRest()
-	for _, key := range keys {
-		ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-		e.checkImage(t, ready.ClaimName, h.sum())
-	}
-	if got := h.gets.Load(); got != 1 {
-		t.Errorf("%d GETs of the image for %d inserts, want 1", got, n)
-	}
+	e.showsProgressThenReady(t, h, keys)
 }

@@ -12,14 +12,20 @@ import (
 // -benchmem ./redfish/).
 func BenchmarkGetSystemKept(b *testing.B) {
 	e := newEnv(&testing.T{})
-	req := httptest.NewRequest(http.MethodGet, "/redfish/v1/Systems/team-a.vm1", nil)
-	req.SetBasicAuth("alice", "alice-pw")
+	benchGET(b, e, "alice", "alice-pw", "/redfish/v1/Systems/team-a.vm1")
+}
+
+// benchGET GETs target as user through the whole service, b.Loop times.
+func benchGET(b *testing.B, e *env, user, password, target string) {
+	b.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.SetBasicAuth(user, password)
 	req.RemoteAddr = "192.0.2.1:1234"
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		e.e.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
-			b.Fatalf("GET: %d", rec.Code)
+			b.Fatalf("GET %s: %d", target, rec.Code)
 		}
 	}
 }
