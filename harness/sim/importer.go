@@ -218,6 +218,9 @@ func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr
 	s.finished[pod.UID] = true
 	delete(s.downloads, pod.UID)
 	s.mu.Unlock()
+	// Counted before the pod's end is written: whoever sees the end (a
+	// watch, the bridge) finds the run counted.
+	s.countImportEnd(importErr, msg)
 	err := s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
 		st.Phase = phase
 		st.Message = term.Message
@@ -228,19 +231,29 @@ func (s *Simulator) finishImport(ctx context.Context, pod *corev1.Pod, importErr
 		return
 	}
 	if importErr != nil {
-		s.importsFailed.Add(1)
 		s.log.InfoContext(ctx, "import failed", "pod", pod.Namespace+"/"+pod.Name, "error", importErr)
 		return
 	}
-	if res, ok := download.ParseImportResult(msg); ok && res.Validators != nil && res.Bytes == 0 {
+	s.log.InfoContext(ctx, "import done", "pod", pod.Namespace+"/"+pod.Name, "message", msg)
+}
+
+// countImportEnd counts an import run that ended with importErr and its
+// termination message msg: failed, a --head-only check, or succeeded
+// (from the image cache or not).
+func (s *Simulator) countImportEnd(importErr error, msg string) {
+	if importErr != nil {
+		s.importsFailed.Add(1)
+		return
+	}
+	res, ok := download.ParseImportResult(msg)
+	if ok && res.Validators != nil && res.Bytes == 0 {
 		s.imageChecks.Add(1) // a --head-only check, not an import
 		return
 	}
 	s.importsOK.Add(1)
-	if res, ok := download.ParseImportResult(msg); ok && res.FromCache {
+	if ok && res.FromCache {
 		s.importsFromCache.Add(1)
 	}
-	s.log.InfoContext(ctx, "import done", "pod", pod.Namespace+"/"+pod.Name, "message", msg)
 }
 
 func containerStatuses(pod *corev1.Pod, state corev1.ContainerState) []corev1.ContainerStatus {
