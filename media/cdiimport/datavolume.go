@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -42,7 +43,7 @@ func unstructuredDataVolume(dv *cdiv1beta1.DataVolume) (*unstructured.Unstructur
 
 // dataVolumeFor builds the DataVolume of the slot's current insert: an
 // http source.
-func dataVolumeFor(o owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
+func dataVolumeFor(o importer.Owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
 	// Never a secretRef: CDI's importer sends its credentials on every
 	// redirect, to any host ([cdiImporter.refuses]).
 	http := &cdiv1beta1.DataVolumeSourceHTTP{URL: slot.Image}
@@ -54,16 +55,16 @@ func dataVolumeFor(o owner, slot system.MediaSlot, size resource.Quantity, stora
 
 // slotDataVolume builds the DataVolume of the slot's current insert,
 // filled from src.
-func slotDataVolume(o owner, slot system.MediaSlot, src cdiv1beta1.DataVolumeSource, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
-	l := objectLabels(ComponentMedia, slot.Slot)
-	l[LabelInsertID] = slot.InsertID
+func slotDataVolume(o importer.Owner, slot system.MediaSlot, src cdiv1beta1.DataVolumeSource, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
+	l := importer.ObjectLabels(importer.ComponentMedia, slot.Slot)
+	l[importer.LabelInsertID] = slot.InsertID
 	return &cdiv1beta1.DataVolume{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            slot.ClaimName,
-			Namespace:       o.key.Namespace,
+			Namespace:       o.Key.Namespace,
 			Labels:          l,
 			Annotations:     map[string]string{annDeleteAfterCompletion: "false"},
-			OwnerReferences: []metav1.OwnerReference{o.ref()},
+			OwnerReferences: []metav1.OwnerReference{o.Ref()},
 		},
 		Spec: cdiv1beta1.DataVolumeSpec{Source: &src, Storage: storageSpec(size, storageClass)},
 	}

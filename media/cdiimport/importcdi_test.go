@@ -1,9 +1,11 @@
-package media
+package cdiimport
 
 import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 )
 
 // TestDataVolumeStatus reads CDI's DataVolume status as an import state:
@@ -17,21 +19,21 @@ func TestDataVolumeStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		status  map[string]any
-		state   importState
+		state   importer.State
 		percent int
 		reason  string
 	}{
-		{"no status yet", map[string]any{}, importRunning, 0, ""},
-		{"progress unknown", map[string]any{"phase": "ImportInProgress", "progress": "N/A"}, importRunning, 0, ""},
-		{"progress", map[string]any{"phase": "ImportInProgress", "progress": "45.73%"}, importRunning, 45, ""},
-		{"progress at 100 before Succeeded", map[string]any{"phase": "ImportInProgress", "progress": "100.0%"}, importRunning, 99, ""},
-		{"garbage progress", map[string]any{"phase": "ImportInProgress", "progress": "-3%"}, importRunning, 0, ""},
-		{"succeeded", map[string]any{"phase": "Succeeded", "progress": "100.0%"}, importSucceeded, 0, ""},
+		{"no status yet", map[string]any{}, importer.Running, 0, ""},
+		{"progress unknown", map[string]any{"phase": "ImportInProgress", "progress": "N/A"}, importer.Running, 0, ""},
+		{"progress", map[string]any{"phase": "ImportInProgress", "progress": "45.73%"}, importer.Running, 45, ""},
+		{"progress at 100 before Succeeded", map[string]any{"phase": "ImportInProgress", "progress": "100.0%"}, importer.Running, 99, ""},
+		{"garbage progress", map[string]any{"phase": "ImportInProgress", "progress": "-3%"}, importer.Running, 0, ""},
+		{"succeeded", map[string]any{"phase": "Succeeded", "progress": "100.0%"}, importer.Succeeded, 0, ""},
 		{"importer failed once", map[string]any{"phase": "ImportInProgress", "restartCount": int64(1), "conditions": []any{
 			map[string]any{"type": "Ready", "status": "False"},
 			map[string]any{"type": "Running", "status": "False", "reason": "Error", "message": "Unable to connect to http data source: expected status code 200, got 404"},
-		}}, importFailed, 0, "CDI DataVolume vm1-media-cd0 failed: Unable to connect to http data source: expected status code 200, got 404"},
-		{"phase Failed without message", map[string]any{"phase": "Failed"}, importFailed, 0, "CDI DataVolume vm1-media-cd0 failed: phase Failed"},
+		}}, importer.Failed, 0, "CDI DataVolume vm1-media-cd0 failed: Unable to connect to http data source: expected status code 200, got 404"},
+		{"phase Failed without message", map[string]any{"phase": "Failed"}, importer.Failed, 0, "CDI DataVolume vm1-media-cd0 failed: phase Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			typed, err := asDataVolume(dv(tc.status))
@@ -39,8 +41,8 @@ func TestDataVolumeStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := dataVolumeStatus(typed)
-			if got.state != tc.state || got.percent != tc.percent || got.reason != tc.reason {
-				t.Errorf("got state %d percent %d reason %q, want %d %d %q", got.state, got.percent, got.reason, tc.state, tc.percent, tc.reason)
+			if got.State != tc.state || got.Percent != tc.percent || got.Reason != tc.reason {
+				t.Errorf("got state %d percent %d reason %q, want %d %d %q", got.State, got.Percent, got.Reason, tc.state, tc.percent, tc.reason)
 			}
 		})
 	}
