@@ -45,7 +45,7 @@ func unstructuredDataVolume(dv *cdiv1beta1.DataVolume) (*unstructured.Unstructur
 // http source.
 func dataVolumeFor(o importer.Owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
 	// Never a secretRef: CDI's importer sends its credentials on every
-	// redirect, to any host ([cdiImporter.refuses]).
+	// redirect, to any host ([cdiImporter.Refuses]).
 	http := &cdiv1beta1.DataVolumeSourceHTTP{URL: slot.Image}
 	if slot.ImportSecret != "" && slot.CABundle {
 		http.CertConfigMap = slot.ImportSecret

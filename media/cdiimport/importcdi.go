@@ -46,7 +46,7 @@ import (
 // and refuses a redirect from https to http). CDI's importer applies none of
 // the bridge's address policy when it connects: the policy is checked at
 // insert instead, on literal IPs and on every address the host name resolves
-// to then ([Service.SetHostResolver]); a DNS answer that changes between
+// to then (media's Service.SetHostResolver); a DNS answer that changes between
 // that check and the importer's dial (rebinding) and HTTP redirects (CDI
 // follows them, to any host) are not checked: a NetworkPolicy on CDI's
 // importer pods closes them (the chart renders one by default, and makes the

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -120,8 +121,15 @@ type Registration struct {
 var registered []Registration
 
 // Register makes an import method available (from the method package's
-// init).
+// init). A method without a name, a factory or an ejector, or registered
+// twice, panics: every test of the binary fails.
 func Register(r Registration) {
+	if r.Method == "" || r.New == nil || r.Ejector == nil {
+		panic(fmt.Sprintf("import method %q: Register needs Method, New and Ejector", r.Method))
+	}
+	if slices.ContainsFunc(registered, func(o Registration) bool { return o.Method == r.Method }) {
+		panic(fmt.Sprintf("import method %q registered twice", r.Method))
+	}
 	registered = append(registered, r)
 	slices.SortStableFunc(registered, func(a, b Registration) int { return b.Preference - a.Preference })
 }
