@@ -72,6 +72,7 @@ type Target struct {
 // State is where an import stands.
 type State int
 
+// The states of an import.
 const (
 	Absent    State = iota // nothing of this insert exists: start it
 	Waiting                // something must go first (older objects being deleted)

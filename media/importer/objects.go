@@ -36,8 +36,8 @@ func ObjectLabels(component, slot string) map[string]string {
 	}
 }
 
-// ImporterSelector selects the import pods of a slot ("" = all slots).
-func ImporterSelector(slot string) labels.Selector {
+// PodSelector selects the import pods of a slot ("" = all slots).
+func PodSelector(slot string) labels.Selector {
 	set := labels.Set{LabelComponent: ComponentImporter, LabelPartOf: PartOf}
 	if slot != "" {
 		set[LabelSlot] = slot

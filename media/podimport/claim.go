@@ -61,7 +61,7 @@ func (p *podImporter) createClaim(ctx context.Context, o importer.Owner, slot sy
 // MountedByImports returns the PVCs (namespace/name) that the import pods
 // of ns ("": all) which have not ended mount.
 func MountedByImports(ctx context.Context, kube kubernetes.Interface, ns string) (map[string]bool, error) {
-	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: importer.ImporterSelector("").String()})
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: importer.PodSelector("").String()})
 	if err != nil {
 		return nil, fmt.Errorf("list import pods of %q: %w", ns, err)
 	}

@@ -58,7 +58,7 @@ type podImporter struct {
 type podEjector struct{ kube kubernetes.Interface }
 
 func (e podEjector) Eject(ctx context.Context, o importer.Owner, slot string) error {
-	return importer.DeleteOwnedPods(ctx, e.kube, o, importer.ImporterSelector(slot), func(p *corev1.Pod) bool {
+	return importer.DeleteOwnedPods(ctx, e.kube, o, importer.PodSelector(slot), func(p *corev1.Pod) bool {
 		return p.Labels[importer.LabelImageCheck] == ""
 	})
 }
@@ -71,7 +71,7 @@ func (p *podImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 	for _, ns := range namespaces {
 		f := informers.NewSharedInformerFactoryWithOptions(p.d.Kube, 0,
 			informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.ImporterSelector("").String() }))
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.PodSelector("").String() }))
 		pods := f.Core().V1().Pods()
 		if _, err := pods.Informer().AddEventHandler(importer.HandlerFor(enqueue)); err != nil {
 			return nil, fmt.Errorf("import pods: add handler: %w", err)
@@ -88,7 +88,7 @@ func (p *podImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 func (p *podImporter) listPods(o importer.Owner, slot string) ([]*corev1.Pod, error) {
 	var out []*corev1.Pod
 	for _, l := range p.pods {
-		pods, err := l.Pods(o.Key.Namespace).List(importer.ImporterSelector(slot))
+		pods, err := l.Pods(o.Key.Namespace).List(importer.PodSelector(slot))
 		if err != nil {
 			return nil, fmt.Errorf("list import pods of %s: %w", o.Key, err)
 		}
