@@ -2,6 +2,9 @@ package cdiimport
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -81,4 +84,62 @@ func storageSpec(size resource.Quantity, storageClass string) *cdiv1beta1.Storag
 		s.StorageClassName = ptr.To(storageClass)
 	}
 	return s
+}
+
+// dataVolumeSize is the storage a DataVolume requests: the claim size, at
+// most the maximum image size. CDI makes the whole request usable (it adds
+// its filesystem overhead to the PVC it creates) and fails an import whose
+// image does not fit, so no image above the maximum is imported where the
+// storage enforces the PVC's size.
+func dataVolumeSize(claim resource.Quantity, maxBytes int64) resource.Quantity {
+	if maxBytes > 0 && claim.Value() > maxBytes {
+		return *resource.NewQuantity(maxBytes, resource.BinarySI)
+	}
+	return claim
+}
+
+// dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,
+// or an importer that failed (CDI retries it forever: the first failure
+// fails the insert, as the import pod's does), else its progress.
+func dataVolumeStatus(dv *cdiv1beta1.DataVolume) importer.Status {
+	st := importer.Status{State: importer.Running, Started: dv.CreationTimestamp.Time}
+	switch {
+	case dv.Status.Phase == cdiv1beta1.Succeeded:
+		st.State = importer.Succeeded
+	case dv.Status.Phase == cdiv1beta1.Failed || dv.Status.RestartCount > 0:
+		st.State = importer.Failed
+		st.Reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.Name, dataVolumeMessage(dv))
+	default:
+		st.Percent = parseProgress(string(dv.Status.Progress))
+	}
+	return st
+}
+
+// dataVolumeMessage is the message of the DataVolume's Running condition
+// (where CDI puts the importer's error), else of its Ready condition.
+func dataVolumeMessage(dv *cdiv1beta1.DataVolume) string {
+	msgs := map[cdiv1beta1.DataVolumeConditionType]string{}
+	for _, c := range dv.Status.Conditions {
+		msg := c.Message
+		if msg == "" {
+			msg = c.Reason
+		}
+		msgs[c.Type] = msg
+	}
+	for _, typ := range []cdiv1beta1.DataVolumeConditionType{cdiv1beta1.DataVolumeRunning, cdiv1beta1.DataVolumeReady} {
+		if msgs[typ] != "" {
+			return msgs[typ]
+		}
+	}
+	return "phase " + string(dv.Status.Phase)
+}
+
+// parseProgress reads CDI's status.progress ("45.2%", "N/A") as a whole
+// percentage below 100 (0: unknown); 100 is for the finished import.
+func parseProgress(s string) int {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || math.IsNaN(f) || f < 0 {
+		return 0
+	}
+	return int(min(math.Floor(f), 99))
 }
