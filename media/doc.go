@@ -61,8 +61,8 @@
 //
 // A CDI DataVolume reports its progress (the Task's PercentComplete),
 // succeeds or fails (its importer's first failure fails the slot); see
-// package cdiimport (importcdi.go) for what CDI cannot express. CDI's importer checks no
-// address it dials, so where CDI may import, Insert also resolves the
+// package cdiimport (importcdi.go) for what CDI cannot express. CDI's
+// importer checks no address it dials, so where CDI may import, Insert also resolves the
 // image URL's host name and refuses it when the address policy refuses
 // any of its addresses ([Service.SetHostResolver]; a DNS lookup, still no
 // request to the image server), and the DataVolume requests at most
@@ -130,9 +130,8 @@
 // under the same lock, so none appears between the check and the delete).
 //
 // CDI method (package cdiimport: cachecdi.go, cachecdientry.go,
-// cachecheck.go): the entry is
-// a CDI DataVolume with the image's http source, and every slot's
-// DataVolume is a CDI clone of the entry's PVC (spec.source.pvc; CDI
+// cachecheck.go): the entry is a CDI DataVolume with the image's http
+// source, and every slot's DataVolume is a CDI clone of the entry's PVC (spec.source.pvc; CDI
 // picks a smart or CSI clone where the storage offers one, else copies).
 // CDI never tells what its importer's GET saw (no ETag, no Last-Modified
 // in any status), and the bridge never contacts the image server itself,

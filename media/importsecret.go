@@ -23,7 +23,7 @@ import (
 // the import pod mounts them under [ImportConfigPath] (only file paths
 // reach its arguments), a CDI DataVolume names the ConfigMap as its
 // certConfigMap (an insert with credentials is never imported by CDI:
-// importcdi.go); both are deleted when the import ends (succeeded,
+// cdiimport/importcdi.go); both are deleted when the import ends (succeeded,
 // failed, timed out) and on eject. Credentials are needed for the
 // download only, so they do not outlive it.
 
