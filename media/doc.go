@@ -131,8 +131,9 @@
 //
 // CDI method (package cdiimport: cachecdi.go, cachecdientry.go,
 // cachecheck.go): the entry is a CDI DataVolume with the image's http
-// source, and every slot's DataVolume is a CDI clone of the entry's PVC (spec.source.pvc; CDI
-// picks a smart or CSI clone where the storage offers one, else copies).
+// source, and every slot's DataVolume is a CDI clone of the entry's PVC
+// (spec.source.pvc; CDI picks a smart or CSI clone where the storage
+// offers one, else copies).
 // CDI never tells what its importer's GET saw (no ETag, no Last-Modified
 // in any status), and the bridge never contacts the image server itself,
 // so revalidation is a check pod per insert: the import pod's image,
