@@ -124,7 +124,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		{"", "pods", "delete", vmNS}: func(ctx context.Context) error {
 			return pods.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
-		// media/podprogress.go: a running import pod's progress lines.
+		// media/podimport/progress.go: a running import pod's progress lines.
 		{"", "pods/log", "get", vmNS}: func(ctx context.Context) error {
 			_, err := pods.GetLogs("absent", &corev1.PodLogOptions{}).DoRaw(ctx)
 			return err
@@ -159,7 +159,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		{"", "configmaps", "delete", vmNS}: func(ctx context.Context) error {
 			return vmCMs.Delete(ctx, "absent", metav1.DeleteOptions{DryRun: dryRun})
 		},
-		// media: CDI DataVolumes (media/importcdi.go): created, watched, looked
+		// media: CDI DataVolumes (media/cdiimport/importcdi.go): created, watched, looked
 		// up before a re-create, deleted with their insert.
 		{"cdi.kubevirt.io", "datavolumes", "create", vmNS}: func(ctx context.Context) error {
 			dv := &unstructured.Unstructured{Object: map[string]any{

@@ -8,6 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/media/cdiimport"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
+	"github.com/redfish-bridge/redfish-bridge/media/podimport"
 )
 
 // PruneOptions say which image cache entries [PruneCache] deletes.
@@ -24,19 +28,8 @@ type PruneOptions struct {
 	DryRun bool
 }
 
-// PrunedEntry is an image cache entry [PruneCache] found.
-type PrunedEntry struct {
-	Namespace, Name string
-	// Size is the entry's PVC request.
-	Size string
-	// InUse: an import pod that has not ended mounts it.
-	InUse bool
-	// Deleted: deleted (or, with DryRun, would be).
-	Deleted bool
-}
-
 // PruneCache deletes the image cache entries of o.Namespaces: every PVC
-// with the image cache's labels and key annotation ([isCacheEntry]) that
+// with the image cache's labels and key annotation ([importer.IsCacheEntry]) that
 // is not already being deleted, except, unless o.InUse, those an import
 // pod that has not ended mounts (as eviction skips them); and, where CDI
 // is installed, the CDI method's entry DataVolumes likewise (in use: a
@@ -50,18 +43,18 @@ func PruneCache(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inte
 	}
 	var out []PrunedEntry
 	for _, ns := range namespaces {
-		pvcs, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: cacheSelector().String()})
+		pvcs, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: importer.CacheSelector().String()})
 		if err != nil {
 			return out, fmt.Errorf("list image cache entries of %q: %w", ns, err)
 		}
-		inUse, err := mountedByImports(ctx, kube, ns)
+		inUse, err := podimport.MountedByImports(ctx, kube, ns)
 		if err != nil {
 			return out, err
 		}
 		for i := range pvcs.Items {
 			p := &pvcs.Items[i]
 			key := p.Annotations[AnnotationCacheKey]
-			if key == "" || !isCacheEntry(p, key) || p.DeletionTimestamp != nil {
+			if key == "" || !importer.IsCacheEntry(p, key) || p.DeletionTimestamp != nil {
 				continue
 			}
 			if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == DataVolumeKind {
@@ -71,7 +64,7 @@ func PruneCache(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inte
 			e := PrunedEntry{Namespace: p.Namespace, Name: p.Name, Size: size.String(), InUse: inUse[p.Namespace+"/"+p.Name]}
 			if !e.InUse || o.InUse {
 				if !o.DryRun {
-					if err := deleteClaim(ctx, kube, p); err != nil {
+					if err := importer.DeleteClaim(ctx, kube, p); err != nil {
 						return append(out, e), err
 					}
 				}
@@ -79,32 +72,11 @@ func PruneCache(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inte
 			}
 			out = append(out, e)
 		}
-		cdi, err := pruneCDIEntries(ctx, kube, dyn, ns, o)
+		cdi, err := cdiimport.PruneEntries(ctx, kube, dyn, ns, o.InUse, o.DryRun)
 		out = append(out, cdi...)
 		if err != nil {
 			return out, err
 		}
 	}
 	return out, nil
-}
-
-// mountedByImports returns the PVCs (namespace/name) that the import pods
-// of ns ("": all) which have not ended mount.
-func mountedByImports(ctx context.Context, kube kubernetes.Interface, ns string) (map[string]bool, error) {
-	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: importerSelector("").String()})
-	if err != nil {
-		return nil, fmt.Errorf("list import pods of %q: %w", ns, err)
-	}
-	inUse := map[string]bool{}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil {
-				inUse[p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName] = true
-			}
-		}
-	}
-	return inUse, nil
 }

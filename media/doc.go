@@ -26,10 +26,14 @@
 //
 // [Reconciler] drives the state machine from watches (VMs through
 // [VMEvents], PVCs and each import method's objects through client-go
-// informers); the import method (importer.go: [ImportMethodPod],
-// [ImportMethodCDI]) makes, reads and deletes its objects, also on
-// [Service.Eject], which deletes them through each registered method's
-// ejector (read live: the verbs run on every replica). For the pod:
+// informers); the import method makes, reads and deletes its objects,
+// also on [Service.Eject], which deletes them through each registered
+// method's ejector (read live: the verbs run on every replica). An import
+// method is a package implementing [importer.Importer] that registers
+// itself ([importer.Register]): [ImportMethodPod] (package podimport) and
+// [ImportMethodCDI] (package cdiimport), imported by methods.go. A method
+// gets only [importer.Deps] from the reconciler (deps.go), never the
+// Reconciler. For the pod:
 //
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
@@ -57,8 +61,8 @@
 //
 // A CDI DataVolume reports its progress (the Task's PercentComplete),
 // succeeds or fails (its importer's first failure fails the slot); see
-// importcdi.go for what CDI cannot express. CDI's importer checks no
-// address it dials, so where CDI may import, Insert also resolves the
+// package cdiimport (importcdi.go) for what CDI cannot express. CDI's
+// importer checks no address it dials, so where CDI may import, Insert also resolves the
 // image URL's host name and refuses it when the address policy refuses
 // any of its addresses ([Service.SetHostResolver]; a DNS lookup, still no
 // request to the image server), and the DataVolume requests at most
@@ -82,7 +86,7 @@
 // # Image cache: one download for N VMs of one image
 //
 // With [Service.SetImageCache] (serve --image-cache) an insert records a
-// cache key ([system.MediaSlot.CacheKey], cache.go): an HMAC-SHA256,
+// cache key ([system.MediaSlot.CacheKey], cachekey.go): an HMAC-SHA256,
 // under the bridge's secret ([Service.SetImageCacheKey]; without it the
 // key could be tested offline against guessed passwords), of the URL,
 // VerifyCertificate, the CAs the import trusts and the credentials (the
@@ -95,7 +99,7 @@
 // name fails the insert: [ForeignClaimError]); it is owned by the VM whose
 // insert created it, so the GC deletes it with that VM or the namespace.
 //
-// Pod method: the reconciler creates the entry beside the
+// Pod method (package podimport, cache.go): it creates the entry beside the
 // slot's PVC (at least as large) and mounts it into the insert's import
 // pod at [CacheMountPath]. The pod (package [download]), under an exclusive
 // lock on the entry, revalidates: a HEAD with If-None-Match and
@@ -119,16 +123,17 @@
 // a request of its own, and an insert after the failure downloads again.
 //
 // [Options.ImageCacheBudget] bounds each namespace's entries: before a
-// new entry is created the reconciler deletes the least recently used
+// new entry is created the import method deletes the least recently used
 // others (when its import pods last started; the entries' creation before
 // this leader's term) until it fits, never one an import pod that has not
 // ended mounts (a live pod list; import pods with an entry are created
 // under the same lock, so none appears between the check and the delete).
 //
-// CDI method (cachecdi.go, cachecdientry.go, cachecheck.go): the entry is
-// a CDI DataVolume with the image's http source, and every slot's
-// DataVolume is a CDI clone of the entry's PVC (spec.source.pvc; CDI
-// picks a smart or CSI clone where the storage offers one, else copies).
+// CDI method (package cdiimport: cachecdi.go, cachecdientry.go,
+// cachecheck.go): the entry is a CDI DataVolume with the image's http
+// source, and every slot's DataVolume is a CDI clone of the entry's PVC
+// (spec.source.pvc; CDI picks a smart or CSI clone where the storage
+// offers one, else copies).
 // CDI never tells what its importer's GET saw (no ETag, no Last-Modified
 // in any status), and the bridge never contacts the image server itself,
 // so revalidation is a check pod per insert: the import pod's image,
@@ -153,7 +158,7 @@
 // HEADs and one GET.
 //
 // Inserts waiting for an entry are enqueued when its phase or its progress
-// changes (cacheprogress.go), so each shows the shared download's progress. An entry whose import failed
+// changes (cdiimport's cacheprogress.go), so each shows the shared download's progress. An entry whose import failed
 // fails every insert whose check pod was created before the failure (the
 // Running condition's time) with the same error ([download.SharedDownloadError]);
 // an insert checked after it deletes the failed entry and imports again.
@@ -170,8 +175,8 @@
 // deletes a namespace's entries, those an unfinished import pod mounts
 // only when asked.
 //
-// The pod method's progress is the import pods' log (importprogress.go,
-// podprogress.go): the filling pod's progress lines, and each waiting
+// The pod method's progress is the import pods' log (download's
+// importprogress.go, podimport's progress.go): the filling pod's progress lines, and each waiting
 // pod's echo of the filler's progress file in the entry.
 //
 // Not yet: the pod method's entry must be mountable by the import pods of several VMs at

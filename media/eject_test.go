@@ -10,6 +10,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -18,11 +19,11 @@ import (
 // method its import pods, the CDI method its check pods) of the slot and
 // VM, and nothing of another slot or VM.
 func TestEjectThroughEachMethod(t *testing.T) {
-	vm := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
-	other := owner{key: system.Key{Namespace: "ns", Name: "vm2"}, uid: "uid-2"}
+	vm := owner{Key: system.Key{Namespace: "ns", Name: "vm1"}, UID: "uid-1"}
+	other := owner{Key: system.Key{Namespace: "ns", Name: "vm2"}, UID: "uid-2"}
 	pod := func(o owner, slot, name string, check bool) runtime.Object {
-		s := system.MediaSlot{Slot: slot, Image: "https://images.example/a.iso", ClaimName: ClaimName(o.key, slot), InsertID: "0123456789abcdef"}
-		p := podFor(o, s, "img", download.ImportRequest{})
+		s := system.MediaSlot{Slot: slot, Image: "https://images.example/a.iso", ClaimName: ClaimName(o.Key, slot), InsertID: "0123456789abcdef"}
+		p := importer.PodFor(o, s, "img", download.ImportRequest{})
 		p.Name = name
 		if check {
 			p.Labels[LabelImageCheck] = "true"
@@ -51,14 +52,14 @@ func TestEjectThroughEachMethod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kube := kubefake.NewClientset(objects()...)
 			svc := NewService(nil, kube)
-			var ejectors []ejector
-			for i, f := range importerFactories {
-				if tc.methods == nil || slices.Contains(tc.methods, f.method) {
+			var ejectors []importer.Ejector
+			for i, f := range importer.Registered() {
+				if tc.methods == nil || slices.Contains(tc.methods, f.Method) {
 					ejectors = append(ejectors, svc.ejectors[i])
 				}
 			}
 			for _, e := range ejectors {
-				if err := e.eject(t.Context(), vm, "cd0"); err != nil {
+				if err := e.Eject(t.Context(), vm, "cd0"); err != nil {
 					t.Fatalf("eject: %v", err)
 				}
 			}

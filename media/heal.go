@@ -15,6 +15,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -116,7 +117,7 @@ func (r *Reconciler) event(ctx context.Context, vm *unstructured.Unstructured, r
 // from a stale cache), once they are older than OrphanGrace and the VM no
 // longer references the PVC.
 func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, error) {
-	o := owner{key: vm.Key, uid: vm.Object.GetUID()}
+	o := owner{Key: vm.Key, UID: vm.Object.GetUID()}
 	claims, err := r.listClaims(o)
 	if err != nil {
 		return 0, err
@@ -124,7 +125,7 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 	var objs []metav1.Object
 	owners := map[metav1.Object]Importer{}
 	for _, imp := range r.importers {
-		l, err := imp.orphans(o)
+		l, err := imp.Orphans(o)
 		if err != nil {
 			return 0, err
 		}
@@ -155,13 +156,13 @@ func (r *Reconciler) collect(ctx context.Context, vm *apply.VM) (time.Duration, 
 	var errs []error
 	for _, obj := range objs {
 		if orphan(obj) {
-			errs = append(errs, owners[obj].remove(ctx, obj))
+			errs = append(errs, owners[obj].Remove(ctx, obj))
 		}
 	}
 	for _, c := range claims {
 		if orphan(c) && !used[c.Name] {
 			logctx.From(ctx).InfoContext(ctx, "deleting PVC of an empty slot", "vm", vm.Key.String(), "pvc", c.Name)
-			if err := deleteClaim(ctx, r.opts.Kube, c); err != nil {
+			if err := importer.DeleteClaim(ctx, r.opts.Kube, c); err != nil {
 				errs = append(errs, err)
 				continue
 			}

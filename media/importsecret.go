@@ -13,6 +13,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -22,16 +23,12 @@ import (
 // the import pod mounts them under [ImportConfigPath] (only file paths
 // reach its arguments), a CDI DataVolume names the ConfigMap as its
 // certConfigMap (an insert with credentials is never imported by CDI:
-// importcdi.go); both are deleted when the import ends (succeeded,
+// cdiimport/importcdi.go); both are deleted when the import ends (succeeded,
 // failed, timed out) and on eject. Credentials are needed for the
 // download only, so they do not outlive it.
 
 // ComponentImportSecret labels the import Secrets and ConfigMaps.
 const ComponentImportSecret = "import-secret"
-
-// ImportConfigPath is where the import pod mounts its import ConfigMap
-// (ImportConfigPath/ca) and Secret (ImportConfigPath/credentials).
-const ImportConfigPath = "/etc/redfish-bridge/import"
 
 // ImportSecretName is the import Secret and ConfigMap of one insert (the
 // import pod's name: one of each per insert).
@@ -131,14 +128,14 @@ func certPEMs(t system.MediaTrust) []string {
 // slot.CABundle) and Secret (the credentials, when slot.Credentials) of
 // slot, named in slot.ImportSecret, owned by the VM.
 func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot system.MediaSlot, data map[string][]byte) error {
-	o := owner{key: vm.Key, uid: vm.Object.GetUID()}
-	l := objectLabels(ComponentImportSecret, slot.Slot)
+	o := owner{Key: vm.Key, UID: vm.Object.GetUID()}
+	l := importer.ObjectLabels(ComponentImportSecret, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
 	meta := metav1.ObjectMeta{
 		Name:            slot.ImportSecret,
 		Namespace:       vm.Key.Namespace,
 		Labels:          l,
-		OwnerReferences: []metav1.OwnerReference{o.ref()},
+		OwnerReferences: []metav1.OwnerReference{o.Ref()},
 	}
 	create := metav1.CreateOptions{FieldManager: apply.ManagerMedia}
 	if ca, ok := data[download.CAKey]; ok {
@@ -171,20 +168,20 @@ func deleteImportSecret(ctx context.Context, kube kubernetes.Interface, o owner,
 	if name == "" {
 		return nil
 	}
-	if slot.ClaimName != ClaimName(o.key, slot.Slot) || name != ImportSecretName(slot.ClaimName, slot.InsertID) ||
+	if slot.ClaimName != ClaimName(o.Key, slot.Slot) || name != ImportSecretName(slot.ClaimName, slot.InsertID) ||
 		len(slot.InsertID) != insertIDLength {
 		return nil // not a name the bridge gives: left alone
 	}
-	err := kube.CoreV1().Secrets(o.key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	err := kube.CoreV1().Secrets(o.Key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete import Secret %s/%s: %w", o.key.Namespace, name, err)
+		return fmt.Errorf("delete import Secret %s/%s: %w", o.Key.Namespace, name, err)
 	}
 	if !slot.CABundle {
 		return nil
 	}
-	err = kube.CoreV1().ConfigMaps(o.key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	err = kube.CoreV1().ConfigMaps(o.Key.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete import ConfigMap %s/%s: %w", o.key.Namespace, name, err)
+		return fmt.Errorf("delete import ConfigMap %s/%s: %w", o.Key.Namespace, name, err)
 	}
 	return nil
 }

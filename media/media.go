@@ -11,6 +11,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -19,7 +20,7 @@ type Service struct {
 	w    apply.Writer
 	kube kubernetes.Interface
 	// ejectors delete each import method's objects on Eject.
-	ejectors []ejector
+	ejectors []importer.Ejector
 	now      func() time.Time
 	bundle   CABundle
 	policy   download.AddrPolicy
@@ -118,7 +119,7 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	result, err := s.record(ctx, key, fresh)
 	if result.InsertID != fresh.InsertID {
 		// Not recorded (an error, or another insert won): the Secret is nobody's.
-		if derr := deleteImportSecret(ctx, s.kube, owner{key: key, uid: vm.Object.GetUID()}, fresh); derr != nil {
+		if derr := deleteImportSecret(ctx, s.kube, owner{Key: key, UID: vm.Object.GetUID()}, fresh); derr != nil {
 			err = errors.Join(err, derr)
 		}
 	}
@@ -194,9 +195,9 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 	}
 	claim := ClaimName(key, slot)
 	var ejected system.MediaSlot
-	o := owner{key: key}
+	o := owner{Key: key}
 	_, err := s.w.Media(ctx, key, func(vm *apply.VM, slots map[string]system.MediaSlot) error {
-		o.uid = vm.Object.GetUID()
+		o.UID = vm.Object.GetUID()
 		cur, ok := slots[slot]
 		if !ok {
 			return apply.ErrNoChange
@@ -215,14 +216,14 @@ func (s *Service) Eject(ctx context.Context, key system.Key, slot string) error 
 	// its UID) is deleted, never an object that merely has the name. Each
 	// import method deletes its own objects.
 	for _, e := range s.ejectors {
-		if err := e.eject(ctx, o, slot); err != nil {
+		if err := e.Eject(ctx, o, slot); err != nil {
 			return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 		}
 	}
 	if err := deleteImportSecret(ctx, s.kube, o, ejected); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
-	if err := deleteOwnedClaim(ctx, s.kube, o, claim); err != nil {
+	if err := importer.DeleteOwnedClaim(ctx, s.kube, o, claim); err != nil {
 		return fmt.Errorf("eject %s slot %s: %w", key, slot, err)
 	}
 	logctx.From(ctx).Info("media ejected", "vm", key.String(), "slot", slot)

@@ -23,18 +23,6 @@ const USBSlot = "usb0"
 // DefaultSlots are the virtual-media slots every system offers.
 var DefaultSlots = []string{DefaultSlot, USBSlot}
 
-// Labels and annotations on import pods and PVCs.
-const (
-	LabelComponent = "app.kubernetes.io/component"
-	LabelPartOf    = "app.kubernetes.io/part-of"
-	LabelInsertID  = "redfish-bridge.io/insert-id"
-	LabelSlot      = "redfish-bridge.io/media-slot"
-
-	ComponentImporter = "importer"
-	ComponentMedia    = "media"
-	PartOf            = "redfish-bridge"
-)
-
 const (
 	// maxClaimName leaves room in 63 characters for "-" + an InsertID.
 	maxClaimName = 63 - 1 - insertIDLength
@@ -76,9 +64,6 @@ func ClaimName(key system.Key, slot string) string {
 	}
 	return prefix + suffix
 }
-
-// PodName is the deterministic name of the import pod of one insert.
-func PodName(claim, insertID string) string { return claim + "-" + insertID }
 
 // NewInsertID returns a fresh InsertID: 16 lowercase hex characters.
 func NewInsertID() string {

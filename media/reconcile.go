@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -38,7 +36,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 		}
 	}
 	errs := []error{r.heal(ctx, vm)}
-	o := owner{key: key, uid: vm.Object.GetUID()}
+	o := owner{Key: key, UID: vm.Object.GetUID()}
 	for _, slot := range vm.Slots {
 		d, err := r.reconcileSlot(ctx, vm, o, slot)
 		soon(d)
@@ -53,12 +51,12 @@ func (r *Reconciler) reconcile(ctx context.Context, key system.Key) (time.Durati
 // reconcileSlot advances one slot's import through its import method.
 func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, slot system.MediaSlot) (time.Duration, error) {
 	key := vm.Key
-	t := importTarget{o: o, slot: slot}
+	t := importer.Target{Owner: o, Slot: slot}
 	logctx.From(ctx).DebugContext(ctx, "reconcile slot", "vm", key.String(), "slot", slot.Slot, "phase", slot.Phase, "insertID", slot.InsertID, "method", slot.Method)
 	if !slot.Phase.Busy() {
 		var errs []error
 		for _, imp := range r.importers {
-			errs = append(errs, imp.settle(ctx, t))
+			errs = append(errs, imp.Settle(ctx, t))
 		}
 		return 0, errors.Join(errs...)
 	}
@@ -83,29 +81,29 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 			}
 		}
 		if err == nil {
-			err = imp.finish(ctx, t)
+			err = imp.Finish(ctx, t)
 		}
 		return 0, err
 	}
 
-	st, err := imp.observe(ctx, t)
+	st, err := imp.Observe(ctx, t)
 	if foreign := (*ForeignClaimError)(nil); errors.As(err, &foreign) {
 		return 0, r.refuse(ctx, o, slot, foreign.Error())
 	}
 	if err != nil {
 		return 0, err
 	}
-	switch st.state {
-	case importWaiting:
+	switch st.State {
+	case importer.Waiting:
 		return min(remaining, waitPoll), nil
-	case importRunning:
-		if st.recheck > 0 {
-			remaining = min(remaining, st.recheck)
+	case importer.Running:
+		if st.Recheck > 0 {
+			remaining = min(remaining, st.Recheck)
 		}
 		return remaining, r.running(ctx, key, slot, imp, st)
-	case importNeedsRoom:
-		return min(remaining, waitPoll), r.resize(ctx, t, imp, st.bytes)
-	case importSucceeded, importFailed:
+	case importer.NeedsRoom:
+		return min(remaining, waitPoll), r.resize(ctx, t, imp, st.Bytes)
+	case importer.Succeeded, importer.Failed:
 		return 0, r.ended(ctx, t, imp, st)
 	}
 	// Nothing of this insert exists yet.
@@ -119,7 +117,7 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 	// apply (and its precondition) always happens.
 	started, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
 		now := time.Now().UTC()
-		s.Method = imp.method()
+		s.Method = imp.Method()
 		if s.Phase == system.MediaPending {
 			s.Phase, s.Since = system.MediaImporting, now
 			s.Reason = "importing into PVC " + slot.ClaimName
@@ -132,8 +130,8 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		logctx.From(ctx).DebugContext(ctx, "slot moved on before the import started", "vm", key.String(), "slot", slot.Slot, "insertID", slot.InsertID, "err", err)
 		return 0, err
 	}
-	t.slot.Method = imp.method()
-	err = imp.start(ctx, t, st)
+	t.Slot.Method = imp.Method()
+	err = imp.Start(ctx, t, st)
 	if foreign := (*ForeignClaimError)(nil); errors.As(err, &foreign) {
 		return 0, r.refuse(ctx, o, slot, foreign.Error())
 	}
@@ -142,19 +140,19 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 
 // running records an import under way: Importing (an earlier run started
 // it but did not record it) and its progress.
-func (r *Reconciler) running(ctx context.Context, key system.Key, slot system.MediaSlot, imp Importer, st importStatus) error {
-	if slot.Phase != system.MediaPending && slot.Method != "" && st.percent <= slot.Percent {
+func (r *Reconciler) running(ctx context.Context, key system.Key, slot system.MediaSlot, imp Importer, st importer.Status) error {
+	if slot.Phase != system.MediaPending && slot.Method != "" && st.Percent <= slot.Percent {
 		return nil
 	}
 	_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
-		s.Method = imp.method()
+		s.Method = imp.Method()
 		if s.Phase == system.MediaPending {
 			s.Phase = system.MediaImporting
 			s.Reason = "importing into PVC " + slot.ClaimName
 			s.Since = time.Now().UTC()
 		}
-		if st.percent > s.Percent {
-			s.Percent = st.percent
+		if st.Percent > s.Percent {
+			s.Percent = st.Percent
 		}
 	})
 	return err
@@ -163,18 +161,18 @@ func (r *Reconciler) running(ctx context.Context, key system.Key, slot system.Me
 // ended records an import that succeeded or failed, then lets its method
 // delete what it no longer needs. The credentials were for the download
 // only: the import Secret is gone before the import is recorded as over.
-func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st importStatus) error {
-	if err := deleteImportSecret(ctx, r.opts.Kube, t.o, t.slot); err != nil {
+func (r *Reconciler) ended(ctx context.Context, t importer.Target, imp Importer, st importer.Status) error {
+	if err := deleteImportSecret(ctx, r.opts.Kube, t.Owner, t.Slot); err != nil {
 		return err
 	}
-	phase, reason, size, result := system.MediaReady, "imported", t.slot.SizeBytes, "succeeded"
-	if st.bytes > 0 {
-		size = st.bytes
+	phase, reason, size, result := system.MediaReady, "imported", t.Slot.SizeBytes, "succeeded"
+	if st.Bytes > 0 {
+		size = st.Bytes
 	}
-	if st.state == importFailed {
-		phase, reason, size, result = system.MediaFailed, st.reason, 0, "failed"
+	if st.State == importer.Failed {
+		phase, reason, size, result = system.MediaFailed, st.Reason, 0, "failed"
 	}
-	ok, err := r.finish(ctx, t.o.key, t.slot, phase, reason, size)
+	ok, err := r.finish(ctx, t.Owner.Key, t.Slot, phase, reason, size)
 	if err != nil {
 		return err
 	}
@@ -184,11 +182,11 @@ func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st
 		} else {
 			r.c.failed.Add(1)
 		}
-		if r.opts.ObserveImport != nil && !st.started.IsZero() {
-			r.opts.ObserveImport(result, time.Since(st.started))
+		if r.opts.ObserveImport != nil && !st.Started.IsZero() {
+			r.opts.ObserveImport(result, time.Since(st.Started))
 		}
 	}
-	return imp.finish(ctx, t)
+	return imp.Finish(ctx, t)
 }
 
 // resize acts on an import that found the image larger than its PVC: the
@@ -196,13 +194,13 @@ func (r *Reconciler) ended(ctx context.Context, t importTarget, imp Importer, st
 // the next round replaces the PVC with one of ClaimSize(need), strictly
 // larger than the one it had (see [ClaimRoom]), and starts again. The
 // import Secret stays: the next import downloads again.
-func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, need int64) error {
-	key, slot := t.o.key, t.slot
+func (r *Reconciler) resize(ctx context.Context, t importer.Target, imp Importer, need int64) error {
+	key, slot := t.Owner.Key, t.Slot
 	if need > r.opts.MaxImageSize {
-		if err := r.refuse(ctx, t.o, slot, (&download.TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
+		if err := r.refuse(ctx, t.Owner, slot, (&download.TooLargeError{Bytes: need, Announced: true, Max: r.opts.MaxImageSize}).Error()); err != nil {
 			return err
 		}
-		return imp.finish(ctx, t)
+		return imp.Finish(ctx, t)
 	}
 	if need > slot.SizeBytes { // else: this report is already recorded
 		_, err := r.transition(ctx, key, slot, func(s *system.MediaSlot) {
@@ -214,7 +212,7 @@ func (r *Reconciler) resize(ctx context.Context, t importTarget, imp Importer, n
 		}
 		logctx.From(ctx).InfoContext(ctx, "image larger than its PVC", "vm", key.String(), "slot", slot.Slot, "bytes", need, "pvc", slot.ClaimName)
 	}
-	return imp.finish(ctx, t)
+	return imp.Finish(ctx, t)
 }
 
 // refuse fails the slot's import before (or instead of) a download: its
@@ -223,7 +221,7 @@ func (r *Reconciler) refuse(ctx context.Context, o owner, slot system.MediaSlot,
 	if err := deleteImportSecret(ctx, r.opts.Kube, o, slot); err != nil {
 		return err
 	}
-	_, err := r.finish(ctx, o.key, slot, system.MediaFailed, reason, 0)
+	_, err := r.finish(ctx, o.Key, slot, system.MediaFailed, reason, 0)
 	return err
 }
 
@@ -270,59 +268,4 @@ func (r *Reconciler) transition(ctx context.Context, key system.Key, slot system
 		return false, fmt.Errorf("record slot %s of %s: %w", slot.Slot, key, err)
 	}
 	return applied && err == nil, nil
-}
-
-// checkClaim looks at the slot's cached PVC: exists, and ready for an
-// import (ours, not being deleted, large enough for size bytes; an absent
-// PVC is ready to be created), and the size the import pod writes into. A
-// too small PVC is deleted (and re-created once gone).
-func (r *Reconciler) checkClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) (exists, ready bool, claimSize resource.Quantity, err error) {
-	want := download.ClaimSize(size, r.opts.DefaultSize)
-	pvc, err := r.claim(o.key.Namespace, slot.ClaimName)
-	if err != nil || pvc == nil {
-		return false, err == nil, want, err
-	}
-	switch {
-	case pvc.DeletionTimestamp != nil:
-		return true, false, want, nil
-	case !o.owns(pvc):
-		return true, false, want, &ForeignClaimError{Namespace: pvc.Namespace, Name: pvc.Name, VM: o.key}
-	}
-	have := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	if size <= 0 || have.Cmp(want) >= 0 {
-		return true, true, have, nil
-	}
-	logctx.From(ctx).InfoContext(ctx, "image PVC too small, replacing it", "vm", o.key.String(), "pvc", pvc.Name, "have", have.String(), "want", want.String())
-	return true, false, want, deleteClaim(ctx, r.opts.Kube, pvc)
-}
-
-// createClaim creates the slot's PVC sized for size bytes.
-func (r *Reconciler) createClaim(ctx context.Context, o owner, slot system.MediaSlot, size int64) error {
-	want := download.ClaimSize(size, r.opts.DefaultSize)
-	_, err := r.opts.Kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).Create(ctx,
-		claimFor(o, slot, want, r.opts.StorageClass), metav1.CreateOptions{})
-	switch {
-	case err == nil:
-		r.c.claimsCreated.Add(1)
-		logctx.From(ctx).InfoContext(ctx, "image PVC created", "vm", o.key.String(), "pvc", slot.ClaimName, "size", want.String())
-	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
-	default:
-		return fmt.Errorf("create PVC %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
-	}
-	return nil
-}
-
-// claim returns the cached PVC, nil when absent.
-func (r *Reconciler) claim(ns, name string) (*corev1.PersistentVolumeClaim, error) {
-	for _, l := range r.claims {
-		pvc, err := l.PersistentVolumeClaims(ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get PVC %s/%s: %w", ns, name, err)
-		}
-		return pvc, nil
-	}
-	return nil, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -74,7 +75,8 @@ type Options struct {
 	Counters *Counters
 	// ImageCacheBudget bounds the image cache entries of each namespace
 	// (bytes of their PVC requests; 0: no bound): a new entry first evicts
-	// the least recently used entries no import pod is using (cache.go).
+	// the least recently used entries no import pod is using (package
+	// podimport; the CDI method's entries likewise, package cdiimport).
 	ImageCacheBudget int64
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
@@ -119,12 +121,9 @@ type Reconciler struct {
 	mu       sync.Mutex
 	reported map[system.Key]string // disk-without-volume already reported, by VM resourceVersion
 
-	// cacheMu orders the image cache's evictions and the import pods
-	// mounting entries (cache.go); usedMu guards cacheUsed, when an import
-	// pod last used each entry (namespace/name), for the LRU.
-	cacheMu   sync.Mutex
-	usedMu    sync.Mutex
-	cacheUsed map[string]time.Time
+	// cache is the image cache's lock and recency, shared by the import
+	// methods (deps.go).
+	cache *importer.Cache
 }
 
 // NewReconciler checks opts and fills defaults. Informers start in Run.
@@ -166,11 +165,11 @@ func NewReconciler(opts Options) (*Reconciler, error) {
 		opts.Counters = &Counters{}
 	}
 	return &Reconciler{
-		opts:      opts,
-		ctrl:      opts.Controller,
-		c:         opts.Counters,
-		reported:  map[system.Key]string{},
-		cacheUsed: map[string]time.Time{},
+		opts:     opts,
+		ctrl:     opts.Controller,
+		c:        opts.Counters,
+		reported: map[system.Key]string{},
+		cache:    &importer.Cache{},
 	}, nil
 }
 
@@ -231,9 +230,9 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 	for _, ns := range namespaces {
 		f := informers.NewSharedInformerFactoryWithOptions(r.opts.Kube, 0,
 			informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() }))
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.PartOfSelector().String() }))
 		claims := f.Core().V1().PersistentVolumeClaims()
-		if _, err := claims.Informer().AddEventHandler(handlerFor(owners)); err != nil {
+		if _, err := claims.Informer().AddEventHandler(importer.HandlerFor(owners)); err != nil {
 			return nil, fmt.Errorf("add handler: %w", err)
 		}
 		r.synced = append(r.synced, claims.Informer().HasSynced)
@@ -241,18 +240,18 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 		f.Start(ctx.Done())
 		factories = append(factories, f)
 	}
-	importers, err := newImporters(ctx, r, r.opts.ImportMethod)
+	importers, err := newImporters(ctx, r.deps(), r.opts.ImportMethod)
 	if err != nil {
 		return nil, err
 	}
 	methods := make([]string, len(importers))
 	for i, imp := range importers {
-		synced, err := imp.watch(ctx, namespaces, owners)
+		synced, err := imp.Watch(ctx, namespaces, owners)
 		if err != nil {
 			return nil, err
 		}
 		r.synced = append(r.synced, synced...)
-		methods[i] = imp.method()
+		methods[i] = imp.Method()
 	}
 	r.importers = importers
 	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
@@ -270,7 +269,7 @@ func enqueueOwner(enqueue func(system.Key), obj any) {
 	if !ok {
 		return
 	}
-	if name, ok := ownerName(m); ok {
+	if name, ok := importer.OwnerName(m); ok {
 		enqueue(system.Key{Namespace: m.GetNamespace(), Name: name})
 	}
 }
@@ -285,12 +284,12 @@ func (r *Reconciler) pass(ctx context.Context, key system.Key) (controller.Resul
 func (r *Reconciler) listClaims(o owner) ([]*corev1.PersistentVolumeClaim, error) {
 	var out []*corev1.PersistentVolumeClaim
 	for _, l := range r.claims {
-		pvcs, err := l.PersistentVolumeClaims(o.key.Namespace).List(partOfSelector())
+		pvcs, err := l.PersistentVolumeClaims(o.Key.Namespace).List(importer.PartOfSelector())
 		if err != nil {
-			return nil, fmt.Errorf("list PVCs of %s: %w", o.key, err)
+			return nil, fmt.Errorf("list PVCs of %s: %w", o.Key, err)
 		}
 		for _, p := range pvcs {
-			if o.owns(p) && p.Labels[LabelComponent] == ComponentMedia {
+			if o.Owns(p) && p.Labels[LabelComponent] == ComponentMedia {
 				out = append(out, p)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -102,7 +103,7 @@ func (s *Service) Trust(ctx context.Context, key system.Key, slot string) (syste
 // reference with the VM's UID). A ConfigMap that merely names the VM is
 // not.
 func ownsTrust(o owner, cm *corev1.ConfigMap) bool {
-	return cm.Labels[LabelComponent] == ComponentTrust && o.owns(cm)
+	return cm.Labels[LabelComponent] == ComponentTrust && o.Owns(cm)
 }
 
 // trustOwner is the VM whose slots' trust is asked, with its UID.
@@ -111,7 +112,7 @@ func (s *Service) trustOwner(ctx context.Context, key system.Key) (owner, error)
 	if err != nil {
 		return owner{}, fmt.Errorf("read %s: %w", key, err)
 	}
-	return owner{key: key, uid: vm.Object.GetUID()}, nil
+	return owner{Key: key, UID: vm.Object.GetUID()}, nil
 }
 
 // SetVerifyCertificate sets the slot's VerifyCertificate; it applies to
@@ -269,8 +270,8 @@ func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, ed
 			ObjectMeta: metav1.ObjectMeta{
 				Name:            name,
 				Namespace:       key.Namespace,
-				Labels:          objectLabels(ComponentTrust, slot),
-				OwnerReferences: []metav1.OwnerReference{o.ref()},
+				Labels:          importer.ObjectLabels(ComponentTrust, slot),
+				OwnerReferences: []metav1.OwnerReference{o.Ref()},
 			},
 			Data: encodeTrust(t),
 		}

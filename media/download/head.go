@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// The check pod's side of the CDI image cache (cachecdi.go is the
+// The check pod's side of the CDI image cache (media/cdiimport/cachecdi.go is the
 // bridge's): `redfish-bridge import --head-only` sends one HEAD to the
 // image URL, under the same address policy and with the same trust as a
 // download, and reports what the server says about the bytes (ETag,

@@ -44,7 +44,7 @@ type ImportRequest struct {
 	// empty or changed, and copied from it into Dest (cachefill.go).
 	CacheDir string
 	// HeadOnly sends a HEAD instead of the download and reports the
-	// server's validators ([ImportResult].Validators; cachecheck.go): the
+	// server's validators ([ImportResult].Validators; media/cdiimport/cachecheck.go): the
 	// CDI image cache's revalidation. Dest is not written.
 	HeadOnly bool
 	// RoomBytes, if > 0, is what the destination holds, instead of

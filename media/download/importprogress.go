@@ -16,7 +16,7 @@ import (
 
 // The import pod's progress: the pod has no API credentials, so it tells
 // its progress the way any container can, on its standard output, which the
-// bridge reads back as the pod's log (pods/log, podprogress.go). The line is
+// bridge reads back as the pod's log (pods/log, media/podimport/progress.go). The line is
 //
 //	progress <written> <total>
 //

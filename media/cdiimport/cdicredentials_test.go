@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -17,13 +18,13 @@ func TestCDIGetsNoCredentials(t *testing.T) {
 	c := &cdiImporter{}
 	slot := system.MediaSlot{Slot: "cd0", Image: "https://images.example/a.iso", InsertID: "0123456789abcdef",
 		ClaimName: "vm-media-cd0", ImportSecret: "vm-media-cd0-0123456789abcdef", Credentials: true, CABundle: true}
-	if why := c.refuses(slot); why == "" {
+	if why := c.Refuses(slot); why == "" {
 		t.Error("the CDI method accepts an insert with credentials")
 	}
-	if why := c.refuses(system.MediaSlot{CABundle: true, ImportSecret: "x"}); why != "" {
+	if why := c.Refuses(system.MediaSlot{CABundle: true, ImportSecret: "x"}); why != "" {
 		t.Errorf("the CDI method refuses an insert with a CA bundle only: %s", why)
 	}
-	dv, err := unstructuredDataVolume(dataVolumeFor(owner{key: system.Key{Namespace: "ns", Name: "vm"}}, slot, resource.MustParse("1Gi"), ""))
+	dv, err := unstructuredDataVolume(dataVolumeFor(importer.Owner{Key: system.Key{Namespace: "ns", Name: "vm"}}, slot, resource.MustParse("1Gi"), ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -25,18 +25,18 @@ import (
 
 // entryDataVolume builds the CDI cache entry name of the slot's key and
 // the checked version v, owned by the VM whose insert creates it.
-func entryDataVolume(o owner, slot system.MediaSlot, name string, v download.Validators, certs string, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
+func entryDataVolume(o importer.Owner, slot system.MediaSlot, name string, v download.Validators, certs string, size resource.Quantity, storageClass string) *cdiv1beta1.DataVolume {
 	b, _ := json.Marshal(v)
 	return &cdiv1beta1.DataVolume{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
-			Namespace: o.key.Namespace,
-			Labels:    map[string]string{LabelComponent: ComponentImageCache, LabelPartOf: PartOf},
+			Namespace: o.Key.Namespace,
+			Labels:    map[string]string{importer.LabelComponent: importer.ComponentImageCache, importer.LabelPartOf: importer.PartOf},
 			Annotations: map[string]string{
-				AnnotationCacheKey: slot.CacheKey, AnnotationCacheValidators: string(b),
+				importer.AnnotationCacheKey: slot.CacheKey, AnnotationCacheValidators: string(b),
 				annDeleteAfterCompletion: "false",
 			},
-			OwnerReferences: []metav1.OwnerReference{o.ref()},
+			OwnerReferences: []metav1.OwnerReference{o.Ref()},
 		},
 		Spec: cdiv1beta1.DataVolumeSpec{
 			Source:  &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: slot.Image, CertConfigMap: certs}},
@@ -48,20 +48,20 @@ func entryDataVolume(o owner, slot system.MediaSlot, name string, v download.Val
 // entryCA gives the entry its own copy of the slot's import ConfigMap
 // (the CAs, part of the key): the insert's goes when the insert ends, the
 // entry's import may outlive it. "" when the slot trusts no extra CA.
-func (c *cdiImporter) entryCA(ctx context.Context, t importTarget, entry string) (string, error) {
-	slot, ns := t.slot, t.o.key.Namespace
+func (c *cdiImporter) entryCA(ctx context.Context, t importer.Target, entry string) (string, error) {
+	slot, ns := t.Slot, t.Owner.Key.Namespace
 	if slot.ImportSecret == "" || !slot.CABundle {
 		return "", nil
 	}
-	api := c.r.opts.Kube.CoreV1().ConfigMaps(ns)
+	api := c.d.Kube.CoreV1().ConfigMaps(ns)
 	src, err := api.Get(ctx, slot.ImportSecret, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("import ConfigMap %s/%s of %s: %w", ns, slot.ImportSecret, t.o.key, err)
+		return "", fmt.Errorf("import ConfigMap %s/%s of %s: %w", ns, slot.ImportSecret, t.Owner.Key, err)
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: entry + "-ca", Namespace: ns, OwnerReferences: []metav1.OwnerReference{t.o.ref()},
-			Labels: map[string]string{LabelComponent: ComponentImageCache, LabelPartOf: PartOf},
+			Name: entry + "-ca", Namespace: ns, OwnerReferences: []metav1.OwnerReference{t.Owner.Ref()},
+			Labels: map[string]string{importer.LabelComponent: importer.ComponentImageCache, importer.LabelPartOf: importer.PartOf},
 		},
 		Data: src.Data,
 	}
@@ -71,8 +71,8 @@ func (c *cdiImporter) entryCA(ctx context.Context, t importTarget, entry string)
 		if gerr != nil {
 			return "", fmt.Errorf("get image cache ConfigMap %s/%s: %w", ns, cm.Name, gerr)
 		}
-		if live.Labels[LabelComponent] != ComponentImageCache || !maps.Equal(live.Data, cm.Data) {
-			return "", &ForeignClaimError{Namespace: ns, Name: cm.Name, VM: t.o.key, Kind: "image cache ConfigMap"}
+		if live.Labels[importer.LabelComponent] != importer.ComponentImageCache || !maps.Equal(live.Data, cm.Data) {
+			return "", &importer.ForeignClaimError{Namespace: ns, Name: cm.Name, VM: t.Owner.Key, Kind: "image cache ConfigMap"}
 		}
 		err = nil
 	}
@@ -88,7 +88,7 @@ func (c *cdiImporter) deleteEntry(ctx context.Context, u *unstructured.Unstructu
 	if err := c.deleteDataVolume(ctx, u); err != nil {
 		return err
 	}
-	err := c.r.opts.Kube.CoreV1().ConfigMaps(u.GetNamespace()).Delete(ctx, u.GetName()+"-ca", metav1.DeleteOptions{})
+	err := c.d.Kube.CoreV1().ConfigMaps(u.GetNamespace()).Delete(ctx, u.GetName()+"-ca", metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete image cache ConfigMap %s/%s-ca: %w", u.GetNamespace(), u.GetName(), err)
 	}
@@ -96,7 +96,7 @@ func (c *cdiImporter) deleteEntry(ctx context.Context, u *unstructured.Unstructu
 }
 
 // evict makes room for a new entry of need in the namespace under
-// [Options.ImageCacheBudget], as [Reconciler.evictFor] does for the pod
+// the image cache budget, as the pod method (package podimport) does for its
 // method's entries: least recently used first, never an entry still
 // importing (inserts wait for it) nor one a clone in progress reads (a
 // live list: a slot DataVolume with the entry as source.pvc that has not
@@ -105,11 +105,11 @@ func (c *cdiImporter) deleteEntry(ctx context.Context, u *unstructured.Unstructu
 // needs no room and nothing is evicted: counting it twice would evict
 // another entry. Called with cacheMu held.
 func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource.Quantity) error {
-	budget := c.r.opts.ImageCacheBudget
+	budget := c.d.Options.ImageCacheBudget
 	if budget <= 0 {
 		return nil
 	}
-	l, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: partOfSelector().String()})
+	l, err := c.d.Dynamic.Resource(DataVolumeResource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: importer.PartOfSelector().String()})
 	if err != nil {
 		return fmt.Errorf("list DataVolumes of %s: %w", ns, err)
 	}
@@ -123,16 +123,16 @@ func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource
 		if dv.Name == entry {
 			return nil
 		}
-		switch dv.Labels[LabelComponent] {
-		case ComponentMedia:
+		switch dv.Labels[importer.LabelComponent] {
+		case importer.ComponentMedia:
 			if src := dv.Spec.Source; src != nil && src.PVC != nil && src.PVC.Namespace == ns && dv.Status.Phase != cdiv1beta1.Succeeded {
 				inUse[src.PVC.Name] = true
 			}
-		case ComponentImageCache:
-			if dv.Annotations[AnnotationCacheKey] == "" || dv.Spec.Storage == nil {
+		case importer.ComponentImageCache:
+			if dv.Annotations[importer.AnnotationCacheKey] == "" || dv.Spec.Storage == nil {
 				continue
 			}
-			if st := dataVolumeStatus(dv).state; st != importSucceeded && st != importFailed {
+			if st := dataVolumeStatus(dv).State; st != importer.Succeeded && st != importer.Failed {
 				inUse[dv.Name] = true
 			}
 			total += dv.Spec.Storage.Resources.Requests.Storage().Value()
@@ -140,7 +140,7 @@ func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource
 		}
 	}
 	slices.SortFunc(entries, func(a, b *cdiv1beta1.DataVolume) int {
-		return c.r.lastUsedAt(ns, a.Name, a.CreationTimestamp.Time).Compare(c.r.lastUsedAt(ns, b.Name, b.CreationTimestamp.Time))
+		return c.d.Cache.LastUsed(ns, a.Name, a.CreationTimestamp.Time).Compare(c.d.Cache.LastUsed(ns, b.Name, b.CreationTimestamp.Time))
 	})
 	for _, dv := range entries {
 		if total <= budget {
@@ -158,24 +158,13 @@ func (c *cdiImporter) evict(ctx context.Context, ns, entry string, need resource
 		}
 		q := dv.Spec.Storage.Resources.Requests.Storage()
 		total -= q.Value()
-		c.r.c.evicted.Add(1)
+		c.d.Counters.CacheEntryEvicted()
 		logctx.From(ctx).InfoContext(ctx, "image cache entry evicted (least recently used)", "namespace", ns, "dataVolume", dv.Name, "size", q.String())
 	}
 	if total > budget {
 		logctx.From(ctx).InfoContext(ctx, "image cache over its budget: the other entries are in use", "namespace", ns, "bytes", total, "budget", budget)
 	}
 	return nil
-}
-
-// lastUsedAt is when an insert of this reconciler last used the entry
-// ns/name, else created.
-func (r *Reconciler) lastUsedAt(ns, name string, created time.Time) time.Time {
-	r.usedMu.Lock()
-	defer r.usedMu.Unlock()
-	if t, ok := r.cacheUsed[ns+"/"+name]; ok {
-		return t
-	}
-	return created
 }
 
 // entry is the cached DataVolume ns/name; nil when absent.
@@ -199,11 +188,11 @@ func (c *cdiImporter) entry(ns, name string) (*unstructured.Unstructured, error)
 // used whatever the server says.
 func (c *cdiImporter) anyVersion(ns, key string, v download.Validators) download.Validators {
 	for _, l := range c.listers {
-		objs, _ := l.ByNamespace(ns).List(cacheSelector())
+		objs, _ := l.ByNamespace(ns).List(importer.CacheSelector())
 		for _, obj := range objs {
 			u, ok := obj.(*unstructured.Unstructured)
 			var old download.Validators
-			if ok && u.GetAnnotations()[AnnotationCacheKey] == key &&
+			if ok && u.GetAnnotations()[importer.AnnotationCacheKey] == key &&
 				json.Unmarshal([]byte(u.GetAnnotations()[AnnotationCacheValidators]), &old) == nil {
 				return old
 			}

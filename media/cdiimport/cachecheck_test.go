@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -13,7 +14,7 @@ import (
 // version the check saw: a changed image is another entry, the same
 // version the same one.
 func TestCDIEntryName(t *testing.T) {
-	key := cacheKey(testCacheSecret, "https://images.example/a.iso", false, nil, nil, nil)
+	key := "0123456789abcdef0123456789abcdef" // a cache key: 32 hex characters
 	v1 := download.Validators{ETag: `"1"`, Length: 10}
 	v2 := download.Validators{ETag: `"2"`, Length: 10}
 	a, b := cdiEntryName(key, v1), cdiEntryName(key, v2)
@@ -21,7 +22,7 @@ func TestCDIEntryName(t *testing.T) {
 		t.Errorf("entries %q (v1) and %q (v2): want distinct, stable, at most 63 characters", a, b)
 	}
 	slot := system.MediaSlot{Slot: "cd0", Image: "https://images.example/a.iso", CacheKey: key}
-	dv := entryDataVolume(owner{key: system.Key{Namespace: "ns", Name: "vm"}}, slot, a, v1, "", resource.MustParse("1Gi"), "")
+	dv := entryDataVolume(importer.Owner{Key: system.Key{Namespace: "ns", Name: "vm"}}, slot, a, v1, "", resource.MustParse("1Gi"), "")
 	if !isCDIEntry(dv, key, v1) || isCDIEntry(dv, key, v2) || isCDIEntry(dv, "other", v1) {
 		t.Errorf("isCDIEntry does not tell the entry of %s/v1 from others", key)
 	}

@@ -1,4 +1,4 @@
-package media
+package importer
 
 import (
 	"testing"
@@ -14,9 +14,9 @@ import (
 // make an object the bridge's; a name, a label or an ownerReference by
 // name alone do not.
 func TestOwns(t *testing.T) {
-	o := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
+	o := Owner{Key: system.Key{Namespace: "ns", Name: "vm1"}, UID: "uid-1"}
 	slot := system.MediaSlot{Slot: "cd0", ClaimName: "vm1-media-cd0", InsertID: "0123456789abcdef"}
-	ours := claimFor(o, slot, resource.MustParse("1Gi"), "")
+	ours := ClaimFor(o, slot, resource.MustParse("1Gi"), "")
 	edit := func(f func(*corev1.PersistentVolumeClaim)) *corev1.PersistentVolumeClaim {
 		c := ours.DeepCopy()
 		f(c)
@@ -25,21 +25,21 @@ func TestOwns(t *testing.T) {
 	tests := []struct {
 		name string
 		obj  metav1.Object
-		o    owner
+		o    Owner
 		want bool
 	}{
 		{"ours", ours, o, true},
-		{"same name, no label, no owner", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "vm1-media-cd0", Namespace: "ns"}}, o, false},
-		{"our labels, no owner", edit(func(c *corev1.PersistentVolumeClaim) { c.OwnerReferences = nil }), o, false},
-		{"owner by name, other UID", edit(func(c *corev1.PersistentVolumeClaim) { c.OwnerReferences[0].UID = "uid-2" }), o, false},
-		{"owner, no label", edit(func(c *corev1.PersistentVolumeClaim) { delete(c.Labels, LabelPartOf) }), o, false},
+		{"same name, no label, no Owner", &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "vm1-media-cd0", Namespace: "ns"}}, o, false},
+		{"our labels, no Owner", edit(func(c *corev1.PersistentVolumeClaim) { c.OwnerReferences = nil }), o, false},
+		{"Owner by name, other UID", edit(func(c *corev1.PersistentVolumeClaim) { c.OwnerReferences[0].UID = "uid-2" }), o, false},
+		{"Owner, no label", edit(func(c *corev1.PersistentVolumeClaim) { delete(c.Labels, LabelPartOf) }), o, false},
 		{"other namespace", edit(func(c *corev1.PersistentVolumeClaim) { c.Namespace = "other" }), o, false},
-		{"VM UID unknown", ours, owner{key: o.key}, false},
-		{"other VM", ours, owner{key: system.Key{Namespace: "ns", Name: "vm2"}, uid: "uid-1"}, false},
+		{"VM UID unknown", ours, Owner{Key: o.Key}, false},
+		{"other VM", ours, Owner{Key: system.Key{Namespace: "ns", Name: "vm2"}, UID: "uid-1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.o.owns(tt.obj); got != tt.want {
+			if got := tt.o.Owns(tt.obj); got != tt.want {
 				t.Fatalf("owns = %v, want %v", got, tt.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package media
+package importer
 
 import (
 	"fmt"
@@ -19,12 +19,16 @@ const (
 	ImageMountPath    = "/image"
 	ImageDest         = ImageMountPath + "/disk.img"
 	importerUID       = 107 // KubeVirt's qemu user, so the image is readable by virt-launcher
+	// ImportConfigPath is where the import pod mounts its import ConfigMap
+	// (ImportConfigPath/ca) and Secret (ImportConfigPath/credentials).
+	ImportConfigPath = "/etc/redfish-bridge/import"
 
 	importCAPath          = ImportConfigPath + "/ca"
 	importCredentialsPath = ImportConfigPath + "/credentials"
 )
 
-func objectLabels(component, slot string) map[string]string {
+// ObjectLabels are the labels of the bridge's import objects of a slot.
+func ObjectLabels(component, slot string) map[string]string {
 	return map[string]string{
 		LabelComponent: component,
 		LabelPartOf:    PartOf,
@@ -32,8 +36,8 @@ func objectLabels(component, slot string) map[string]string {
 	}
 }
 
-// importerSelector selects the import pods of a slot ("" = all slots).
-func importerSelector(slot string) labels.Selector {
+// PodSelector selects the import pods of a slot ("" = all slots).
+func PodSelector(slot string) labels.Selector {
 	set := labels.Set{LabelComponent: ComponentImporter, LabelPartOf: PartOf}
 	if slot != "" {
 		set[LabelSlot] = slot
@@ -41,19 +45,19 @@ func importerSelector(slot string) labels.Selector {
 	return labels.SelectorFromSet(set)
 }
 
-// partOfSelector selects every object the bridge's media concern creates.
-func partOfSelector() labels.Selector {
+// PartOfSelector selects every object the bridge's media concern creates.
+func PartOfSelector() labels.Selector {
 	return labels.SelectorFromSet(labels.Set{LabelPartOf: PartOf})
 }
 
-// claimFor builds the PVC of a slot.
-func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *corev1.PersistentVolumeClaim {
+// ClaimFor builds the PVC of a slot.
+func ClaimFor(o Owner, slot system.MediaSlot, size resource.Quantity, storageClass string) *corev1.PersistentVolumeClaim {
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            slot.ClaimName,
-			Namespace:       o.key.Namespace,
-			Labels:          objectLabels(ComponentMedia, slot.Slot),
-			OwnerReferences: []metav1.OwnerReference{o.ref()},
+			Namespace:       o.Key.Namespace,
+			Labels:          ObjectLabels(ComponentMedia, slot.Slot),
+			OwnerReferences: []metav1.OwnerReference{o.Ref()},
 		},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -69,14 +73,14 @@ func claimFor(o owner, slot system.MediaSlot, size resource.Quantity, storageCla
 	return pvc
 }
 
-// podFor builds the import pod of the slot's current insert, running req
+// PodFor builds the import pod of the slot's current insert, running req
 // (its policy, timeout and size limits; URL, destination and trust come
 // from the slot). The URL is one
 // argv element of the bridge binary: no shell ever sees it. The slot's
 // import ConfigMap (CAs) and Secret (credentials) are mounted read-only
 // under [ImportConfigPath]; only their file paths are arguments.
-func podFor(o owner, slot system.MediaSlot, image string, req download.ImportRequest) *corev1.Pod {
-	l := objectLabels(ComponentImporter, slot.Slot)
+func PodFor(o Owner, slot system.MediaSlot, image string, req download.ImportRequest) *corev1.Pod {
+	l := ObjectLabels(ComponentImporter, slot.Slot)
 	l[LabelInsertID] = slot.InsertID
 	req.URL, req.Dest, req.SkipVerify = slot.Image, ImageDest, slot.Insecure
 	mounts := []corev1.VolumeMount{{Name: "image", MountPath: ImageMountPath}}
@@ -107,7 +111,7 @@ func podFor(o owner, slot system.MediaSlot, image string, req download.ImportReq
 		})
 	}
 	if slot.CacheKey != "" {
-		v, m := cacheVolume(slot)
+		v, m := CacheVolume(slot.CacheKey)
 		req.CacheDir = CacheMountPath
 		volumes, mounts = append(volumes, v), append(mounts, m)
 	}
@@ -115,9 +119,9 @@ func podFor(o owner, slot system.MediaSlot, image string, req download.ImportReq
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            PodName(slot.ClaimName, slot.InsertID),
-			Namespace:       o.key.Namespace,
+			Namespace:       o.Key.Namespace,
 			Labels:          l,
-			OwnerReferences: []metav1.OwnerReference{o.ref()},
+			OwnerReferences: []metav1.OwnerReference{o.Ref()},
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
@@ -155,9 +159,9 @@ func podFor(o owner, slot system.MediaSlot, image string, req download.ImportReq
 	}
 }
 
-// terminationMessage is what an import pod left: the importer container's
+// TerminationMessage is what an import pod left: the importer container's
 // termination message, else the pod's status message or reason.
-func terminationMessage(p *corev1.Pod) string {
+func TerminationMessage(p *corev1.Pod) string {
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name == ImporterContainer && cs.State.Terminated != nil {
 			t := cs.State.Terminated

@@ -1,4 +1,4 @@
-package media
+package importer
 
 import (
 	"context"
@@ -17,42 +17,43 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// owner is the VM an import object belongs to.
-type owner struct {
-	key system.Key
-	uid types.UID
+// Owner is the VM an import object belongs to.
+type Owner struct {
+	Key system.Key
+	UID types.UID
 }
 
-func (o owner) ref() metav1.OwnerReference {
+// Ref is the ownerReference to the VM on the objects the bridge makes.
+func (o Owner) Ref() metav1.OwnerReference {
 	return metav1.OwnerReference{
 		APIVersion:         kubevirt.APIVersion,
 		Kind:               kubevirt.Kind,
-		Name:               o.key.Name,
-		UID:                o.uid,
+		Name:               o.Key.Name,
+		UID:                o.UID,
 		Controller:         ptr.To(false),
 		BlockOwnerDeletion: ptr.To(false),
 	}
 }
 
-// owns reports whether obj is one the bridge made for this VM: it carries
+// Owns reports whether obj is one the bridge made for this VM: it carries
 // the bridge's part-of label and an ownerReference to this VM's UID. A
 // name proves nothing (anyone allowed to create PVCs in the namespace can
 // create one called <vm>-media-cd0), so nothing is ever deleted by name
 // alone.
-func (o owner) owns(obj metav1.Object) bool {
-	if o.uid == "" || obj.GetNamespace() != o.key.Namespace || obj.GetLabels()[LabelPartOf] != PartOf {
+func (o Owner) Owns(obj metav1.Object) bool {
+	if o.UID == "" || obj.GetNamespace() != o.Key.Namespace || obj.GetLabels()[LabelPartOf] != PartOf {
 		return false
 	}
 	for _, r := range obj.GetOwnerReferences() {
-		if r.Kind == kubevirt.Kind && r.APIVersion == kubevirt.APIVersion && r.Name == o.key.Name && r.UID == o.uid {
+		if r.Kind == kubevirt.Kind && r.APIVersion == kubevirt.APIVersion && r.Name == o.Key.Name && r.UID == o.UID {
 			return true
 		}
 	}
 	return false
 }
 
-// ownerName returns the name of obj's owning VirtualMachine.
-func ownerName(obj metav1.Object) (string, bool) {
+// OwnerName returns the name of obj's owning VirtualMachine.
+func OwnerName(obj metav1.Object) (string, bool) {
 	for _, r := range obj.GetOwnerReferences() {
 		if r.Kind == kubevirt.Kind && r.APIVersion == kubevirt.APIVersion {
 			return r.Name, true
@@ -80,9 +81,9 @@ func (e *ForeignClaimError) Error() string {
 		kind, e.Namespace, e.Name, e.VM)
 }
 
-// deletePod deletes the import pod p, only if it is still the object read
+// DeletePod deletes the import pod p, only if it is still the object read
 // (UID precondition).
-func deletePod(ctx context.Context, kube kubernetes.Interface, p *corev1.Pod) error {
+func DeletePod(ctx context.Context, kube kubernetes.Interface, p *corev1.Pod) error {
 	err := kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      &metav1.Preconditions{UID: &p.UID},
@@ -93,9 +94,9 @@ func deletePod(ctx context.Context, kube kubernetes.Interface, p *corev1.Pod) er
 	return nil
 }
 
-// deleteClaim deletes the image PVC c, only if it is still the object read
+// DeleteClaim deletes the image PVC c, only if it is still the object read
 // (UID precondition).
-func deleteClaim(ctx context.Context, kube kubernetes.Interface, c *corev1.PersistentVolumeClaim) error {
+func DeleteClaim(ctx context.Context, kube kubernetes.Interface, c *corev1.PersistentVolumeClaim) error {
 	err := kube.CoreV1().PersistentVolumeClaims(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &c.UID},
 	})
@@ -105,28 +106,28 @@ func deleteClaim(ctx context.Context, kube kubernetes.Interface, c *corev1.Persi
 	return nil
 }
 
-// deleteOwnedClaim deletes the PVC named name if o owns it; a PVC someone
+// DeleteOwnedClaim deletes the PVC named name if o owns it; a PVC someone
 // else made under that name is left alone.
-func deleteOwnedClaim(ctx context.Context, kube kubernetes.Interface, o owner, name string) error {
+func DeleteOwnedClaim(ctx context.Context, kube kubernetes.Interface, o Owner, name string) error {
 	// A list by name: the bridge may list PVCs, not get them.
-	l, err := kube.CoreV1().PersistentVolumeClaims(o.key.Namespace).List(ctx, metav1.ListOptions{
+	l, err := kube.CoreV1().PersistentVolumeClaims(o.Key.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 	})
 	if err != nil {
-		return fmt.Errorf("list PVC %s/%s: %w", o.key.Namespace, name, err)
+		return fmt.Errorf("list PVC %s/%s: %w", o.Key.Namespace, name, err)
 	}
 	for i := range l.Items {
-		if pvc := &l.Items[i]; pvc.Name == name && o.owns(pvc) {
-			return deleteClaim(ctx, kube, pvc)
+		if pvc := &l.Items[i]; pvc.Name == name && o.Owns(pvc) {
+			return DeleteClaim(ctx, kube, pvc)
 		}
 	}
 	return nil
 }
 
-// deleteOwnedPods deletes the pods of sel (read live) that o owns and
+// DeleteOwnedPods deletes the pods of sel (read live) that o owns and
 // that del, if set, says to delete.
-func deleteOwnedPods(ctx context.Context, kube kubernetes.Interface, o owner, sel labels.Selector, del func(*corev1.Pod) bool) error {
-	pods, err := kube.CoreV1().Pods(o.key.Namespace).List(ctx, metav1.ListOptions{
+func DeleteOwnedPods(ctx context.Context, kube kubernetes.Interface, o Owner, sel labels.Selector, del func(*corev1.Pod) bool) error {
+	pods, err := kube.CoreV1().Pods(o.Key.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: sel.String(),
 	})
 	if err != nil {
@@ -134,10 +135,10 @@ func deleteOwnedPods(ctx context.Context, kube kubernetes.Interface, o owner, se
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !o.owns(p) || (del != nil && !del(p)) {
+		if !o.Owns(p) || (del != nil && !del(p)) {
 			continue
 		}
-		if err := deletePod(ctx, kube, p); err != nil {
+		if err := DeletePod(ctx, kube, p); err != nil {
 			return err
 		}
 	}

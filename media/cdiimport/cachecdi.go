@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -36,8 +37,6 @@ const (
 	// AnnotationCacheValidators holds, on a CDI cache entry, the
 	// validators of the check before its import: the version it holds.
 	AnnotationCacheValidators = "redfish-bridge.io/image-cache-validators"
-	// LabelImageCheck marks an insert's check pod.
-	LabelImageCheck = "redfish-bridge.io/image-check"
 )
 
 // cdiPlan is what a cached CDI insert does next.
@@ -50,6 +49,17 @@ const (
 	cdiPlanEntry         // import the entry of the checked version
 	cdiPlanClone         // clone the entry into the slot's DataVolume
 )
+
+// next is what Observe found for Start (importer.Status.Next): the size
+// an absent import writes into and, for a slot with a cache key, the next
+// step.
+type next struct {
+	claimSize resource.Quantity
+	step      cdiStep
+}
+
+// absent is the status of an import that Start begins as n says.
+func absent(n next) importer.Status { return importer.Status{State: importer.Absent, Next: n} }
 
 // cdiStep is what [cdiImporter.observeCached] found to do.
 type cdiStep struct {
@@ -65,19 +75,19 @@ type cdiStep struct {
 func cdiEntryName(key string, v download.Validators) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
-	return CacheClaimName(key) + "-" + hex.EncodeToString(sum[:4])
+	return importer.CacheClaimName(key) + "-" + hex.EncodeToString(sum[:4])
 }
 
 // checkPodName is the check pod of the slot's insert.
 func checkPodName(slot system.MediaSlot) string {
-	return PodName(slot.ClaimName, slot.InsertID) + "-check"
+	return importer.PodName(slot.ClaimName, slot.InsertID) + "-check"
 }
 
 // checkSelector selects the check pods of a slot ("": all).
 func checkSelector(slot string) labels.Selector {
-	set := labels.Set{LabelComponent: ComponentImporter, LabelPartOf: PartOf, LabelImageCheck: "true"}
+	set := labels.Set{importer.LabelComponent: importer.ComponentImporter, importer.LabelPartOf: importer.PartOf, importer.LabelImageCheck: "true"}
 	if slot != "" {
-		set[LabelSlot] = slot
+		set[importer.LabelSlot] = slot
 	}
 	return labels.SelectorFromSet(set)
 }
@@ -85,81 +95,82 @@ func checkSelector(slot string) labels.Selector {
 // isCDIEntry reports whether obj is the bridge's CDI entry of key and v.
 func isCDIEntry(obj metav1.Object, key string, v download.Validators) bool {
 	b, _ := json.Marshal(v)
-	return obj.GetLabels()[LabelPartOf] == PartOf && obj.GetLabels()[LabelComponent] == ComponentImageCache &&
-		obj.GetAnnotations()[AnnotationCacheKey] == key && obj.GetAnnotations()[AnnotationCacheValidators] == string(b)
+	return obj.GetLabels()[importer.LabelPartOf] == importer.PartOf && obj.GetLabels()[importer.LabelComponent] == importer.ComponentImageCache &&
+		obj.GetAnnotations()[importer.AnnotationCacheKey] == key && obj.GetAnnotations()[AnnotationCacheValidators] == string(b)
 }
 
-// observeCached continues [cdiImporter.observe] for a slot with a cache
-// key whose DataVolume does not exist yet (st: importAbsent): check the
-// image, then wait for the entry of its version, then clone it.
-func (c *cdiImporter) observeCached(ctx context.Context, t importTarget, st importStatus) (importStatus, error) {
-	o, slot, ns := t.o, t.slot, t.o.key.Namespace
+// observeCached continues [cdiImporter.Observe] for a slot with a cache
+// key whose DataVolume does not exist yet (n: what an absent import
+// writes into): check the image, then wait for the entry of its version,
+// then clone it.
+func (c *cdiImporter) observeCached(ctx context.Context, t importer.Target, n next) (importer.Status, error) {
+	o, slot, ns := t.Owner, t.Slot, t.Owner.Key.Namespace
 	pod, err := c.checkPod(ctx, t)
 	switch {
 	case err != nil:
-		return importStatus{}, err
+		return importer.Status{}, err
 	case pod == nil:
-		st.cdi.plan = cdiPlanCheck
-		return st, nil
+		n.step.plan = cdiPlanCheck
+		return absent(n), nil
 	case pod.DeletionTimestamp != nil:
-		return importStatus{state: importWaiting}, nil
+		return importer.Status{State: importer.Waiting}, nil
 	case pod.Status.Phase == corev1.PodFailed:
-		reason := terminationMessage(pod)
+		reason := importer.TerminationMessage(pod)
 		if reason == "" {
 			reason = "image check pod failed"
 		}
-		return importStatus{state: importFailed, reason: reason}, nil
+		return importer.Status{State: importer.Failed, Reason: reason}, nil
 	case pod.Status.Phase != corev1.PodSucceeded:
-		return importStatus{state: importRunning, started: pod.CreationTimestamp.Time}, nil
+		return importer.Status{State: importer.Running, Started: pod.CreationTimestamp.Time}, nil
 	}
-	res, ok := download.ParseImportResult(terminationMessage(pod))
+	res, ok := download.ParseImportResult(importer.TerminationMessage(pod))
 	if !ok || res.Validators == nil {
-		return importStatus{state: importFailed, reason: "image check pod reported " + strconv.Quote(terminationMessage(pod))}, nil
+		return importer.Status{State: importer.Failed, Reason: "image check pod reported " + strconv.Quote(importer.TerminationMessage(pod))}, nil
 	}
 	v := *res.Validators
 	if !v.Usable() {
-		st.cdi.plan = cdiPlanPlain // nothing to revalidate against: never cached
-		return st, nil
+		n.step.plan = cdiPlanPlain // nothing to revalidate against: never cached
+		return absent(n), nil
 	}
 	if !revalidateCache {
 		v = c.anyVersion(ns, slot.CacheKey, v) // the negative control: trust any entry of the key
 	}
 	name := cdiEntryName(slot.CacheKey, v)
 	// Waiting before the read: a change the read misses wakes this VM.
-	c.wait(ns+"/"+name, o.key)
+	c.wait(ns+"/"+name, o.Key)
 	u, err := c.entry(ns, name)
 	if err != nil || u == nil {
-		st.cdi = cdiStep{plan: cdiPlanEntry, entry: name, v: v}
-		return st, err
+		n.step = cdiStep{plan: cdiPlanEntry, entry: name, v: v}
+		return absent(n), err
 	}
 	if !isCDIEntry(u, slot.CacheKey, v) {
-		return importStatus{}, &ForeignClaimError{Namespace: ns, Name: name, VM: o.key, Kind: "image cache DataVolume"}
+		return importer.Status{}, &importer.ForeignClaimError{Namespace: ns, Name: name, VM: o.Key, Kind: "image cache DataVolume"}
 	}
 	if u.GetDeletionTimestamp() != nil {
-		return importStatus{state: importWaiting}, nil
+		return importer.Status{State: importer.Waiting}, nil
 	}
 	entry, err := asDataVolume(u)
 	if err != nil {
-		return importStatus{}, err
+		return importer.Status{}, err
 	}
 	est := dataVolumeStatus(entry)
-	switch est.state {
-	case importSucceeded:
-		size := st.claimSize
+	switch est.State {
+	case importer.Succeeded:
+		size := n.claimSize
 		if q := entry.Spec.Storage.Resources.Requests[corev1.ResourceStorage]; entry.Spec.Storage != nil && q.Cmp(size) > 0 {
 			size = q
 		}
-		st.cdi = cdiStep{plan: cdiPlanClone, entry: name, size: size}
-		return st, nil
-	case importFailed:
+		n.step = cdiStep{plan: cdiPlanClone, entry: name, size: size}
+		return absent(n), nil
+	case importer.Failed:
 		if pod.CreationTimestamp.After(failedAt(entry)) {
 			// This insert came after the failure: it downloads again.
-			return importStatus{state: importWaiting}, c.deleteEntry(ctx, u)
+			return importer.Status{State: importer.Waiting}, c.deleteEntry(ctx, u)
 		}
 		// It waited for that download: it fails with the same error.
-		return importStatus{state: importFailed, reason: (&download.SharedDownloadError{Message: est.reason}).Error()}, nil
+		return importer.Status{State: importer.Failed, Reason: (&download.SharedDownloadError{Message: est.Reason}).Error()}, nil
 	}
-	est.started = pod.CreationTimestamp.Time
+	est.Started = pod.CreationTimestamp.Time
 	return est, nil // the shared download's progress
 }
 
@@ -177,50 +188,50 @@ func failedAt(dv *cdiv1beta1.DataVolume) time.Time {
 }
 
 // startCached does what observeCached planned.
-func (c *cdiImporter) startCached(ctx context.Context, t importTarget, st importStatus) error {
-	r, o, slot, ns := c.r, t.o, t.slot, t.o.key.Namespace
-	switch st.cdi.plan {
+func (c *cdiImporter) startCached(ctx context.Context, t importer.Target, n next) error {
+	o, slot, ns, step := t.Owner, t.Slot, t.Owner.Key.Namespace, n.step
+	switch step.plan {
 	case cdiPlanCheck:
 		return c.createCheckPod(ctx, t)
 	case cdiPlanPlain:
-		return c.create(ctx, o, dataVolumeFor(o, slot, st.claimSize, r.opts.StorageClass), o.owns)
+		return c.create(ctx, o, dataVolumeFor(o, slot, n.claimSize, c.d.Options.StorageClass), o.Owns)
 	case cdiPlanEntry:
 		// No eviction between the check of which entries are in use and
 		// this create, nor a clone's create.
-		r.cacheMu.Lock()
-		defer r.cacheMu.Unlock()
-		if err := c.evict(ctx, ns, st.cdi.entry, st.claimSize); err != nil {
+		c.d.Cache.Lock()
+		defer c.d.Cache.Unlock()
+		if err := c.evict(ctx, ns, step.entry, n.claimSize); err != nil {
 			return err
 		}
-		certs, err := c.entryCA(ctx, t, st.cdi.entry)
+		certs, err := c.entryCA(ctx, t, step.entry)
 		if err != nil {
 			return err
 		}
-		r.used(ns, st.cdi.entry)
-		dv := entryDataVolume(o, slot, st.cdi.entry, st.cdi.v, certs, st.claimSize, r.opts.StorageClass)
-		return c.create(ctx, o, dv, func(obj metav1.Object) bool { return isCDIEntry(obj, slot.CacheKey, st.cdi.v) })
+		c.d.Cache.Used(ns, step.entry)
+		dv := entryDataVolume(o, slot, step.entry, step.v, certs, n.claimSize, c.d.Options.StorageClass)
+		return c.create(ctx, o, dv, func(obj metav1.Object) bool { return isCDIEntry(obj, slot.CacheKey, step.v) })
 	case cdiPlanClone:
-		r.cacheMu.Lock()
-		defer r.cacheMu.Unlock()
-		r.used(ns, st.cdi.entry)
-		if r.opts.ImageCacheBudget > 0 {
+		c.d.Cache.Lock()
+		defer c.d.Cache.Unlock()
+		c.d.Cache.Used(ns, step.entry)
+		if c.d.Options.ImageCacheBudget > 0 {
 			// Evicted since observe looked (the cache may not show it yet)?
-			live, err := r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, st.cdi.entry, metav1.GetOptions{})
+			live, err := c.d.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, step.entry, metav1.GetOptions{})
 			if err == nil && live.GetDeletionTimestamp() != nil {
 				err = errors.New("being deleted")
 			}
 			if err != nil {
-				return fmt.Errorf("image cache DataVolume %s/%s before the clone of %s: %w; retrying", ns, st.cdi.entry, o.key, err)
+				return fmt.Errorf("image cache DataVolume %s/%s before the clone of %s: %w; retrying", ns, step.entry, o.Key, err)
 			}
 		}
-		src := cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Namespace: ns, Name: st.cdi.entry}}
-		return c.create(ctx, o, slotDataVolume(o, slot, src, st.cdi.size, r.opts.StorageClass), o.owns)
+		src := cdiv1beta1.DataVolumeSource{PVC: &cdiv1beta1.DataVolumeSourcePVC{Namespace: ns, Name: step.entry}}
+		return c.create(ctx, o, slotDataVolume(o, slot, src, step.size, c.d.Options.StorageClass), o.Owns)
 	}
-	return fmt.Errorf("CDI image cache: nothing planned for %s slot %s", o.key, slot.Slot)
+	return fmt.Errorf("CDI image cache: nothing planned for %s slot %s", o.Key, slot.Slot)
 }
 
 // wait records that VM k waits for the entry ns/name: its next change of
-// phase enqueues k (its owner's events enqueue only the owner).
+// phase enqueues k (its importer.Owner's events enqueue only the importer.Owner).
 func (c *cdiImporter) wait(entry string, k system.Key) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -235,7 +246,7 @@ func (c *cdiImporter) wait(entry string, k system.Key) {
 // changed.
 func (c *cdiImporter) wake(old, obj any) {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u.GetLabels()[LabelComponent] != ComponentImageCache {
+	if !ok || u.GetLabels()[importer.LabelComponent] != importer.ComponentImageCache {
 		return
 	}
 	if o, ok := old.(*unstructured.Unstructured); ok && o.GetDeletionTimestamp().Equal(u.GetDeletionTimestamp()) && entryPhase(o) == entryPhase(u) &&
@@ -247,7 +258,7 @@ func (c *cdiImporter) wake(old, obj any) {
 	delete(c.waiters, u.GetNamespace()+"/"+u.GetName())
 	c.mu.Unlock()
 	for k := range ks {
-		c.r.ctrl.Add(k)
+		c.d.Enqueue(k)
 	}
 }
 

@@ -1,17 +1,13 @@
-package media
+package cdiimport
 
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -23,6 +19,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -45,7 +42,7 @@ import (
 // and refuses a redirect from https to http). CDI's importer applies none of
 // the bridge's address policy when it connects: the policy is checked at
 // insert instead, on literal IPs and on every address the host name resolves
-// to then ([Service.SetHostResolver]); a DNS answer that changes between
+// to then (media's Service.SetHostResolver); a DNS answer that changes between
 // that check and the importer's dial (rebinding) and HTTP redirects (CDI
 // follows them, to any host) are not checked: a NetworkPolicy on CDI's
 // importer pods closes them (the chart renders one by default, and makes the
@@ -59,25 +56,31 @@ import (
 var DataVolumeResource = cdiv1beta1.SchemeGroupVersion.WithResource("datavolumes")
 
 // DataVolumeKind is the kind of [DataVolumeResource].
-const DataVolumeKind = "DataVolume"
+const DataVolumeKind = importer.DataVolumeKind
 
 // CDI's annotation keeping a completed DataVolume (and so its PVC's
-// owner); CDI's API package does not export it (its controller's
+// importer.Owner); CDI's API package does not export it (its controller's
 // common.AnnDeleteAfterCompletion).
 const annDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
 
+// Method is the CDI method's name (system.MediaSlot.Method).
+const Method = "cdi"
+
 func init() {
-	registerImporter(ImportMethodCDI, 10, newCDIImporter, func(kube kubernetes.Interface) ejector { return cdiEjector{kube} })
+	importer.Register(importer.Registration{
+		Method: Method, Preference: 10, New: newCDIImporter,
+		Ejector: func(kube kubernetes.Interface) importer.Ejector { return cdiEjector{kube} },
+	})
 }
 
 // newCDIImporter is available when the reconciler has a dynamic client and
 // discovery serves DataVolumes.
-func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
-	if r.opts.Dynamic == nil {
+func newCDIImporter(_ context.Context, d importer.Deps) (importer.Importer, bool, error) {
+	if d.Dynamic == nil {
 		return nil, false, nil
 	}
 	gv := DataVolumeResource.GroupVersion().String()
-	res, err := r.opts.Kube.Discovery().ServerResourcesForGroupVersion(gv)
+	res, err := d.Kube.Discovery().ServerResourcesForGroupVersion(gv)
 	if apierrors.IsNotFound(err) {
 		return nil, false, nil
 	}
@@ -87,12 +90,12 @@ func newCDIImporter(_ context.Context, r *Reconciler) (Importer, bool, error) {
 	if !slices.ContainsFunc(res.APIResources, func(a metav1.APIResource) bool { return a.Name == DataVolumeResource.Resource }) {
 		return nil, false, nil
 	}
-	return &cdiImporter{cdiEjector: cdiEjector{r.opts.Kube}, r: r, waiters: map[string]map[system.Key]bool{}}, true, nil
+	return &cdiImporter{cdiEjector: cdiEjector{d.Kube}, d: d, waiters: map[string]map[system.Key]bool{}}, true, nil
 }
 
 type cdiImporter struct {
 	cdiEjector
-	r       *Reconciler
+	d       importer.Deps
 	listers []cache.GenericLister
 	// pods are the check pods of the image cache (cachecheck.go).
 	pods []corelisters.PodLister
@@ -102,9 +105,9 @@ type cdiImporter struct {
 	waiters map[string]map[system.Key]bool
 }
 
-func (c *cdiImporter) method() string { return ImportMethodCDI }
+func (c *cdiImporter) Method() string { return Method }
 
-func (c *cdiImporter) refuses(slot system.MediaSlot) string {
+func (c *cdiImporter) Refuses(slot system.MediaSlot) string {
 	if slot.Insecure {
 		return "CDI's http source cannot skip TLS verification (VerifyCertificate false)"
 	}
@@ -114,13 +117,13 @@ func (c *cdiImporter) refuses(slot system.MediaSlot) string {
 	return ""
 }
 
-func (c *cdiImporter) watch(ctx context.Context, namespaces []string, enqueue func(obj any)) ([]cache.InformerSynced, error) {
+func (c *cdiImporter) Watch(ctx context.Context, namespaces []string, enqueue func(obj any)) ([]cache.InformerSynced, error) {
 	var synced []cache.InformerSynced
 	for _, ns := range namespaces {
-		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.r.opts.Dynamic, 0, ns,
-			func(o *metav1.ListOptions) { o.LabelSelector = partOfSelector().String() })
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.d.Dynamic, 0, ns,
+			func(o *metav1.ListOptions) { o.LabelSelector = importer.PartOfSelector().String() })
 		inf := f.ForResource(DataVolumeResource)
-		h := handlerFor(enqueue)
+		h := importer.HandlerFor(enqueue)
 		h.AddFunc = func(obj any) { enqueue(obj); c.wake(nil, obj) }
 		h.UpdateFunc = func(old, obj any) { enqueue(obj); c.wake(old, obj) }
 		h.DeleteFunc = func(obj any) {
@@ -138,10 +141,10 @@ func (c *cdiImporter) watch(ctx context.Context, namespaces []string, enqueue fu
 		f.Start(ctx.Done())
 		context.AfterFunc(ctx, f.Shutdown)
 
-		pf := informers.NewSharedInformerFactoryWithOptions(c.r.opts.Kube, 0, informers.WithNamespace(ns),
+		pf := informers.NewSharedInformerFactoryWithOptions(c.d.Kube, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkSelector("").String() }))
 		pods := pf.Core().V1().Pods()
-		if _, err := pods.Informer().AddEventHandler(handlerFor(enqueue)); err != nil {
+		if _, err := pods.Informer().AddEventHandler(importer.HandlerFor(enqueue)); err != nil {
 			return nil, fmt.Errorf("check pods: add handler: %w", err)
 		}
 		synced = append(synced, pods.Informer().HasSynced)
@@ -153,16 +156,16 @@ func (c *cdiImporter) watch(ctx context.Context, namespaces []string, enqueue fu
 }
 
 // list returns the cached DataVolumes o owns of slot ("": all).
-func (c *cdiImporter) list(o owner, slot string) ([]*unstructured.Unstructured, error) {
+func (c *cdiImporter) list(o importer.Owner, slot string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, l := range c.listers {
-		objs, err := l.ByNamespace(o.key.Namespace).List(partOfSelector())
+		objs, err := l.ByNamespace(o.Key.Namespace).List(importer.PartOfSelector())
 		if err != nil {
-			return nil, fmt.Errorf("list DataVolumes of %s: %w", o.key, err)
+			return nil, fmt.Errorf("list DataVolumes of %s: %w", o.Key, err)
 		}
 		for _, obj := range objs {
 			dv, ok := obj.(*unstructured.Unstructured)
-			if ok && o.owns(dv) && dv.GetLabels()[LabelComponent] == ComponentMedia && (slot == "" || dv.GetLabels()[LabelSlot] == slot) {
+			if ok && o.Owns(dv) && dv.GetLabels()[importer.LabelComponent] == importer.ComponentMedia && (slot == "" || dv.GetLabels()[importer.LabelSlot] == slot) {
 				out = append(out, dv)
 			}
 		}
@@ -170,187 +173,130 @@ func (c *cdiImporter) list(o owner, slot string) ([]*unstructured.Unstructured, 
 	return out, nil
 }
 
-func (c *cdiImporter) observe(ctx context.Context, t importTarget) (importStatus, error) {
-	o, slot := t.o, t.slot
+func (c *cdiImporter) Observe(ctx context.Context, t importer.Target) (importer.Status, error) {
+	o, slot := t.Owner, t.Slot
 	dvs, err := c.list(o, slot.Slot)
 	if err != nil {
-		return importStatus{}, err
+		return importer.Status{}, err
 	}
 	var current *unstructured.Unstructured
 	others := 0
 	for _, dv := range dvs {
-		if dv.GetLabels()[LabelInsertID] == slot.InsertID {
+		if dv.GetLabels()[importer.LabelInsertID] == slot.InsertID {
 			current = dv
 			continue
 		}
 		others++
 		if err := c.deleteDataVolume(ctx, dv); err != nil {
-			return importStatus{}, err
+			return importer.Status{}, err
 		}
 	}
 	switch {
 	case current != nil && current.GetDeletionTimestamp() != nil, current == nil && others > 0:
-		return importStatus{state: importWaiting}, nil // gone soon (an event)
+		return importer.Status{State: importer.Waiting}, nil // gone soon (an event)
 	case current != nil:
 		return c.status(current), nil
 	}
 	if slot.Phase == system.MediaImporting {
 		// Our cache may lag behind our own create: ask before re-creating.
-		dv, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(o.key.Namespace).Get(ctx, slot.ClaimName, metav1.GetOptions{})
+		dv, err := c.d.Dynamic.Resource(DataVolumeResource).Namespace(o.Key.Namespace).Get(ctx, slot.ClaimName, metav1.GetOptions{})
 		switch {
-		case err == nil && o.owns(dv) && dv.GetLabels()[LabelInsertID] == slot.InsertID:
-			return importStatus{state: importRunning}, nil // its events will follow
+		case err == nil && o.Owns(dv) && dv.GetLabels()[importer.LabelInsertID] == slot.InsertID:
+			return importer.Status{State: importer.Running}, nil // its events will follow
 		case err == nil:
-			return importStatus{state: importWaiting}, nil // an older one, being deleted
+			return importer.Status{State: importer.Waiting}, nil // an older one, being deleted
 		case !apierrors.IsNotFound(err):
-			return importStatus{}, fmt.Errorf("get DataVolume %s/%s: %w", o.key.Namespace, slot.ClaimName, err)
+			return importer.Status{}, fmt.Errorf("get DataVolume %s/%s: %w", o.Key.Namespace, slot.ClaimName, err)
 		}
 	}
 	// CDI creates the PVC: one left under the claim's name must go first.
-	pvc, err := c.r.claim(o.key.Namespace, slot.ClaimName)
+	pvc, err := c.d.Claims.Claim(o.Key.Namespace, slot.ClaimName)
 	switch {
 	case err != nil:
-		return importStatus{}, err
-	case pvc != nil && pvc.DeletionTimestamp == nil && o.owns(pvc):
+		return importer.Status{}, err
+	case pvc != nil && pvc.DeletionTimestamp == nil && o.Owns(pvc):
 		// The import pod's PVC of an earlier insert.
-		return importStatus{state: importWaiting}, deleteClaim(ctx, c.r.opts.Kube, pvc)
+		return importer.Status{State: importer.Waiting}, importer.DeleteClaim(ctx, c.d.Kube, pvc)
 	case pvc != nil:
-		return importStatus{state: importWaiting}, nil // an older DataVolume's, going with it
+		return importer.Status{State: importer.Waiting}, nil // an older DataVolume's, going with it
 	}
-	st := importStatus{state: importAbsent, claimSize: dataVolumeSize(download.ClaimSize(slot.SizeBytes, c.r.opts.DefaultSize), c.r.opts.MaxImageSize)}
+	n := next{claimSize: dataVolumeSize(download.ClaimSize(slot.SizeBytes, c.d.Options.DefaultSize), c.d.Options.MaxImageSize)}
 	if slot.CacheKey != "" {
-		return c.observeCached(ctx, t, st)
+		return c.observeCached(ctx, t, n)
 	}
-	return st, nil
-}
-
-// dataVolumeSize is the storage a DataVolume requests: the claim size, at
-// most the maximum image size. CDI makes the whole request usable (it adds
-// its filesystem overhead to the PVC it creates) and fails an import whose
-// image does not fit, so no image above the maximum is imported where the
-// storage enforces the PVC's size.
-func dataVolumeSize(claim resource.Quantity, maxBytes int64) resource.Quantity {
-	if maxBytes > 0 && claim.Value() > maxBytes {
-		return *resource.NewQuantity(maxBytes, resource.BinarySI)
-	}
-	return claim
+	return absent(n), nil
 }
 
 // status is [dataVolumeStatus], a failure of a DataVolume sized at the
 // maximum image size saying so (CDI's message speaks of the PVC only).
-func (c *cdiImporter) status(u *unstructured.Unstructured) importStatus {
+func (c *cdiImporter) status(u *unstructured.Unstructured) importer.Status {
 	dv, err := asDataVolume(u)
 	if err != nil {
-		return importStatus{state: importFailed, reason: err.Error()}
+		return importer.Status{State: importer.Failed, Reason: err.Error()}
 	}
 	st := dataVolumeStatus(dv)
-	if dv.Spec.Storage != nil && st.state == importFailed {
+	if dv.Spec.Storage != nil && st.State == importer.Failed {
 		q := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
-		if q.Value() >= c.r.opts.MaxImageSize {
-			st.reason += "; the DataVolume requests the maximum image size " + download.FormatBytes(c.r.opts.MaxImageSize) + ": a larger image cannot be imported"
+		if q.Value() >= c.d.Options.MaxImageSize {
+			st.Reason += "; the DataVolume requests the maximum image size " + download.FormatBytes(c.d.Options.MaxImageSize) + ": a larger image cannot be imported"
 		}
 	}
 	return st
 }
 
-// dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,
-// or an importer that failed (CDI retries it forever: the first failure
-// fails the insert, as the import pod's does), else its progress.
-func dataVolumeStatus(dv *cdiv1beta1.DataVolume) importStatus {
-	st := importStatus{state: importRunning, started: dv.CreationTimestamp.Time}
-	switch {
-	case dv.Status.Phase == cdiv1beta1.Succeeded:
-		st.state = importSucceeded
-	case dv.Status.Phase == cdiv1beta1.Failed || dv.Status.RestartCount > 0:
-		st.state = importFailed
-		st.reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.Name, dataVolumeMessage(dv))
-	default:
-		st.percent = parseProgress(string(dv.Status.Progress))
+func (c *cdiImporter) Start(ctx context.Context, t importer.Target, st importer.Status) error {
+	n, _ := st.Next.(next)
+	if t.Slot.CacheKey != "" {
+		return c.startCached(ctx, t, n)
 	}
-	return st
-}
-
-// dataVolumeMessage is the message of the DataVolume's Running condition
-// (where CDI puts the importer's error), else of its Ready condition.
-func dataVolumeMessage(dv *cdiv1beta1.DataVolume) string {
-	msgs := map[cdiv1beta1.DataVolumeConditionType]string{}
-	for _, c := range dv.Status.Conditions {
-		msg := c.Message
-		if msg == "" {
-			msg = c.Reason
-		}
-		msgs[c.Type] = msg
-	}
-	for _, typ := range []cdiv1beta1.DataVolumeConditionType{cdiv1beta1.DataVolumeRunning, cdiv1beta1.DataVolumeReady} {
-		if msgs[typ] != "" {
-			return msgs[typ]
-		}
-	}
-	return "phase " + string(dv.Status.Phase)
-}
-
-// parseProgress reads CDI's status.progress ("45.2%", "N/A") as a whole
-// percentage below 100 (0: unknown); 100 is for the finished import.
-func parseProgress(s string) int {
-	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || math.IsNaN(f) || f < 0 {
-		return 0
-	}
-	return int(min(math.Floor(f), 99))
-}
-
-func (c *cdiImporter) start(ctx context.Context, t importTarget, st importStatus) error {
-	if t.slot.CacheKey != "" {
-		return c.startCached(ctx, t, st)
-	}
-	return c.create(ctx, t.o, dataVolumeFor(t.o, t.slot, st.claimSize, c.r.opts.StorageClass), t.o.owns)
+	return c.create(ctx, t.Owner, dataVolumeFor(t.Owner, t.Slot, n.claimSize, c.d.Options.StorageClass), t.Owner.Owns)
 }
 
 // create creates the DataVolume dv for o; one of that name that is not
 // ours is a [*ForeignClaimError].
-func (c *cdiImporter) create(ctx context.Context, o owner, dv *cdiv1beta1.DataVolume, ours func(metav1.Object) bool) error {
-	ns := o.key.Namespace
+func (c *cdiImporter) create(ctx context.Context, o importer.Owner, dv *cdiv1beta1.DataVolume, ours func(metav1.Object) bool) error {
+	ns := o.Key.Namespace
 	u, err := unstructuredDataVolume(dv)
 	if err != nil {
 		return err
 	}
-	_, err = c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	_, err = c.d.Dynamic.Resource(DataVolumeResource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 	switch {
 	case err == nil:
-		logctx.From(ctx).InfoContext(ctx, "DataVolume created", "vm", o.key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[LabelInsertID])
+		logctx.From(ctx).InfoContext(ctx, "DataVolume created", "vm", o.Key.String(), "dataVolume", dv.Name, "insertID", dv.Labels[importer.LabelInsertID])
 		return nil
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create DataVolume %s/%s: %w", ns, dv.Name, err)
 	}
 	// Our cache lags, or the name is someone else's.
-	live, err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, dv.Name, metav1.GetOptions{})
+	live, err := c.d.Dynamic.Resource(DataVolumeResource).Namespace(ns).Get(ctx, dv.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get DataVolume %s/%s: %w", ns, dv.Name, err)
 	}
 	if !ours(live) {
-		return &ForeignClaimError{Namespace: ns, Name: dv.Name, VM: o.key, Kind: DataVolumeKind}
+		return &importer.ForeignClaimError{Namespace: ns, Name: dv.Name, VM: o.Key, Kind: DataVolumeKind}
 	}
 	return nil
 }
 
 // finish keeps the DataVolume: it owns the image's PVC. A failed one goes
 // in settle, once the slot is recorded Failed. The check pod goes.
-func (c *cdiImporter) finish(ctx context.Context, t importTarget) error {
+func (c *cdiImporter) Finish(ctx context.Context, t importer.Target) error {
 	return c.deleteChecks(ctx, t, "")
 }
 
 // settle deletes the slot's check pods and DataVolumes except the one
 // holding a Ready slot's image.
-func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
+func (c *cdiImporter) Settle(ctx context.Context, t importer.Target) error {
 	if err := c.deleteChecks(ctx, t, ""); err != nil {
 		return err
 	}
-	dvs, err := c.list(t.o, t.slot.Slot)
+	dvs, err := c.list(t.Owner, t.Slot.Slot)
 	if err != nil {
 		return err
 	}
 	for _, dv := range dvs {
-		if t.slot.Phase == system.MediaReady && dv.GetLabels()[LabelInsertID] == t.slot.InsertID {
+		if t.Slot.Phase == system.MediaReady && dv.GetLabels()[importer.LabelInsertID] == t.Slot.InsertID {
 			continue
 		}
 		if err := c.deleteDataVolume(ctx, dv); err != nil {
@@ -360,21 +306,21 @@ func (c *cdiImporter) settle(ctx context.Context, t importTarget) error {
 	return nil
 }
 
-func (c *cdiImporter) orphans(o owner) ([]metav1.Object, error) {
-	dvs, err := objects(c.list(o, ""))
+func (c *cdiImporter) Orphans(o importer.Owner) ([]metav1.Object, error) {
+	dvs, err := importer.Objects(c.list(o, ""))
 	if err != nil {
 		return nil, err
 	}
-	pods, err := objects(c.checks(o, ""))
+	pods, err := importer.Objects(c.checks(o, ""))
 	return append(dvs, pods...), err
 }
 
-func (c *cdiImporter) remove(ctx context.Context, obj metav1.Object) error {
+func (c *cdiImporter) Remove(ctx context.Context, obj metav1.Object) error {
 	switch obj := obj.(type) {
 	case *unstructured.Unstructured:
 		return c.deleteDataVolume(ctx, obj)
 	case *corev1.Pod:
-		return deletePod(ctx, c.r.opts.Kube, obj)
+		return importer.DeletePod(ctx, c.d.Kube, obj)
 	}
 	return fmt.Errorf("CDI import method: cannot remove a %T", obj)
 }
@@ -386,12 +332,12 @@ func (c *cdiImporter) deleteDataVolume(ctx context.Context, dv *unstructured.Uns
 		return nil
 	}
 	uid := dv.GetUID()
-	err := c.r.opts.Dynamic.Resource(DataVolumeResource).Namespace(dv.GetNamespace()).Delete(ctx, dv.GetName(), metav1.DeleteOptions{
+	err := c.d.Dynamic.Resource(DataVolumeResource).Namespace(dv.GetNamespace()).Delete(ctx, dv.GetName(), metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid},
 	})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete DataVolume %s/%s: %w", dv.GetNamespace(), dv.GetName(), err)
 	}
-	logctx.From(ctx).InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[LabelInsertID])
+	logctx.From(ctx).InfoContext(ctx, "DataVolume deleted", "dataVolume", dv.GetNamespace()+"/"+dv.GetName(), "insertID", dv.GetLabels()[importer.LabelInsertID])
 	return nil
 }

@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"context"
@@ -11,16 +11,19 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 )
 
-// pruneCDIEntries is [PruneCache] for the CDI method's entries in ns ("":
+// PruneEntries is media's PruneCache for the CDI method's entries in ns ("":
 // all): DataVolumes with the image cache's labels and key annotation
 // (their PVC goes with them) and their CA ConfigMaps (<entry>-ca). An
 // entry a slot DataVolume that has not finished clones from
 // (spec.source.pvc) is in use. Where CDI's DataVolume API is not served
-// there is nothing to prune.
-func pruneCDIEntries(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, ns string, o PruneOptions) ([]PrunedEntry, error) {
-	all, err := dyn.Resource(DataVolumeResource).Namespace(ns).List(ctx, metav1.ListOptions{})
+// there is nothing to prune. all deletes the entries in use too; dryRun
+// deletes nothing.
+func PruneEntries(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, ns string, all, dryRun bool) ([]importer.PrunedEntry, error) {
+	list, err := dyn.Resource(DataVolumeResource).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil
 	}
@@ -28,23 +31,23 @@ func pruneCDIEntries(ctx context.Context, kube kubernetes.Interface, dyn dynamic
 		return nil, fmt.Errorf("list DataVolumes of %q: %w", ns, err)
 	}
 	inUse := map[string]bool{}
-	for _, dv := range all.Items {
+	for _, dv := range list.Items {
 		src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "pvc", "name")
 		if phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase"); src != "" && phase != "Succeeded" && phase != "Failed" {
 			inUse[dv.GetNamespace()+"/"+src] = true
 		}
 	}
-	sel := cacheSelector()
-	var out []PrunedEntry
-	for i := range all.Items {
-		dv := &all.Items[i]
-		if !sel.Matches(labels.Set(dv.GetLabels())) || dv.GetAnnotations()[AnnotationCacheKey] == "" || dv.GetDeletionTimestamp() != nil {
+	sel := importer.CacheSelector()
+	var out []importer.PrunedEntry
+	for i := range list.Items {
+		dv := &list.Items[i]
+		if !sel.Matches(labels.Set(dv.GetLabels())) || dv.GetAnnotations()[importer.AnnotationCacheKey] == "" || dv.GetDeletionTimestamp() != nil {
 			continue
 		}
 		size, _, _ := unstructured.NestedString(dv.Object, "spec", "storage", "resources", "requests", "storage")
-		e := PrunedEntry{Namespace: dv.GetNamespace(), Name: dv.GetName(), Size: size, InUse: inUse[dv.GetNamespace()+"/"+dv.GetName()]}
-		if !e.InUse || o.InUse {
-			if !o.DryRun {
+		e := importer.PrunedEntry{Namespace: dv.GetNamespace(), Name: dv.GetName(), Size: size, InUse: inUse[dv.GetNamespace()+"/"+dv.GetName()]}
+		if !e.InUse || all {
+			if !dryRun {
 				if err := deleteCDIEntry(ctx, kube, dyn, dv); err != nil {
 					return append(out, e), err
 				}

@@ -1,4 +1,4 @@
-package media
+package cdiimport
 
 import (
 	"io"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -27,7 +28,7 @@ import (
 // lost entry C of BudgetNeverEvictsAnEntryBeingCloned so (3 evicted, want 2).
 func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	size := resource.MustParse("1Mi")
-	o := owner{key: system.Key{Namespace: "ns", Name: "vm-c"}, uid: "uid-c"}
+	o := importer.Owner{Key: system.Key{Namespace: "ns", Name: "vm-c"}, UID: "uid-c"}
 	var objs []runtime.Object
 	for i, name := range []string{"redfish-image-c", "redfish-image-d"} {
 		dv := entryDataVolume(o, system.MediaSlot{Slot: "cd0", CacheKey: name, Image: "http://x/" + name}, name, download.Validators{ETag: `"1"`}, "", size, "")
@@ -41,16 +42,15 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	}
 	scheme := runtime.NewScheme()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{DataVolumeResource: DataVolumeKind + "List"}, objs...)
-	r := &Reconciler{
-		opts:      Options{Dynamic: dyn, Kube: kubefake.NewClientset(), ImageCacheBudget: size.Value() * 5 / 2},
-		c:         &Counters{},
-		cacheUsed: map[string]time.Time{},
-	}
-	c := &cdiImporter{r: r}
+	counts := &countEvicted{}
+	c := &cdiImporter{d: importer.Deps{
+		Dynamic: dyn, Kube: kubefake.NewClientset(), Options: importer.Options{ImageCacheBudget: size.Value() * 5 / 2},
+		Cache: &importer.Cache{}, Counters: counts,
+	}}
 	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-d", size); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.c.evicted.Load(); got != 0 {
+	if got := counts.evicted; got != 0 {
 		t.Errorf("%d entries evicted making room for an entry that exists, want 0", got)
 	}
 	l, err := dyn.Resource(DataVolumeResource).Namespace("ns").List(t.Context(), metav1.ListOptions{})
@@ -64,7 +64,7 @@ func TestEvictSkipsAnEntryAlreadyCreated(t *testing.T) {
 	if err := c.evict(logctx.Into(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))), "ns", "redfish-image-e", size); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.c.evicted.Load(); got != 1 {
+	if got := counts.evicted; got != 1 {
 		t.Errorf("%d entries evicted making room for a new one, want 1", got)
 	}
 }
@@ -76,3 +76,11 @@ func dataVolumeNames(items []unstructured.Unstructured) []string {
 	}
 	return out
 }
+
+// countEvicted counts the evictions.
+type countEvicted struct{ evicted int }
+
+func (c *countEvicted) PodCreated()        {}
+func (c *countEvicted) ClaimCreated()      {}
+func (c *countEvicted) StalePodDeleted()   {}
+func (c *countEvicted) CacheEntryEvicted() { c.evicted++ }

@@ -1,4 +1,4 @@
-package media
+package importer
 
 import (
 	"testing"
@@ -13,10 +13,10 @@ import (
 )
 
 func TestPodFor(t *testing.T) {
-	o := owner{key: system.Key{Namespace: "ns", Name: "vm1"}, uid: "uid-1"}
+	o := Owner{Key: system.Key{Namespace: "ns", Name: "vm1"}, UID: "uid-1"}
 	url := "http://host/x.iso?a=$(reboot)&b=`id`;rm -rf /"
 	slot := system.MediaSlot{Slot: "cd0", Image: url, InsertID: "0123456789abcdef", ClaimName: "vm1-media-cd0"}
-	pod := podFor(o, slot, "img:1", download.ImportRequest{
+	pod := PodFor(o, slot, "img:1", download.ImportRequest{
 		URL: url, Dest: ImageDest, Timeout: time.Minute,
 		MaxBytes: 64 << 30, ClaimSize: resource.MustParse("8Gi"),
 	})
@@ -41,15 +41,15 @@ func TestPodFor(t *testing.T) {
 		"no privilege escalation": !*c.SecurityContext.AllowPrivilegeEscalation,
 		"claim":                   pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName == "vm1-media-cd0",
 		"mount":                   c.VolumeMounts[0].MountPath == "/image",
-		"owner not controller":    !*pod.OwnerReferences[0].Controller && !*pod.OwnerReferences[0].BlockOwnerDeletion,
-		"owner VM":                pod.OwnerReferences[0].Kind == "VirtualMachine" && pod.OwnerReferences[0].UID == "uid-1",
+		"Owner not controller":    !*pod.OwnerReferences[0].Controller && !*pod.OwnerReferences[0].BlockOwnerDeletion,
+		"Owner VM":                pod.OwnerReferences[0].Kind == "VirtualMachine" && pod.OwnerReferences[0].UID == "uid-1",
 	}
 	for what, ok := range checks {
 		if !ok {
 			t.Errorf("pod: %s wrong", what)
 		}
 	}
-	if !o.owns(pod) {
+	if !o.Owns(pod) {
 		t.Errorf("the VM does not own its own import pod")
 	}
 }
@@ -72,7 +72,7 @@ func TestTerminationMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := terminationMessage(tt.pod); got != tt.want {
+			if got := TerminationMessage(tt.pod); got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})

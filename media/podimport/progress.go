@@ -1,4 +1,4 @@
-package media
+package podimport
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 )
 
 // The bridge's side of the import pod's progress (importprogress.go): the
@@ -52,18 +54,18 @@ type progressRead struct {
 
 // withProgress adds the progress of the Running import pod to its status
 // st (podStatus) and asks for another look in progressReadEvery.
-func (p *podImporter) withProgress(ctx context.Context, pod *corev1.Pod, st importStatus) importStatus {
-	if st.state != importRunning || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName == "" || !readPodLogs {
+func (p *podImporter) withProgress(ctx context.Context, pod *corev1.Pod, st importer.Status) importer.Status {
+	if st.State != importer.Running || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName == "" || !readPodLogs {
 		return st
 	}
-	st.percent = p.progress.percent(ctx, p.r, pod)
-	st.recheck = progressReadEvery
+	st.Percent = p.progress.percent(ctx, p.d.Kube, pod)
+	st.Recheck = progressReadEvery
 	return st
 }
 
 // percent is the pod's progress as of its last read, read again when that
 // is older than progressReadEvery.
-func (pp *podProgress) percent(ctx context.Context, r *Reconciler, pod *corev1.Pod) int {
+func (pp *podProgress) percent(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod) int {
 	now := time.Now()
 	pp.mu.Lock()
 	if pp.reads == nil {
@@ -87,8 +89,8 @@ func (pp *podProgress) percent(ctx context.Context, r *Reconciler, pod *corev1.P
 
 	rctx, cancel := context.WithTimeout(ctx, progressReadTimeout)
 	defer cancel()
-	out, err := r.opts.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
-		Container: ImporterContainer, TailLines: ptr.To[int64](progressTailLines), LimitBytes: ptr.To[int64](progressLimitBytes),
+	out, err := kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+		Container: importer.ImporterContainer, TailLines: ptr.To[int64](progressTailLines), LimitBytes: ptr.To[int64](progressLimitBytes),
 	}).DoRaw(rctx)
 	if err != nil {
 		logctx.From(ctx).DebugContext(ctx, "import pod's progress not read", "pod", pod.Namespace+"/"+pod.Name, "error", err)

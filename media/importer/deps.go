@@ -1,0 +1,95 @@
+package importer
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// Deps is what an import method gets from the reconciler: clients, its
+// options, the reconciler's PVC cache, the image cache's lock and
+// recency, counters and a way to enqueue a VM. Nothing else of the
+// reconciler.
+type Deps struct {
+	Kube kubernetes.Interface
+	// Dynamic reads and writes CDI DataVolumes; nil: no CDI.
+	Dynamic dynamic.Interface
+	Options Options
+	// Claims are the reconciler's cached media and image cache PVCs.
+	Claims ClaimLister
+	// Cache orders the image cache's evictions and the creates of what
+	// uses an entry, and remembers when each entry was last used; one per
+	// reconciler, shared by its methods.
+	Cache *Cache
+	// Counters count what the methods did.
+	Counters Counters
+	// Enqueue asks for a reconcile of a VM (a waiter of a shared entry).
+	Enqueue func(system.Key)
+}
+
+// Options are the reconciler's options an import method reads (see
+// media.Options, whose defaults they carry).
+type Options struct {
+	ImporterImage    string
+	AddrPolicy       download.AddrPolicy
+	StorageClass     string
+	DefaultSize      resource.Quantity
+	MaxImageSize     int64
+	ImportTimeout    time.Duration
+	ImageCacheBudget int64
+}
+
+// ClaimLister reads the reconciler's cached PVCs (the bridge's, by label).
+type ClaimLister interface {
+	// Claim is the cached PVC ns/name, nil when absent.
+	Claim(ns, name string) (*corev1.PersistentVolumeClaim, error)
+	// ClaimsOf lists the cached PVCs of ns that sel selects.
+	ClaimsOf(ns string, sel labels.Selector) ([]*corev1.PersistentVolumeClaim, error)
+}
+
+// Counters count the methods' doings into the reconciler's Stats.
+type Counters interface {
+	PodCreated()
+	ClaimCreated()
+	StalePodDeleted()
+	CacheEntryEvicted()
+}
+
+// Cache is the image cache's lock and recency: Lock orders the evictions
+// and the creates of what uses an entry (an import pod mounting it, a
+// clone reading it); Used and LastUsed keep when an import of this
+// reconciler last used each entry, for the LRU. The zero value is ready.
+type Cache struct {
+	sync.Mutex
+	usedMu sync.Mutex
+	used   map[string]time.Time
+}
+
+// Used records that an import uses the entry ns/name now.
+func (c *Cache) Used(ns, name string) {
+	c.usedMu.Lock()
+	defer c.usedMu.Unlock()
+	if c.used == nil {
+		c.used = map[string]time.Time{}
+	}
+	c.used[ns+"/"+name] = time.Now()
+}
+
+// LastUsed is when an import of this reconciler last used the entry
+// ns/name, else (another leader's term) created.
+func (c *Cache) LastUsed(ns, name string, created time.Time) time.Time {
+	c.usedMu.Lock()
+	defer c.usedMu.Unlock()
+	if t, ok := c.used[ns+"/"+name]; ok {
+		return t
+	}
+	return created
+}
