@@ -71,6 +71,31 @@
 //
 //	object                            written by                           owner, lifetime
 //	--------------------------------  -----------------------------------  ----------------------------------------------
+//	image PVC <claim> (import pod     media's reconciler: created, never   ownerReference (not controller) to the VM;
+//	  method; <claim> is ClaimName:     updated (a create without a          deleted on eject, when too small for the
+//	  <vm>-media-<slot>; labels         fieldManager: the apiserver records  image (then re-created larger), by the
+//	  component media, part-of          the manager "redfish-bridge", the    reconciler once its slot is gone and it is
+//	  redfish-bridge, redfish-bridge.   bridge's user agent)                 older than OrphanGrace, or by the GC with the
+//	  io/media-slot)                                                         VM; its data is written by import pods only
+//	DataVolume <claim> (CDI method;   media's reconciler: created, never   ownerReference (not controller) to the VM;
+//	  labels as above and redfish-      updated (as above); CDI writes its   deleted once its slot does not hold it Ready
+//	  bridge.io/insert-id; annotation   status and creates its PVC (same     (a failed import, eject, re-insert), as
+//	  cdi.kubevirt.io/storage.delete-   name, controller: the DataVolume)    orphans (as above) or by the GC with the VM
+//	  AfterCompletion false)
+//	import pod <claim>-<insertID>     media's reconciler: created, never   ownerReference (not controller) to the VM;
+//	  (labels component importer,       updated (as above; kubelet writes    deleted when its import ends or times out, on
+//	  part-of, media-slot, insert-id)   its status)                          eject, when its slot holds another insert, as
+//	                                                                         orphans (as above) or by the GC with the VM
+//	import Secret (credentials) and   media's Service (InsertMedia):       ownerReference (not controller) to the VM;
+//	  ConfigMap (CAs) <claim>-          created, never updated, field        deleted before the import is recorded as over
+//	  <insertID> (labels component      manager "redfish-media"              (imported, failed, refused, timed out), on
+//	  import-secret, part-of, media-                                         eject, when the insert is not recorded, or by
+//	  slot, insert-id)                                                       the GC with the VM
+//	trust ConfigMap <claim>-tls (a    media's Service (a Redfish edit of   ownerReference (not controller) to the VM;
+//	  slot's Certificates and Verify-   the slot's Certificates or           never deleted by the bridge (it outlives
+//	  Certificate; labels component     VerifyCertificate): created and      ejects and inserts): the GC deletes it with
+//	  media-tls, part-of, media-slot)   updated, field manager               the VM
+//	                                    "redfish-media"
 //	image cache entry: PVC            media's reconciler: created, never   ownerReference (not controller) to the VM whose
 //	  redfish-image-<key> (labels       updated (a create without a          insert created it; deleted by the GC with that
 //	  component image-cache, part-of    fieldManager: the apiserver records  VM or the namespace, or by the reconciler when

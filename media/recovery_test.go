@@ -147,7 +147,8 @@ func testStaleImport(t *testing.T, e *env) {
 	e.img.open("/stale-a.iso")
 	e.importPod(t, key, a.InsertID, podPhase(corev1.PodSucceeded))
 
-	r, stop := e.startReconciler(t, nil)
+	var ps *passes
+	r, stop := e.startReconciler(t, withPasses(&ps))
 	defer stop()
 	e.eventually(t, "stale pod A deleted", func(ctx context.Context) error {
 		_, err := e.adminKube.CoreV1().Pods(e.ns).Get(ctx, podA.Name, metav1.GetOptions{})
@@ -156,17 +157,17 @@ func testStaleImport(t *testing.T, e *env) {
 		}
 		return nil
 	})
+	// Pod B exists, so a pass saw pod A gone; the barrier waits until every
+	// pass that could still act on what the caches held of pod A has ended.
+	// B's image is not served yet: nothing of B can have moved the slot.
 	e.importPod(t, key, b.InsertID, podPhase(corev1.PodRunning))
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		vm, err := e.liveVM(t.Context(), key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := vm.Slots[slot]; s.InsertID != b.InsertID || s.Phase != system.MediaImporting {
-			t.Fatalf("the stale pod changed the slot: %+v", s)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ps.barrier(t, e, key)
+	vm, err := e.liveVM(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := vm.Slots[slot]; s.InsertID != b.InsertID || s.Image != urlB || s.Phase != system.MediaImporting || s.Percent != 0 {
+		t.Fatalf("the stale pod changed the slot: %+v", s)
 	}
 	e.img.open("/stale-b.iso")
 	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))

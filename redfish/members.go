@@ -78,41 +78,72 @@ var pagedFromKept = true
 
 // sendMembers answers the collection at uri of one member per system in
 // scope, uri/<system id>. Without query parameters the rendered
-// body is kept until the membership changes; with only $top and $skip the
-// page is built from the kept member URIs ([sendPage]).
+// body is kept until the membership changes ([Server.sendKeptMembers]);
+// with only $top and $skip the page is built from the kept member URIs
+// ([Server.sendMembersPage]); any other query renders the whole
+// collection for [send] ([Server.sendPlainMembers]).
 func (s *Server) sendMembers(c echo.Context, uri, odataType, name string) error {
 	scope := principal(c).Scope
 	k := memberKey{uri: uri, scope: scopeKey(scope)}
-	keep := c.QueryString() == ""
-	paged := !keep && pagedFromKept && onlyPaging(c.QueryParams())
+	switch {
+	case c.QueryString() == "":
+		return s.sendKeptMembers(c, k, scope, odataType, name)
+	case pagedFromKept && onlyPaging(c.QueryParams()):
+		return s.sendMembersPage(c, k, scope, odataType, name)
+	}
+	return s.sendPlainMembers(c, uri, scope, odataType, name)
+}
+
+// sendKeptMembers answers the whole collection k with its kept body; it
+// renders and keeps the body first when none is kept under the current
+// membership (from the kept member URIs when a page kept them).
+func (s *Server) sendKeptMembers(c echo.Context, k memberKey, scope auth.Scope, odataType, name string) error {
 	membership := s.b.Systems.Membership() // before Members: a change after it moves it
 	e, kept := s.members.get(k, membership)
-	switch {
-	case kept && keep && e.body != nil:
+	if kept && e.body != nil {
 		return sendEncoded(c, http.StatusOK, odataType, e.body, e.version)
-	case kept && paged:
-		return sendPage(c, uri, odataType, name, e.uris)
-	case !kept || !keep:
-		uris, err := s.memberURIs(c, uri, scope)
+	}
+	if !kept {
+		uris, err := s.memberURIs(c, k.uri, scope)
 		if err != nil {
 			return err
 		}
 		e = memberBody{membership: membership, uris: uris}
 	}
-	if !keep && !paged {
-		return send(c, http.StatusOK, collection(uri, odataType, name, e.uris))
-	}
-	if paged {
-		s.members.put(k, e)
-		return sendPage(c, uri, odataType, name, e.uris)
-	}
-	body, version, err := encodeResource(collection(uri, odataType, name, e.uris), false)
+	body, version, err := encodeResource(collection(k.uri, odataType, name, e.uris), false)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", uri, err)
+		return fmt.Errorf("encode %s: %w", k.uri, err)
 	}
 	e.body, e.version = body, version
 	s.members.put(k, e)
 	return sendEncoded(c, http.StatusOK, odataType, body, version)
+}
+
+// sendMembersPage answers a $top/$skip page of the collection k from the
+// kept member URIs, listing and keeping them first when none are kept
+// under the current membership.
+func (s *Server) sendMembersPage(c echo.Context, k memberKey, scope auth.Scope, odataType, name string) error {
+	membership := s.b.Systems.Membership() // before Members: a change after it moves it
+	e, kept := s.members.get(k, membership)
+	if !kept {
+		uris, err := s.memberURIs(c, k.uri, scope)
+		if err != nil {
+			return err
+		}
+		e = memberBody{membership: membership, uris: uris}
+		s.members.put(k, e)
+	}
+	return sendPage(c, k.uri, odataType, name, e.uris)
+}
+
+// sendPlainMembers answers the collection at uri through [send], which
+// applies the query, keeping nothing.
+func (s *Server) sendPlainMembers(c echo.Context, uri string, scope auth.Scope, odataType, name string) error {
+	uris, err := s.memberURIs(c, uri, scope)
+	if err != nil {
+		return err
+	}
+	return send(c, http.StatusOK, collection(uri, odataType, name, uris))
 }
 
 // memberURIs lists uri/<system id> of every system in scope, in order.

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
@@ -84,9 +85,14 @@ type bridge struct {
 // stops at the end of the test at the latest.
 func (e *env) start(t *testing.T, id string) *bridge {
 	t.Helper()
+	// The user agent the served binary sets (cmd/redfish-bridge): the
+	// apiserver records the objects media creates under its name, as in
+	// a real deployment (docs/fields-example*.txt show it).
+	kube := rest.CopyConfig(e.c.Bridge)
+	kube.UserAgent = "redfish-bridge/test"
 	ctx, cancel := context.WithCancel(t.Context())
 	r, err := service.Start(ctx, service.Config{
-		Kube: e.c.Bridge, Namespaces: []string{e.ns}, Namespace: e.c.BridgeNamespace,
+		Kube: kube, Namespaces: []string{e.ns}, Namespace: e.c.BridgeNamespace,
 		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
 		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
 		ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3d", Version: "test",

@@ -14,30 +14,22 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
-// answerBound is how soon an authenticated client must be answered under
-// a connection flood (docs/reliability.md row 14: "within a second"); served
-// normally it takes milliseconds, locked out it waited 10-60 s (until the
-// server's IdleTimeout freed a slot). On a loaded machine the same
-// requests without a flood may take longer themselves: floodBound scales
-// the bound by them, never past maxAnswerBound, so a lock-out still fails.
-const (
-	answerBound    = time.Second
-	maxAnswerBound = 20 * time.Second
-)
-
-// floodBound is how long an answer under the flood may take: answerBound,
-// or 10x the slowest of the same requests without the flood when the
-// machine is that slow, at most maxAnswerBound.
-func floodBound(control time.Duration) time.Duration {
-	return min(max(answerBound, 10*control), maxAnswerBound)
-}
+// answerDeadline is how long a client waits for an answer under the
+// flood: generous, as the test proves an order, not a speed. The flood's
+// keep-alive connections ask again before any server timeout could free
+// one (testutil.HoldKeepAlive) and are held until the test ends, so a
+// client the cap locks out is never answered while they are held: served
+// normally it is answered in milliseconds, locked out it waits out this
+// deadline and fails.
+const answerDeadline = 2 * time.Minute
 
 // TestConnectionFlood performs the attacks of docs/reliability.md row 14 on a server
 // capped at the default DefaultMaxConnections, over TLS: as many
 // unauthenticated keep-alive connections from 127.0.0.2 that made one
-// request each and idle, plus 1500 TCP connections from 127.0.0.3-5 that
+// request each and ask again every few seconds, plus 1500 TCP connections from 127.0.0.3-5 that
 // never send a byte. A client from 127.0.0.1 must still be answered on
-// fresh connections within answerBound, the listener must hold at most
+// fresh connections while the flood is held (ordering, not time: the
+// flood never lets a connection go by itself), the listener must hold at most
 // the cap, and an authenticated keep-alive connection must survive a flood
 // from its own address.
 func TestConnectionFlood(t *testing.T) {
@@ -65,19 +57,6 @@ func TestConnectionFlood(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	addr := tcp.Addr().String()
 
-	// The control: the same requests before the flood, which sets how
-	// slow this machine is now.
-	var control time.Duration
-	for i := range 5 {
-		took, err := timedGet(ctx, clientFrom(t, "127.0.0.1", true, maxAnswerBound), addr, "Bearer ok")
-		if err != nil {
-			t.Fatalf("control request %d without a flood: %v", i, err)
-		}
-		control = max(control, took)
-	}
-	bound := floodBound(control)
-	t.Logf("control: slowest of 5 requests without a flood %v; bound under the flood %v", control, bound)
-
 	keepAlive := testutil.HoldKeepAlive(t, limit, func() (net.Conn, error) {
 		return tls.DialWithDialer(testutil.FloodDialer("127.0.0.2"), "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
 	}, "/redfish/v1")
@@ -87,17 +66,17 @@ func TestConnectionFlood(t *testing.T) {
 	}
 
 	t.Run("fresh connections answered", func(t *testing.T) {
-		c := clientFrom(t, "127.0.0.1", true, bound)
+		c := clientFrom(t, "127.0.0.1", true, answerDeadline)
 		for i := range 5 {
 			took, err := timedGet(ctx, c, addr, "Bearer ok")
 			t.Logf("request %d on a fresh connection: %v, err %v", i, took, err)
 			if err != nil {
-				t.Errorf("request %d on a fresh connection under the flood: %v", i, err)
+				t.Fatalf("request %d on a fresh connection under the flood: %v", i, err)
 			}
 		}
 	})
 	t.Run("authenticated connection survives its own address's flood", func(t *testing.T) {
-		c := clientFrom(t, "127.0.0.1", false, bound)
+		c := clientFrom(t, "127.0.0.1", false, answerDeadline)
 		if _, err := timedGet(ctx, c, addr, "Bearer ok"); err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,9 @@
 // also counts those stops. REDFISH_BRIDGE_IRONIC_UNFORCED=1 hides virt-api's
 // subresource API from the bridge (the manual negative control: the test
 // then fails). Every scenario runs on
-// its own node and VM, up to four at once per conductor. What Ironic 39
+// its own node and VM, up to four at once per conductor (the power
+// scenario also manages an idle node whose power-sync reads are its clock
+// while its node is in maintenance). What Ironic 39
 // does differently is checked on 39: virtual media through the System
 // only, read before the first insert (eject-all first), InsertMedia with
 // TransferProtocolType; a reboot's Reset On retried after a 409;

@@ -1,6 +1,7 @@
 package ironic
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -18,6 +19,10 @@ import (
 // virt-api (Ironic sends ForceOff for both).
 func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 	n := s.enroll(t, v, vmPower, "ramdisk", nil)
+	// The clock: a manageable node, never in maintenance, whose System the
+	// conductor's power sync reads every cycle (clock.syncCycles).
+	clock := s.enroll(t, v, vmPowerClock, "ramdisk", nil)
+	clock.step(t, "manage the clock node", func() { clock.provision(t, "manage", "manageable", nil) })
 	n.step(t, "manage", func() {
 		got := n.provision(t, "manage", "manageable", nil)
 		if p := str(got.PowerState); p != "power off" {
@@ -68,7 +73,10 @@ func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 			t.Fatal(err)
 		}
 		off := n.waitVMI(t, "VMI stopped", func(vmi *unstructured.Unstructured) bool { return !running(vmi) })
-		time.Sleep(2 * syncInterval) // two sync periods: Ironic skips nodes in maintenance
+		// Two whole power-sync cycles after the guest went off, counted on
+		// the clock node: Ironic skips nodes in maintenance (out of it, the
+		// first cycle that reads the node off powers it on).
+		clock.syncCycles(t, 2)
 		if vmi := n.vmi(t); running(vmi) || n.rec.count(http.MethodPost, n.key.ID()+"/Actions/ComputerSystem.Reset") != resets {
 			t.Errorf("Ironic powered a node in maintenance (VMI %v)", vmi != nil && running(vmi))
 		}
@@ -84,6 +92,25 @@ func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 		n.waitVMI(t, "VMI gone after power off", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
 	})
 	n.checkFields(t)
+}
+
+// syncCycles waits until the conductor's power sync has run n whole
+// cycles after the call, counted by its reads of n's System: a cycle
+// starts only once the previous one ended, so of the bursts of reads after
+// the call the first may belong to a cycle under way and the next n are
+// whole cycles'; the clock is Ironic's own work, not a time window.
+func (n *node) syncCycles(t *testing.T, cycles int) {
+	t.Helper()
+	since, path := time.Now(), "/redfish/v1/Systems/"+n.key.ID()
+	ctx, cancel := context.WithTimeout(t.Context(), stepTimeout)
+	defer cancel()
+	for n.rec.readBursts(path, since, syncInterval/2) < cycles+1 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the conductor read %s in %d bursts in %v, want %d", path, n.rec.readBursts(path, since, syncInterval/2), stepTimeout, cycles+1)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func str(s *string) string {

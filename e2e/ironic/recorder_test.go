@@ -83,6 +83,27 @@ func (r *recorder) count(method, part string) int {
 	return n
 }
 
+// readBursts is how many bursts of GETs of exactly path began after
+// since: a GET starts a burst when it comes gap or more after the previous
+// GET of path (the conductor's power sync reads a node's System once or a
+// few times in a row per cycle, cycles apart).
+func (r *recorder) readBursts(path string, since time.Time, gap time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	var last time.Time
+	for _, e := range r.log {
+		if e.method != http.MethodGet || e.path != path {
+			continue
+		}
+		if e.at.After(since) && e.at.Sub(last) >= gap {
+			n++
+		}
+		last = e.at
+	}
+	return n
+}
+
 // writesFor is every exchange but a GET whose path names the system.
 func (r *recorder) writesFor(id string) string {
 	r.mu.Lock()

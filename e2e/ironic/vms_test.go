@@ -16,9 +16,10 @@ const (
 	vmClean
 	vmRamdisk
 	vmSlowImport
-	vmHTTPBoot // Ironic 39 only
-	vmBios     // Ironic 39 only
-	vmFirmware // Ironic 39 only
+	vmHTTPBoot   // Ironic 39 only
+	vmBios       // Ironic 39 only
+	vmFirmware   // Ironic 39 only
+	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )
 

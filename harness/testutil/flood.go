@@ -2,7 +2,9 @@ package testutil
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -29,9 +31,17 @@ func HoldIdle(t testing.TB, addr, src string, n int) {
 	}
 }
 
+// keepAliveEvery is how often a held keep-alive connection asks again:
+// far inside any server's idle timeout (the bridge's is 60 s).
+const keepAliveEvery = 10 * time.Second
+
 // HoldKeepAlive opens n connections with dial, makes one unauthenticated
 // GET of path on each (answered, the connection kept alive) and holds them
-// until the test ends; it returns how many were answered.
+// until the test ends; it returns how many were answered. Every
+// keepAliveEvery each answered connection asks again, so no idle timeout of
+// the server ever frees one: while they are held, a connection cap they
+// fill frees room only by closing one (as the bridge's listener does), and
+// a client locked out stays locked out.
 func HoldKeepAlive(t testing.TB, n int, dial func() (net.Conn, error), path string) int {
 	t.Helper()
 	answered := 0
@@ -41,15 +51,44 @@ func HoldKeepAlive(t testing.TB, n int, dial func() (net.Conn, error), path stri
 			t.Fatalf("keep-alive connection: %v", err)
 		}
 		t.Cleanup(func() { _ = c.Close() })
+		r := bufio.NewReader(c)
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: bridge\r\n\r\n", path); err != nil {
+		if askAgain(c, r, path) != nil {
 			continue
 		}
-		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
-			_ = resp.Body.Close()
-			answered++
-		}
+		answered++
 		_ = c.SetDeadline(time.Time{})
+		go keepAsking(t.Context(), c, r, path)
 	}
 	return answered
+}
+
+// keepAsking asks path on c every keepAliveEvery until ctx ends (the test
+// ends, and its cleanup closes c) or the server closes c.
+func keepAsking(ctx context.Context, c net.Conn, r *bufio.Reader, path string) {
+	tick := time.NewTicker(keepAliveEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if askAgain(c, r, path) != nil {
+			return
+		}
+	}
+}
+
+// askAgain makes one GET of path on c and reads its answer.
+func askAgain(c net.Conn, r *bufio.Reader, path string) error {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: bridge\r\n\r\n", path); err != nil {
+		return fmt.Errorf("ask %s: %w", path, err)
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return fmt.Errorf("answer to %s: %w", path, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.Body.Close()
 }

@@ -22,10 +22,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// revalidateCache is switched off only by the negative control of the CDI
-// image cache's tests (any entry of the key then serves, stale or not).
-var revalidateCache = true
-
 // The CDI side of the image cache (see the package doc): an insert with a
 // cache key first runs a check pod (`redfish-bridge import --head-only`,
 // cachecheck.go; the pod's side is download/head.go) that reports the
@@ -132,7 +128,7 @@ func (c *cdiImporter) observeCached(ctx context.Context, t importer.Target, n ne
 		n.step.plan = cdiPlanPlain // nothing to revalidate against: never cached
 		return absent(n), nil
 	}
-	if !revalidateCache {
+	if !download.RevalidateCache {
 		v = c.anyVersion(ns, slot.CacheKey, v) // the negative control: trust any entry of the key
 	}
 	name := cdiEntryName(slot.CacheKey, v)

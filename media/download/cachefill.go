@@ -69,9 +69,12 @@ type entryMeta struct {
 	SHA256     string     `json:"sha256"`
 }
 
-// revalidateCache is switched off only by the negative control of the
-// pod image cache's tests (a stale entry then serves the old bytes).
-var revalidateCache = true
+// RevalidateCache is the image cache's revalidation, a test hook for
+// both import methods: switched off only by the negative controls of the
+// image cache's tests, the import pod's cache serves a stale entry's old
+// bytes (here) and the CDI cache clones any entry of the key (package
+// media).
+var RevalidateCache = true
 
 // cacheArrived is called when an import has read the entry's failure
 // record, before it waits for the lock (a test hook).
@@ -131,7 +134,7 @@ func (r ImportRequest) revalidate(ctx context.Context, client *http.Client) (ent
 	if err := json.Unmarshal(b, &meta); err != nil || meta.URL != r.URL || !meta.Validators.Usable() {
 		return meta, false, nil // refilled
 	}
-	if !revalidateCache {
+	if !RevalidateCache {
 		return meta, true, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, r.URL, nil)
