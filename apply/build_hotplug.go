@@ -15,7 +15,8 @@ import (
 // and without RestartRequired. It cannot hot-add the SATA CD-ROM itself.
 // So:
 //
-//   - once a CD-ROM slot's drive (disk media-<slot>) is in the template,
+//   - once a virtual-media CD slot's drive (disk media-<slot>; not the
+//     HttpBootUri slot's, which goes with its volume) is in the template,
 //     redfish-media keeps it there, empty, when the slot attaches nothing
 //     (ejected, or importing a new image): removing a CD-ROM disk from a
 //     running VM is a restart, and the next insert can go in hot;
@@ -33,7 +34,7 @@ func keptDrives(vm *VM, slots map[string]system.MediaSlot) []string {
 	var out []string
 	for _, d := range kubevirt.DisksOf(vm.Object) {
 		slot, ok := strings.CutPrefix(d.Name, DiskPrefix)
-		if !ok || !d.CDROM || !system.KindOf(slot).CDROM() {
+		if !ok || !d.CDROM || system.KindOf(slot) != system.SlotCD {
 			continue
 		}
 		if s, has := slots[slot]; has && attached(s) {
@@ -56,7 +57,7 @@ func hasDrive(vm *VM, slot string) bool {
 
 // hotpluggable decides the hotpluggable flag of an attached slot's volume:
 // the flag of the read's volume of the slot when it mounts the same claim,
-// else true only for a CD-ROM slot whose drive is in the read on a VM with
+// else true only for a CD slot whose drive is in the read on a VM with
 // a live VMI.
 func hotpluggable(vm *VM, s system.MediaSlot) bool {
 	for _, v := range list(vm.Object, kubevirt.Volumes) {
@@ -65,5 +66,5 @@ func hotpluggable(vm *VM, s system.MediaSlot) bool {
 			return on
 		}
 	}
-	return system.KindOf(s.Slot).CDROM() && hasDrive(vm, s.Slot) && kubevirt.Live(vm.VMI)
+	return system.KindOf(s.Slot) == system.SlotCD && hasDrive(vm, s.Slot) && kubevirt.Live(vm.VMI)
 }

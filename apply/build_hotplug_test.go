@@ -61,6 +61,8 @@ func TestBuildMediaHotplug(t *testing.T) {
 			map[string]system.MediaSlot{"cd0": readySlot()}, want{drive: true, volume: true}},
 		{"a hotplugged volume stays hotpluggable once stopped", withHotCD, false,
 			map[string]system.MediaSlot{"cd0": readySlot()}, want{drive: true, volume: true, hot: true}},
+		{"the HttpBootUri drive goes with its volume", withHTTPBootDrive, true,
+			map[string]system.MediaSlot{}, want{}},
 		{"nothing before the first insert", baseVM, true,
 			map[string]system.MediaSlot{}, want{}},
 	}
@@ -79,6 +81,9 @@ func TestBuildMediaHotplug(t *testing.T) {
 				result := b.Object
 				if _, sent := kubevirt.MapAt(b.Object.Object, kubevirt.TemplateSpec...)["domain"]; mode == ModeAtomic && !sent {
 					result = vm.Object
+				}
+				if hasDrive(&VM{Object: result}, system.HTTPBootSlot) {
+					t.Errorf("the HttpBootUri slot's empty drive was kept: %v", b.Object.Object)
 				}
 				var got want
 				got.drive = hasDrive(&VM{Object: result}, "cd0")
@@ -109,6 +114,19 @@ func withHotCD(t *testing.T) *unstructured.Unstructured {
 		}
 	}
 	if err := unstructured.SetNestedSlice(u.Object, toSlice(vols), kubevirt.Volumes...); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// withHTTPBootDrive adds the HttpBootUri slot's CD-ROM disk without a
+// volume (what a stale read may show): it is never kept.
+func withHTTPBootDrive(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	u := baseVM(t)
+	d := mediaDisk(system.HTTPBootSlot)
+	disks := append(list(u, kubevirt.Disks), d)
+	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), kubevirt.Disks...); err != nil {
 		t.Fatal(err)
 	}
 	return u

@@ -24,8 +24,9 @@
 //	                 cdrom.readonly, or disk.bus, disk.readonly for usb slots        T.volumes (whole list), when media wrote
 //	                 (from the first time the slot is Ready: a Pending or            them last; sent when media changes them
 //	                 Importing PVC is never referenced, so no VMI can hold it;         or owns them (omission would delete)
-//	                 a CD-ROM drive then stays, empty, while the slot holds
-//	                 nothing Ready; a usb disk goes with its volume)
+//	                 a CD slot's drive then stays, empty, while the slot
+//	                 holds nothing Ready; usb and httpboot disks go with
+//	                 their volume)
 //	               T.volumes[name=media-<slot>]: name,
 //	                 persistentVolumeClaim.claimName, and .hotpluggable (true)
 //	                 when written into the drive of a VM with a live VMI
@@ -225,10 +226,10 @@
 //
 // # Shared elements (map mode)
 //
-// redfish-boot owns bootOrder on media-<slot> disks. A CD-ROM drive stays
-// (empty) when its slot detaches, so its bootOrder stays with it. When a
-// media change detaches a USB stick whose disk carries a boot-owned
-// bootOrder, [Client.Media]
+// redfish-boot owns bootOrder on media-<slot> disks. A CD slot's drive
+// stays (empty) when its slot detaches, so its bootOrder stays with it.
+// When a media change detaches a USB stick's or the HttpBootUri slot's
+// disk carrying a boot-owned bootOrder, [Client.Media]
 // first re-applies redfish-boot's layout without that disk (preconditioned),
 // then the media intent preconditioned on the result: no orphan
 // {name: media-<slot>, bootOrder: N} is left (KubeVirt would reject it as a

@@ -58,7 +58,7 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 		if s, has := slots[slot]; has && attached(s) {
 			continue
 		}
-		if _, cd := d[kubevirt.KeyCDROM]; cd && system.KindOf(slot).CDROM() {
+		if _, cd := d[kubevirt.KeyCDROM]; cd && system.KindOf(slot) == system.SlotCD {
 			continue // the drive stays, empty (keptDrives): nothing is left orphaned
 		}
 		if ownsElementField(vm, ManagerBoot, kubevirt.Disks, name, kubevirt.KeyBootOrder) {

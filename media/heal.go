@@ -92,7 +92,7 @@ func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 func emptyDrive(vm *apply.VM, name string) bool {
 	slot := strings.TrimPrefix(name, apply.DiskPrefix)
 	for _, d := range kubevirt.DisksOf(vm.Object) {
-		if d.Name == name && d.CDROM {
+		if d.Name == name && d.CDROM && system.KindOf(slot) == system.SlotCD {
 			return vm.Slots[slot].Phase != system.MediaReady
 		}
 	}
