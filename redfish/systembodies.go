@@ -24,8 +24,8 @@ import (
 // system's body is kept at 10,000 systems (~26 MB) and a fixed 32 MiB at
 // any number: at 100,000 systems a body each (~260 MB) would not leave
 // the bridge's memory target, and a GET that misses renders and encodes
-// (~40 us and 158 allocations through the whole service in-process, a
-// kept one ~7 us and 30: [appendJSON]). Bodies vary in size (boot order,
+// (~43 us and 144 allocations through the whole service in-process, a
+// kept one ~10 us and 30: [appendJSON]). Bodies vary in size (boot order,
 // media, labels), so bytes bound memory where a count of bodies would
 // not. Past the budget, arbitrary entries make room: Ironic polls the
 // systems it is provisioning, which come back.
