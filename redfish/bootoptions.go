@@ -75,15 +75,25 @@ func slotURI(v SystemView, slot string) string {
 }
 
 // bootOrder is Boot.BootOrder: the references of the options with a
-// bootOrder, lowest first.
+// bootOrder, lowest first. It names them as [bootOptions] does without
+// building the options (every render of a System reads it).
 func bootOrder(v SystemView) []string {
-	var numbered []bootOption
-	for _, o := range bootOptions(v) {
-		if o.order > 0 {
-			numbered = append(numbered, o)
+	type ref struct {
+		id    string
+		order int64
+	}
+	var numbered []ref
+	for _, d := range v.Disks {
+		if d.BootOrder > 0 {
+			numbered = append(numbered, ref{"disk-" + d.Name, d.BootOrder})
 		}
 	}
-	slices.SortStableFunc(numbered, func(a, b bootOption) int { return cmp.Compare(a.order, b.order) })
+	for _, n := range v.NICs {
+		if n.BootOrder > 0 {
+			numbered = append(numbered, ref{"nic-" + n.Name, n.BootOrder})
+		}
+	}
+	slices.SortStableFunc(numbered, func(a, b ref) int { return cmp.Compare(a.order, b.order) })
 	refs := make([]string, 0, len(numbered))
 	for _, o := range numbered {
 		refs = append(refs, o.id)

@@ -223,7 +223,7 @@ func encodeVersioned(body obj) ([]byte, string) {
 		}
 		body = clean
 	}
-	b, err := json.Marshal(body)
+	b, err := marshalResource(body)
 	if err != nil {
 		return nil, ""
 	}

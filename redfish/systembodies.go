@@ -14,13 +14,26 @@ import (
 // media and power intents in its annotations, health, boot progress,
 // CPU, memory, UUID, the bootOrder of its disks and interfaces) and the
 // service's own constant configuration; it does not depend on the caller,
-// whose scope is checked against the kept labels on every GET. A revision the backend cannot name ("") is never
-// kept, so the body is rendered afresh.
+// whose scope is checked against the kept labels on every GET. A
+// revision the backend cannot name ("") is never kept, so the body is
+// rendered afresh. The bodies kept are bounded by bytes
+// ([maxSystemBodyBytes]).
 
-// maxSystemBodies bounds the kept bodies (~2 KB each). Past it, an
-// arbitrary entry makes room: Ironic polls the systems it is
-// provisioning, which stay.
-const maxSystemBodies = 2048
+// maxSystemBodyBytes bounds the bytes of the kept bodies ([systemBody.size]:
+// ~2.6 KB each measured, `BenchmarkGetSystemRoundRobin`), so that every
+// system's body is kept at 10,000 systems (~26 MB) and a fixed 32 MiB at
+// any number: at 100,000 systems a body each (~260 MB) would not leave
+// the bridge's memory target, and a GET that misses renders and encodes
+// (~43 us and 144 allocations through the whole service in-process, a
+// kept one ~10 us and 30: [appendJSON]). Bodies vary in size (boot order,
+// media, labels), so bytes bound memory where a count of bodies would
+// not. Past the budget, arbitrary entries make room: Ironic polls the
+// systems it is provisioning, which come back.
+const maxSystemBodyBytes = 32 << 20
+
+// systemBodyOverhead is what a kept body costs beyond its bytes and
+// strings: the map entry, its key and the entry's headers.
+const systemBodyOverhead = 128
 
 type systemBody struct {
 	revision string
@@ -31,12 +44,20 @@ type systemBody struct {
 	version string
 }
 
+// size is what e costs in [systemBodies.bytes] when kept under key.
+func (e systemBody) size(key system.Key) int {
+	return len(e.body) + len(e.revision) + len(e.version) + len(key.Namespace) + len(key.Name) + systemBodyOverhead
+}
+
 // systemBodies are the kept ComputerSystem bodies, one per system. Entries
 // go with their VM: on a GET that finds it gone, and by the sweep after
 // any change of [Systems.Membership]. Safe for concurrent use.
 type systemBodies struct {
 	mu      sync.Mutex
 	entries map[system.Key]systemBody
+	// bytes are the entries' sizes, at most budget ([maxSystemBodyBytes]
+	// when 0).
+	bytes, budget int
 	// swept is the membership at the last sweep.
 	swept uint64
 }
@@ -56,7 +77,7 @@ func (m *systemBodies) get(key system.Key, revision string) (systemBody, bool) {
 }
 
 // put keeps e for key (replacing any older one) unless its revision is
-// unknown.
+// unknown, dropping arbitrary other entries while the budget is exceeded.
 func (m *systemBodies) put(key system.Key, e systemBody) {
 	if e.revision == "" {
 		return
@@ -66,20 +87,38 @@ func (m *systemBodies) put(key system.Key, e systemBody) {
 	if m.entries == nil {
 		m.entries = map[system.Key]systemBody{}
 	}
-	if _, ok := m.entries[key]; !ok && len(m.entries) >= maxSystemBodies {
-		for k := range m.entries { // map order: an arbitrary entry
-			delete(m.entries, k)
+	budget := m.budget
+	if budget == 0 {
+		budget = maxSystemBodyBytes
+	}
+	m.dropLocked(key)
+	size := e.size(key)
+	if size > budget {
+		return
+	}
+	for k := range m.entries { // map order: arbitrary entries
+		if m.bytes+size <= budget {
 			break
 		}
+		m.dropLocked(k)
 	}
 	m.entries[key] = e
+	m.bytes += size
 }
 
 // drop forgets key's body (its VM is gone).
 func (m *systemBodies) drop(key system.Key) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.entries, key)
+	m.dropLocked(key)
+}
+
+// dropLocked is drop with m.mu held.
+func (m *systemBodies) dropLocked(key system.Key) {
+	if e, ok := m.entries[key]; ok {
+		m.bytes -= e.size(key)
+		delete(m.entries, key)
+	}
 }
 
 // sweep drops the bodies of systems that are gone, once per membership:
@@ -101,6 +140,13 @@ func (m *systemBodies) sweep(membership uint64, exists func(system.Key) bool) {
 			m.drop(k)
 		}
 	}
+}
+
+// size is the bytes of the kept bodies.
+func (m *systemBodies) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bytes
 }
 
 // len is the number of kept bodies.
