@@ -68,7 +68,11 @@ func bootMode(efi, secureBoot bool) (system.BootMode, bool) {
 func (vm *VM) Revision() string { return revisionOf(vm.Object, vm.VMI) }
 
 func revisionOf(obj, vmi *unstructured.Unstructured) string {
-	rv := obj.GetResourceVersion()
+	return revisionAt(obj.GetResourceVersion(), vmi)
+}
+
+// revisionAt is [revisionOf] of a VM at resourceVersion rv.
+func revisionAt(rv string, vmi *unstructured.Unstructured) string {
 	if rv == "" {
 		return ""
 	}

@@ -217,15 +217,49 @@ func (c *Client) Revision(key system.Key) string {
 	if c.cache == nil {
 		return ""
 	}
-	r, err := c.cached(key)
-	if err != nil || r.obj == nil {
+	rv, ok := c.cachedVersion(key)
+	if !ok {
 		return ""
 	}
 	vmi, err := c.cache.VMI(key)
 	if err != nil {
 		vmi = nil // Read reads a VMI it cannot get as none
 	}
-	return revisionOf(r.obj, vmi)
+	return revisionAt(rv, vmi)
+}
+
+// versionedCache is a [Cache] that tells a cached VM's resourceVersion
+// without building the VM (inventory.Inventory unpacks a VM per read), so
+// a kept System body's hit decodes nothing.
+type versionedCache interface {
+	VMResourceVersion(key system.Key) (string, error)
+}
+
+// cachedVersion is the resourceVersion of the VM [Client.cached] would
+// offer; false when it would offer none (a miss, or the cache about to
+// show a newer version).
+func (c *Client) cachedVersion(key system.Key) (string, bool) {
+	vc, ok := c.cache.(versionedCache)
+	if !ok {
+		r, err := c.cached(key)
+		if err != nil || r.obj == nil {
+			return "", false
+		}
+		return r.obj.GetResourceVersion(), true
+	}
+	rv, err := vc.VMResourceVersion(key)
+	if err != nil {
+		return "", false
+	}
+	if own := c.recent.resolveVersion(key, rv); own != nil {
+		return own.GetResourceVersion(), true // the Writer's own apply answer
+	}
+	if tc, ok := c.cache.(TrimmedCache); ok {
+		if _, known := tc.VMManagedFields(key, rv); !known {
+			return "", false
+		}
+	}
+	return rv, true
 }
 
 // vmi returns the VMI (cache, or live without a cache), nil when absent.

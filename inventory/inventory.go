@@ -129,19 +129,56 @@ func (inv *Inventory) scopeOf(ns string) *scope {
 }
 
 // VM returns the cached VirtualMachine; an apierrors NotFound error when it
-// does not exist or its namespace is not watched. The object is shared with
+// does not exist or its namespace is not watched. The object is unpacked
+// from the cache on each call ([cachedVM]); its values may be shared with
 // the cache: do not modify it.
 func (inv *Inventory) VM(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, kubevirt.VirtualMachines.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms })
+	c, err := inv.cachedVM(key)
+	if err != nil {
+		return nil, err
+	}
+	return c.VM()
+}
+
+// VMResourceVersion is the resourceVersion of the cached VM key, read
+// without unpacking it; NotFound as [Inventory.VM].
+func (inv *Inventory) VMResourceVersion(key system.Key) (string, error) {
+	c, err := inv.cachedVM(key)
+	if err != nil {
+		return "", err
+	}
+	return c.ResourceVersion, nil
+}
+
+func (inv *Inventory) cachedVM(key system.Key) (*cachedVM, error) {
+	gr := kubevirt.VirtualMachines.GroupResource()
+	obj, err := inv.getObject(key, gr, func(s *scope) cache.SharedIndexInformer { return s.vms })
+	if err != nil {
+		return nil, err
+	}
+	c, ok := obj.(*cachedVM)
+	if !ok {
+		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
+	}
+	return c, nil
 }
 
 // VMI returns the cached VirtualMachineInstance of the VM key (same
 // namespace and name); NotFound when the VM is not running.
 func (inv *Inventory) VMI(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, kubevirt.VirtualMachineInstances.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis })
+	gr := kubevirt.VirtualMachineInstances.GroupResource()
+	obj, err := inv.getObject(key, gr, func(s *scope) cache.SharedIndexInformer { return s.vmis })
+	if err != nil {
+		return nil, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
+	}
+	return u, nil
 }
 
-func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (*unstructured.Unstructured, error) {
+func (inv *Inventory) getObject(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (any, error) {
 	s := inv.scopeOf(key.Namespace)
 	if s == nil {
 		return nil, apierrors.NewNotFound(gr, key.Name)
@@ -153,33 +190,31 @@ func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*sc
 	if !ok {
 		return nil, apierrors.NewNotFound(gr, key.Name)
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
-	}
-	return u, nil
+	return obj, nil
 }
 
-// ListVMs lists cached VirtualMachines of namespace ("" = every watched
-// namespace) matching selector (nil = everything). Objects are shared with
-// the cache: do not modify them.
-func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+// ListVMs lists the identities (namespace, name, labels, resourceVersion)
+// of the cached VirtualMachines of namespace ("" = every watched
+// namespace) matching selector (nil = everything), without unpacking
+// them: [Inventory.VM] reads one whole. They are shared with the cache: do
+// not modify them.
+func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]metav1.Object, error) {
 	if selector == nil {
 		selector = labels.Everything()
 	}
-	var out []*unstructured.Unstructured
+	var out []metav1.Object
 	for ns, s := range inv.scopes {
 		if namespace != "" && ns != metav1.NamespaceAll && ns != namespace {
 			continue
 		}
 		var err error
 		appendVM := func(obj any) {
-			u, ok := obj.(*unstructured.Unstructured)
+			c, ok := obj.(*cachedVM)
 			if !ok {
 				err = fmt.Errorf("inventory: list VMs: unexpected type %T", obj)
 				return
 			}
-			out = append(out, u)
+			out = append(out, c)
 		}
 		if namespace == "" {
 			err = cache.ListAll(s.vms.GetIndexer(), selector, appendVM)

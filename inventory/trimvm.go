@@ -201,8 +201,9 @@ type vmOwnersEntry struct {
 	fields          []metav1.ManagedFieldsEntry
 }
 
-// trimVM is the VM informer's transform: the VM is cut to [CompactVM] and
-// the managedFields it keeps move to inv.owners.
+// trimVM is the VM informer's transform: the VM is cut to [CompactVM],
+// packed into a [cachedVM], and the managedFields it keeps move to
+// inv.owners. An object already trimmed (or a tombstone) passes as is.
 // Transforms run before the cache is updated, so the entry kept may be a
 // newer version than the cache shows for a moment (never an older one):
 // [Inventory.VMManagedFields] answers only for the version asked.
@@ -218,7 +219,7 @@ func (inv *Inventory) trimVM(obj any) (any, error) {
 		inv.owners.m[key] = vmOwnersEntry{resourceVersion: u.GetResourceVersion(), fields: fields}
 		inv.owners.mu.Unlock()
 	}
-	return kept, nil
+	return newCachedVM(kept), nil
 }
 
 // forgetOwners is the VM informer's handler dropping a deleted VM's
