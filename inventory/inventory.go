@@ -130,52 +130,68 @@ func (inv *Inventory) scopeOf(ns string) *scope {
 
 // VM returns the cached VirtualMachine; an apierrors NotFound error when it
 // does not exist or its namespace is not watched. The object is unpacked
-// from the cache on each call ([cachedVM]); its values may be shared with
-// the cache: do not modify it.
+// from the cache on each call ([packedObject]); its values may be shared
+// with the cache: do not modify it.
 func (inv *Inventory) VM(key system.Key) (*unstructured.Unstructured, error) {
-	c, err := inv.cachedVM(key)
+	p, err := inv.packed(key, vmsOf)
 	if err != nil {
 		return nil, err
 	}
-	return c.VM()
+	return p.Object()
 }
 
 // VMResourceVersion is the resourceVersion of the cached VM key, read
 // without unpacking it; NotFound as [Inventory.VM].
 func (inv *Inventory) VMResourceVersion(key system.Key) (string, error) {
-	c, err := inv.cachedVM(key)
+	p, err := inv.packed(key, vmsOf)
 	if err != nil {
 		return "", err
 	}
-	return c.ResourceVersion, nil
-}
-
-func (inv *Inventory) cachedVM(key system.Key) (*cachedVM, error) {
-	gr := kubevirt.VirtualMachines.GroupResource()
-	obj, err := inv.getObject(key, gr, func(s *scope) cache.SharedIndexInformer { return s.vms })
-	if err != nil {
-		return nil, err
-	}
-	c, ok := obj.(*cachedVM)
-	if !ok {
-		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
-	}
-	return c, nil
+	return p.ResourceVersion, nil
 }
 
 // VMI returns the cached VirtualMachineInstance of the VM key (same
-// namespace and name); NotFound when the VM is not running.
+// namespace and name); NotFound when the VM is not running. Unpacked as
+// [Inventory.VM].
 func (inv *Inventory) VMI(key system.Key) (*unstructured.Unstructured, error) {
-	gr := kubevirt.VirtualMachineInstances.GroupResource()
-	obj, err := inv.getObject(key, gr, func(s *scope) cache.SharedIndexInformer { return s.vmis })
+	p, err := inv.packed(key, vmisOf)
 	if err != nil {
 		return nil, err
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
+	return p.Object()
+}
+
+// VMIResourceVersion is the resourceVersion of the cached VMI key, read
+// without unpacking it; NotFound as [Inventory.VMI].
+func (inv *Inventory) VMIResourceVersion(key system.Key) (string, error) {
+	p, err := inv.packed(key, vmisOf)
+	if err != nil {
+		return "", err
 	}
-	return u, nil
+	return p.ResourceVersion, nil
+}
+
+// informerOf picks a scope's VM or VMI informer and names its resource.
+type informerOf struct {
+	gr   schema.GroupResource
+	pick func(*scope) cache.SharedIndexInformer
+}
+
+var (
+	vmsOf  = informerOf{kubevirt.VirtualMachines.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms }}
+	vmisOf = informerOf{kubevirt.VirtualMachineInstances.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis }}
+)
+
+func (inv *Inventory) packed(key system.Key, of informerOf) (*packedObject, error) {
+	obj, err := inv.getObject(key, of.gr, of.pick)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := obj.(*packedObject)
+	if !ok {
+		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", of.gr, key, obj)
+	}
+	return p, nil
 }
 
 func (inv *Inventory) getObject(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (any, error) {
@@ -209,7 +225,7 @@ func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]met
 		}
 		var err error
 		appendVM := func(obj any) {
-			c, ok := obj.(*cachedVM)
+			c, ok := obj.(*packedObject)
 			if !ok {
 				err = fmt.Errorf("inventory: list VMs: unexpected type %T", obj)
 				return

@@ -42,11 +42,11 @@ var vmiMetadataKept = []string{"name", "namespace", "uid", "resourceVersion", "g
 	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
 // trimVMI is the VMI informer's transform: the VMI is rebuilt from the
-// fields read (see above), sharing their values with the decoded object.
+// fields read (see above) and packed ([packedObject]).
 func trimVMI(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return obj, nil // a tombstone: its object was trimmed on the way in
+		return obj, nil // trimmed already, or a tombstone of a trimmed object
 	}
 	kept := map[string]any{}
 	for _, k := range []string{"apiVersion", "kind"} {
@@ -91,7 +91,7 @@ func trimVMI(obj any) (any, error) {
 		}
 	}
 	u.Object = kept
-	return u, nil
+	return newPackedObject(u), nil
 }
 
 // nestedNoCopy is the value at p in m, nil when absent.

@@ -202,7 +202,7 @@ type vmOwnersEntry struct {
 }
 
 // trimVM is the VM informer's transform: the VM is cut to [CompactVM],
-// packed into a [cachedVM], and the managedFields it keeps move to
+// packed into a [packedObject], and the managedFields it keeps move to
 // inv.owners. An object already trimmed (or a tombstone) passes as is.
 // Transforms run before the cache is updated, so the entry kept may be a
 // newer version than the cache shows for a moment (never an older one):
@@ -219,7 +219,7 @@ func (inv *Inventory) trimVM(obj any) (any, error) {
 		inv.owners.m[key] = vmOwnersEntry{resourceVersion: u.GetResourceVersion(), fields: fields}
 		inv.owners.mu.Unlock()
 	}
-	return newCachedVM(kept), nil
+	return newPackedObject(kept), nil
 }
 
 // forgetOwners is the VM informer's handler dropping a deleted VM's

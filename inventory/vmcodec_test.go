@@ -66,10 +66,10 @@ func TestPackRoundTrips(t *testing.T) {
 // BenchmarkUnpackVM is what a read of a cached VM costs (Inventory.VM).
 func BenchmarkUnpackVM(b *testing.B) {
 	compact, _ := CompactVM(fixtureVM(b))
-	c := newCachedVM(compact)
+	c := newPackedObject(compact)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.VM(); err != nil {
+		if _, err := c.Object(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,37 +10,38 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// cachedVM is what the VM informer's cache holds of a VM: its identity
-// typed (what the indexer's keys, ListVMs' selectors, the membership and
-// change handlers and the revision read, without decoding) and its compact
-// object ([CompactVM]) packed in one string (vmcodec.go), unpacked into an
-// unstructured VM only when a reader asks for that VM ([Inventory.VM]).
-// The identity's strings share the packed string.
-type cachedVM struct {
+// packedObject is what the VM and VMI informers' caches hold of an
+// object: its identity typed (what the indexer's keys, ListVMs' selectors,
+// the membership and change handlers and the revision read, without
+// decoding) and its trimmed object ([CompactVM], trimVMI) packed in one
+// string (vmcodec.go), unpacked into an unstructured object only when a
+// reader asks for that one ([Inventory.VM], [Inventory.VMI]). The
+// identity's strings share the packed string.
+type packedObject struct {
 	metav1.ObjectMeta
-	// packed is the compact VM; empty when obj holds it instead.
+	// packed is the trimmed object; empty when obj holds it instead.
 	packed string
-	// obj is the compact VM kept as is when it holds a value pack cannot
-	// encode (never from the apiserver's JSON: a safety net).
+	// obj is the trimmed object kept as is when it holds a value pack
+	// cannot encode (never from the apiserver's JSON: a safety net).
 	obj *unstructured.Unstructured
 }
 
-// newCachedVM packs the compact VM kept.
-func newCachedVM(kept *unstructured.Unstructured) *cachedVM {
+// newPackedObject packs the trimmed object kept.
+func newPackedObject(kept *unstructured.Unstructured) *packedObject {
 	packed, err := pack(kept.Object)
 	if err != nil {
-		return &cachedVM{ObjectMeta: identityOf(kept), obj: kept}
+		return &packedObject{ObjectMeta: identityOf(kept), obj: kept}
 	}
 	// Read the identity back from the unpacked copy: its strings are
 	// slices of packed, so the identity costs its headers only.
 	u, err := unpack(packed)
 	if err != nil {
-		return &cachedVM{ObjectMeta: identityOf(kept), obj: kept}
+		return &packedObject{ObjectMeta: identityOf(kept), obj: kept}
 	}
-	return &cachedVM{ObjectMeta: identityOf(&unstructured.Unstructured{Object: u}), packed: packed}
+	return &packedObject{ObjectMeta: identityOf(&unstructured.Unstructured{Object: u}), packed: packed}
 }
 
-// identityOf is the part of u's metadata a cachedVM keeps typed.
+// identityOf is the part of u's metadata a packedObject keeps typed.
 func identityOf(u *unstructured.Unstructured) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: types.UID(u.GetUID()),
 		ResourceVersion: u.GetResourceVersion(), DeletionTimestamp: u.GetDeletionTimestamp()}
@@ -55,26 +56,26 @@ func identityOf(u *unstructured.Unstructured) metav1.ObjectMeta {
 	return m
 }
 
-// VM unpacks the compact VM: a new object, its strings shared with the
-// cache.
-func (c *cachedVM) VM() (*unstructured.Unstructured, error) {
+// Object unpacks the trimmed object: a new object, its strings shared with
+// the cache.
+func (c *packedObject) Object() (*unstructured.Unstructured, error) {
 	if c.obj != nil {
 		return c.obj, nil
 	}
 	m, err := unpack(c.packed)
 	if err != nil {
-		return nil, fmt.Errorf("inventory: cached VM %s/%s: %w", c.Namespace, c.Name, err)
+		return nil, fmt.Errorf("inventory: cached %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
 // GetObjectKind implements runtime.Object.
-func (c *cachedVM) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (c *packedObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // DeepCopyObject implements runtime.Object: the packed string is
 // immutable, so a copy shares it.
-func (c *cachedVM) DeepCopyObject() runtime.Object {
-	out := &cachedVM{packed: c.packed, obj: c.obj}
+func (c *packedObject) DeepCopyObject() runtime.Object {
+	out := &packedObject{packed: c.packed, obj: c.obj}
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	if c.obj != nil {
 		out.obj = c.obj.DeepCopy()
