@@ -162,7 +162,7 @@ func TestCachedBytesPerObject(t *testing.T) {
 		{"VM whole with managedFields aside (comparison, before CompactVM)", "vm.json", decodeUnstructured, wholeAside(&aside), 20000},
 		{"VM as typed kubevirtv1.VirtualMachine (comparison)", "vm.json", decodeTypedVM, trimOnly, 20000},
 		{"VMI", "vmi.json", decodeUnstructured, trimVMI, 1600},
-		{"PVC", "pvc.json", decodePVC, trimPVC, 2500},
+		{"PVC", "pvc.json", decodePVC, trimPVC, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

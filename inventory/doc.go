@@ -32,8 +32,9 @@
 // its identity typed, the rest encoded in one string; [Inventory.VM] and
 // [Inventory.VMI] unpack one per call, [Inventory.ListVMs] and the
 // resourceVersion readers ([Inventory.VMResourceVersion]) read the
-// identity only. 3.2 KB of heap per VM, 1.2 KB per VMI
-// (TestCachedBytesPerObject).
+// identity only. A PVC is a small typed record ([Inventory.PVC] rebuilds
+// the trimmed PersistentVolumeClaim). 3.2 KB of heap per VM, 1.2 KB per
+// VMI, 0.7 KB per PVC (TestCachedBytesPerObject).
 // [Inventory.Membership] moves when a VM is added, deleted or relabelled:
 // the Redfish collections are kept rendered while it stays.
 //

@@ -244,7 +244,8 @@ func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]met
 	return out, nil
 }
 
-// PVC returns the cached PersistentVolumeClaim; NotFound when absent.
+// PVC returns the cached PersistentVolumeClaim, trimmed (trimPVC), a new
+// object per call; NotFound when absent.
 func (inv *Inventory) PVC(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
 	s := inv.scopeOf(namespace)
 	if s == nil {
@@ -257,9 +258,9 @@ func (inv *Inventory) PVC(namespace, name string) (*corev1.PersistentVolumeClaim
 	if !ok {
 		return nil, apierrors.NewNotFound(pvcResource, name)
 	}
-	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	c, ok := obj.(*cachedPVC)
 	if !ok {
 		return nil, fmt.Errorf("inventory: PVC %s/%s: unexpected type %T", namespace, name, obj)
 	}
-	return pvc, nil
+	return c.PVC(), nil
 }

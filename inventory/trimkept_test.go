@@ -152,7 +152,7 @@ func TestTrimPVCKeepsWhatIsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got.(*cachedPVC).PVC()); diff != "" {
 				t.Errorf("cached PVC (-want +got):\n%s", diff)
 			}
 		})
