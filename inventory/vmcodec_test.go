@@ -74,3 +74,45 @@ func BenchmarkUnpackVM(b *testing.B) {
 		}
 	}
 }
+
+// TestPackedObjectIdentity: a packed object's typed identity is its
+// metadata's (labels included), an object without metadata packs without
+// a panic, and one holding a value pack refuses is kept as is.
+func TestPackedObjectIdentity(t *testing.T) {
+	vm := fixtureVM(t)
+	compact, _ := CompactVM(vm)
+	tests := []struct {
+		name string
+		obj  *unstructured.Unstructured
+	}{
+		{"compact VM", compact},
+		{"no metadata", &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}},
+		{"unpackable value", &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "x", "namespace": "ns", "labels": map[string]any{"a": "b"}}, "n": 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPackedObject(tt.obj)
+			for _, c := range []struct{ field, got, want string }{
+				{"name", p.GetName(), tt.obj.GetName()},
+				{"namespace", p.GetNamespace(), tt.obj.GetNamespace()},
+				{"uid", string(p.GetUID()), string(tt.obj.GetUID())},
+				{"resourceVersion", p.GetResourceVersion(), tt.obj.GetResourceVersion()},
+			} {
+				if c.got != c.want {
+					t.Errorf("%s = %q, want %q", c.field, c.got, c.want)
+				}
+			}
+			if diff := cmp.Diff(tt.obj.GetLabels(), p.GetLabels()); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			got, err := p.Object()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.obj.Object, got.Object); diff != "" {
+				t.Errorf("unpacked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -45,7 +45,8 @@ func newPackedObject(kept *unstructured.Unstructured) *packedObject {
 func identityOf(u *unstructured.Unstructured) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: types.UID(u.GetUID()),
 		ResourceVersion: u.GetResourceVersion(), DeletionTimestamp: u.GetDeletionTimestamp()}
-	if l, ok := u.Object["metadata"].(map[string]any)["labels"].(map[string]any); ok && len(l) > 0 {
+	meta, _ := u.Object["metadata"].(map[string]any)
+	if l, ok := meta["labels"].(map[string]any); ok && len(l) > 0 {
 		m.Labels = make(map[string]string, len(l))
 		for k, v := range l {
 			if s, ok := v.(string); ok {
