@@ -43,7 +43,7 @@ func (c *cachedPVC) GetObjectKind() schema.ObjectKind { return schema.EmptyObjec
 // DeepCopyObject implements runtime.Object.
 func (c *cachedPVC) DeepCopyObject() runtime.Object {
 	out := *c
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
 	out.request, out.capacity = c.request.DeepCopy(), c.capacity.DeepCopy()
 	return &out
 }

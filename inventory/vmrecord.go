@@ -77,7 +77,7 @@ func (c *packedObject) GetObjectKind() schema.ObjectKind { return schema.EmptyOb
 // immutable, so a copy shares it.
 func (c *packedObject) DeepCopyObject() runtime.Object {
 	out := &packedObject{packed: c.packed, obj: c.obj}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
 	if c.obj != nil {
 		out.obj = c.obj.DeepCopy()
 	}
