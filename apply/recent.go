@@ -59,15 +59,27 @@ func (r *recent) resolve(key system.Key, cached *unstructured.Unstructured) *uns
 	if r == nil {
 		return cached
 	}
+	if own := r.resolveVersion(key, cached.GetResourceVersion()); own != nil {
+		return own
+	}
+	return cached
+}
+
+// resolveVersion is [recent.resolve] for a cached version known by its
+// resourceVersion only: the remembered object, or nil to use the cache's.
+func (r *recent) resolveVersion(key system.Key, cached string) *unstructured.Unstructured {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.entries[key]
 	if !ok {
-		return cached
+		return nil
 	}
-	if r.now().Sub(e.at) > recentTTL || !slices.Contains(e.replaced, cached.GetResourceVersion()) {
+	if r.now().Sub(e.at) > recentTTL || !slices.Contains(e.replaced, cached) {
 		delete(r.entries, key)
-		return cached
+		return nil
 	}
 	return e.obj
 }

@@ -68,17 +68,29 @@ func bootMode(efi, secureBoot bool) (system.BootMode, bool) {
 func (vm *VM) Revision() string { return revisionOf(vm.Object, vm.VMI) }
 
 func revisionOf(obj, vmi *unstructured.Unstructured) string {
-	rv := obj.GetResourceVersion()
-	if rv == "" {
-		return ""
-	}
+	return revisionAt(obj.GetResourceVersion(), vmi)
+}
+
+// revisionAt is [revisionOf] of a VM at resourceVersion rv.
+func revisionAt(rv string, vmi *unstructured.Unstructured) string {
 	if vmi == nil {
-		return rv + "/"
+		return revisionOfVersions(rv, false, "")
 	}
-	if vmi.GetResourceVersion() == "" {
+	return revisionOfVersions(rv, true, vmi.GetResourceVersion())
+}
+
+// revisionOfVersions is [revisionOf] of a VM at resourceVersion rv and its
+// VMI, when there is one (hasVMI), at vmiRV.
+func revisionOfVersions(rv string, hasVMI bool, vmiRV string) string {
+	switch {
+	case rv == "":
+		return ""
+	case !hasVMI:
+		return rv + "/"
+	case vmiRV == "":
 		return ""
 	}
-	return rv + "/" + vmi.GetResourceVersion()
+	return rv + "/" + vmiRV
 }
 
 func decodeAnnotation(ctx context.Context, key system.Key, name, value string, into any) bool {

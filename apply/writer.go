@@ -209,25 +209,6 @@ func (c *Client) cached(key system.Key) (cachedRead, error) {
 	return cachedRead{obj: obj, managed: managed, managedAside: true}, nil
 }
 
-// Revision is the [VM.Revision] Read would return now, found without
-// decoding, or "" when Read would not answer from the cache (no cache, a
-// miss, or the cache about to show a newer version). A reader may keep
-// what it derived from a read until the revision moves.
-func (c *Client) Revision(key system.Key) string {
-	if c.cache == nil {
-		return ""
-	}
-	r, err := c.cached(key)
-	if err != nil || r.obj == nil {
-		return ""
-	}
-	vmi, err := c.cache.VMI(key)
-	if err != nil {
-		vmi = nil // Read reads a VMI it cannot get as none
-	}
-	return revisionOf(r.obj, vmi)
-}
-
 // vmi returns the VMI (cache, or live without a cache), nil when absent.
 func (c *Client) vmi(ctx context.Context, key system.Key) *unstructured.Unstructured {
 	var vmi *unstructured.Unstructured

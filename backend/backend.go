@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -50,8 +52,15 @@ func (b *Backend) List(ctx context.Context, scope auth.Scope) ([]redfish.SystemV
 		return nil, err
 	}
 	out := make([]redfish.SystemView, 0, len(vms))
-	for _, obj := range vms {
-		key := system.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	for _, id := range vms {
+		key := system.Key{Namespace: id.GetNamespace(), Name: id.GetName()}
+		obj, err := b.inv.VM(key)
+		if apierrors.IsNotFound(err) {
+			continue // deleted since listed
+		}
+		if err != nil {
+			return nil, translate(fmt.Errorf("list systems: %w", err))
+		}
 		if r, ok := b.w.(ownWrites); ok {
 			obj = r.Resolved(key, obj) // a task is found right after its insert's 202
 		}
@@ -83,9 +92,10 @@ func (b *Backend) Members(ctx context.Context, scope auth.Scope) ([]redfish.Memb
 	return out, nil
 }
 
-// vmsInScope lists the cached VMs of the scope's namespaces that match its
-// selector (shared with the cache: do not modify them).
-func (b *Backend) vmsInScope(scope auth.Scope) ([]*unstructured.Unstructured, error) {
+// vmsInScope lists the identities of the cached VMs of the scope's
+// namespaces that match its selector (shared with the cache: do not modify
+// them).
+func (b *Backend) vmsInScope(scope auth.Scope) ([]metav1.Object, error) {
 	sel := scope.Selector
 	if sel == nil {
 		sel = labels.Everything()
@@ -94,7 +104,7 @@ func (b *Backend) vmsInScope(scope auth.Scope) ([]*unstructured.Unstructured, er
 	if scope.AllowsNamespace(auth.AllNamespaces) {
 		namespaces = []string{""}
 	}
-	var out []*unstructured.Unstructured
+	var out []metav1.Object
 	for _, ns := range namespaces {
 		vms, err := b.inv.ListVMs(ns, sel)
 		if err != nil {

@@ -63,13 +63,13 @@ func (c countRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 // newStack starts a cluster of variant v and the stack on it; the Writer
 // reads through wrap(inventory) (wrap may be nil). It logs warnings to the
 // test's output.
-func newStack(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache) *stack {
+func newStack(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache) *stack {
 	t.Helper()
 	return newStackLog(t, v, wrap, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // newStackLog is [newStack] logging to log.
-func newStackLog(t *testing.T, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache, log *slog.Logger) *stack {
+func newStackLog(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) apply.Cache, log *slog.Logger) *stack {
 	t.Helper()
 	ctx := t.Context()
 	c := testcluster.ForTest(t, v)

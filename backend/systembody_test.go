@@ -40,6 +40,18 @@ func (c *heldCache) VM(key system.Key) (*unstructured.Unstructured, error) {
 	return c.Inventory.VM(key)
 }
 
+// VMResourceVersion is the held VM's when held (the Writer's Revision
+// reads it instead of VM).
+func (c *heldCache) VMResourceVersion(key system.Key) (string, error) {
+	c.mu.Lock()
+	held := c.held
+	c.mu.Unlock()
+	if held != nil && held.GetNamespace() == key.Namespace && held.GetName() == key.Name {
+		return held.GetResourceVersion(), nil
+	}
+	return c.Inventory.VMResourceVersion(key)
+}
+
 func (c *heldCache) hold(vm *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

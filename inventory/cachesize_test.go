@@ -155,14 +155,14 @@ func TestCachedBytesPerObject(t *testing.T) {
 		transform cache.TransformFunc
 		max       float64 // bytes of heap per object
 	}{
-		{"VM", "vm.json", decodeUnstructured, inv.trimVM, 12500},
+		{"VM", "vm.json", decodeUnstructured, inv.trimVM, 4000},
 		// For comparison (not what the caches hold): the VM as cached before
 		// CompactVM (whole, managedFields kept aside whole), and decoded once
 		// into KubeVirt's typed struct, without managedFields.
 		{"VM whole with managedFields aside (comparison, before CompactVM)", "vm.json", decodeUnstructured, wholeAside(&aside), 20000},
 		{"VM as typed kubevirtv1.VirtualMachine (comparison)", "vm.json", decodeTypedVM, trimOnly, 20000},
-		{"VMI", "vmi.json", decodeUnstructured, trimVMI, 6500},
-		{"PVC", "pvc.json", decodePVC, trimPVC, 2500},
+		{"VMI", "vmi.json", decodeUnstructured, trimVMI, 1600},
+		{"PVC", "pvc.json", decodePVC, trimPVC, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

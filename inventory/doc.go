@@ -1,6 +1,6 @@
 // Package inventory holds the bridge's read caches: shared informers over
 // KubeVirt VirtualMachines and VirtualMachineInstances (kubevirt.io/v1,
-// through the dynamic client, as unstructured objects) and core
+// through the dynamic client, read as unstructured objects) and core
 // PersistentVolumeClaims, optionally scoped to a list of namespaces.
 //
 // Reads of VMs, VMIs and PVCs come from these caches. The live GETs are the
@@ -28,6 +28,13 @@
 // of its metadata identity, UID, resourceVersion and creation and deletion
 // marks. A new reader of another VM or VMI field must add it to CompactVM
 // or trimVMI (TestTrimVMKeepsWhatIsRead, TestTrimVMIKeepsWhatIsRead).
+// The cache holds a trimmed VM or VMI packed (vmrecord.go, vmcodec.go):
+// its identity typed, the rest encoded in one string; [Inventory.VM] and
+// [Inventory.VMI] unpack one per call, [Inventory.ListVMs] and the
+// resourceVersion readers ([Inventory.VMResourceVersion]) read the
+// identity only. A PVC is a small typed record ([Inventory.PVC] rebuilds
+// the trimmed PersistentVolumeClaim). 3.2 KB of heap per VM, 1.2 KB per
+// VMI, 0.7 KB per PVC (TestCachedBytesPerObject).
 // [Inventory.Membership] moves when a VM is added, deleted or relabelled:
 // the Redfish collections are kept rendered while it stays.
 //

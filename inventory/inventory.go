@@ -129,19 +129,72 @@ func (inv *Inventory) scopeOf(ns string) *scope {
 }
 
 // VM returns the cached VirtualMachine; an apierrors NotFound error when it
-// does not exist or its namespace is not watched. The object is shared with
-// the cache: do not modify it.
+// does not exist or its namespace is not watched. The object is unpacked
+// from the cache on each call ([packedObject]); its values may be shared
+// with the cache: do not modify it.
 func (inv *Inventory) VM(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, kubevirt.VirtualMachines.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms })
+	p, err := inv.packed(key, vmsOf)
+	if err != nil {
+		return nil, err
+	}
+	return p.Object()
+}
+
+// VMResourceVersion is the resourceVersion of the cached VM key, read
+// without unpacking it; NotFound as [Inventory.VM].
+func (inv *Inventory) VMResourceVersion(key system.Key) (string, error) {
+	p, err := inv.packed(key, vmsOf)
+	if err != nil {
+		return "", err
+	}
+	return p.ResourceVersion, nil
 }
 
 // VMI returns the cached VirtualMachineInstance of the VM key (same
-// namespace and name); NotFound when the VM is not running.
+// namespace and name); NotFound when the VM is not running. Unpacked as
+// [Inventory.VM].
 func (inv *Inventory) VMI(key system.Key) (*unstructured.Unstructured, error) {
-	return inv.get(key, kubevirt.VirtualMachineInstances.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis })
+	p, err := inv.packed(key, vmisOf)
+	if err != nil {
+		return nil, err
+	}
+	return p.Object()
 }
 
-func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (*unstructured.Unstructured, error) {
+// VMIResourceVersion is the resourceVersion of the cached VMI key, read
+// without unpacking it; NotFound as [Inventory.VMI].
+func (inv *Inventory) VMIResourceVersion(key system.Key) (string, error) {
+	p, err := inv.packed(key, vmisOf)
+	if err != nil {
+		return "", err
+	}
+	return p.ResourceVersion, nil
+}
+
+// informerOf picks a scope's VM or VMI informer and names its resource.
+type informerOf struct {
+	gr   schema.GroupResource
+	pick func(*scope) cache.SharedIndexInformer
+}
+
+var (
+	vmsOf  = informerOf{kubevirt.VirtualMachines.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vms }}
+	vmisOf = informerOf{kubevirt.VirtualMachineInstances.GroupResource(), func(s *scope) cache.SharedIndexInformer { return s.vmis }}
+)
+
+func (inv *Inventory) packed(key system.Key, of informerOf) (*packedObject, error) {
+	obj, err := inv.getObject(key, of.gr, of.pick)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := obj.(*packedObject)
+	if !ok {
+		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", of.gr, key, obj)
+	}
+	return p, nil
+}
+
+func (inv *Inventory) getObject(key system.Key, gr schema.GroupResource, pick func(*scope) cache.SharedIndexInformer) (any, error) {
 	s := inv.scopeOf(key.Namespace)
 	if s == nil {
 		return nil, apierrors.NewNotFound(gr, key.Name)
@@ -153,33 +206,31 @@ func (inv *Inventory) get(key system.Key, gr schema.GroupResource, pick func(*sc
 	if !ok {
 		return nil, apierrors.NewNotFound(gr, key.Name)
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("inventory: %s %s: unexpected type %T", gr, key, obj)
-	}
-	return u, nil
+	return obj, nil
 }
 
-// ListVMs lists cached VirtualMachines of namespace ("" = every watched
-// namespace) matching selector (nil = everything). Objects are shared with
-// the cache: do not modify them.
-func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+// ListVMs lists the identities (namespace, name, labels, resourceVersion)
+// of the cached VirtualMachines of namespace ("" = every watched
+// namespace) matching selector (nil = everything), without unpacking
+// them: [Inventory.VM] reads one whole. They are shared with the cache: do
+// not modify them.
+func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]metav1.Object, error) {
 	if selector == nil {
 		selector = labels.Everything()
 	}
-	var out []*unstructured.Unstructured
+	var out []metav1.Object
 	for ns, s := range inv.scopes {
 		if namespace != "" && ns != metav1.NamespaceAll && ns != namespace {
 			continue
 		}
 		var err error
 		appendVM := func(obj any) {
-			u, ok := obj.(*unstructured.Unstructured)
+			c, ok := obj.(*packedObject)
 			if !ok {
 				err = fmt.Errorf("inventory: list VMs: unexpected type %T", obj)
 				return
 			}
-			out = append(out, u)
+			out = append(out, c)
 		}
 		if namespace == "" {
 			err = cache.ListAll(s.vms.GetIndexer(), selector, appendVM)
@@ -193,7 +244,8 @@ func (inv *Inventory) ListVMs(namespace string, selector labels.Selector) ([]*un
 	return out, nil
 }
 
-// PVC returns the cached PersistentVolumeClaim; NotFound when absent.
+// PVC returns the cached PersistentVolumeClaim, trimmed (trimPVC), a new
+// object per call; NotFound when absent.
 func (inv *Inventory) PVC(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
 	s := inv.scopeOf(namespace)
 	if s == nil {
@@ -206,9 +258,9 @@ func (inv *Inventory) PVC(namespace, name string) (*corev1.PersistentVolumeClaim
 	if !ok {
 		return nil, apierrors.NewNotFound(pvcResource, name)
 	}
-	pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+	c, ok := obj.(*cachedPVC)
 	if !ok {
 		return nil, fmt.Errorf("inventory: PVC %s/%s: unexpected type %T", namespace, name, obj)
 	}
-	return pvc, nil
+	return c.PVC(), nil
 }

@@ -86,7 +86,10 @@ func TestTrimVMIKeepsWhatIsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trimmed := got.(*unstructured.Unstructured)
+			trimmed, err := got.(*packedObject).Object()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(want, readsOf(trimmed)); diff != "" {
 				t.Errorf("reads of the cached VMI differ (-whole +cached):\n%s", diff)
 			}
@@ -149,7 +152,7 @@ func TestTrimPVCKeepsWhatIsRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got.(*cachedPVC).PVC()); diff != "" {
 				t.Errorf("cached PVC (-want +got):\n%s", diff)
 			}
 		})
