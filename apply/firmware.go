@@ -66,8 +66,24 @@ var ErrForeignEFI = errors.New("firmware.bootloader.efi belongs to another write
 // [ErrForeignEFI] (with the refusal a Writer that cannot release efi
 // answers) while anything of firmware.bootloader.efi belongs to someone
 // other than redfish-boot: KubeVirt boots UEFI whenever efi is set. efi
-// that redfish-boot wrote itself is removed by the Legacy apply.
+// that redfish-boot wrote itself is removed by the Legacy apply. The
+// answer for a VM read through a [Client] is decided once per
+// resourceVersion ([legacyMemo]).
 func ValidateLegacy(vm *VM) error {
+	rv := vm.Object.GetResourceVersion()
+	if vm.legacy == nil || rv == "" {
+		return validateLegacy(vm)
+	}
+	if a, ok := vm.legacy.get(vm.Key, rv); ok {
+		return a.err
+	}
+	err := validateLegacy(vm)
+	vm.legacy.put(vm.Key, rv, err)
+	return err
+}
+
+// validateLegacy is [ValidateLegacy], decided afresh.
+func validateLegacy(vm *VM) error {
 	efi, found, _ := unstructured.NestedFieldNoCopy(vm.Object.Object, kubevirt.EFI...)
 	if !found || efi == nil {
 		return nil

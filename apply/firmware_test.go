@@ -119,3 +119,42 @@ func TestValidateLegacy(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateLegacyOncePerVersion: a VM read through a Client has its
+// managedFields parsed for ValidateLegacy once per resourceVersion (every
+// render of its System asks): a second ask at the same version answers
+// without parsing them (here made unparseable to tell), one at a new
+// version decides afresh.
+func TestValidateLegacyOncePerVersion(t *testing.T) {
+	const efiBoot = `{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`
+	u := baseVM(t)
+	if err := unstructured.SetNestedMap(u.Object, map[string]any{"secureBoot": false}, kubevirt.EFI...); err != nil {
+		t.Fatal(err)
+	}
+	u.SetResourceVersion("1")
+	vm := decodeFixture(u)
+	owners := func(fields string) { // kept aside, as the inventory's cache does
+		vm.managed = []metav1.ManagedFieldsEntry{{Manager: ManagerBoot, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}}
+		vm.managedAside = true
+	}
+	owners(efiBoot)
+	vm.legacy = &legacyMemo{}
+	if err := ValidateLegacy(vm); err != nil {
+		t.Fatalf("efi written by redfish-boot: refused: %v", err)
+	}
+	owners(`{"f:spec":`) // unparseable: a parse would answer an error
+	for _, tc := range []struct {
+		name, resourceVersion string
+		wantErr               bool
+	}{
+		{"same version: the answer kept", "1", false},
+		{"new version: decided afresh", "2", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vm.Object.SetResourceVersion(tc.resourceVersion)
+			if err := ValidateLegacy(vm); (err != nil) != tc.wantErr {
+				t.Errorf("ValidateLegacy at resourceVersion %s = %v, want an error: %v", tc.resourceVersion, err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -87,6 +87,8 @@ type Client struct {
 	recent *recent
 	// fallbacks: Once overrides armed without rebootPolicy Terminate.
 	fallbacks fallbackCounters
+	// legacy: ValidateLegacy's answers for the VMs read.
+	legacy legacyMemo
 }
 
 var _ Writer = (*Client)(nil)
@@ -159,7 +161,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 			live = true // the cache is about to show a newer version
 		case r.managedAside:
 			vm := Decode(ctx, key, r.obj, c.vmi(ctx, key))
-			vm.managed, vm.managedAside = r.managed, true
+			vm.managed, vm.managedAside, vm.legacy = r.managed, true, &c.legacy
 			return vm, nil
 		default:
 			obj = r.obj
@@ -174,7 +176,9 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
 	}
-	return Decode(ctx, key, obj, c.vmi(ctx, key)), nil
+	vm := Decode(ctx, key, obj, c.vmi(ctx, key))
+	vm.legacy = &c.legacy
+	return vm, nil
 }
 
 // cachedRead is what the cache offers [Client.Read] for one VM.

@@ -143,7 +143,7 @@ func TestSystemBodiesGoWithTheVM(t *testing.T) {
 	if m.len() != 10 || m.size() != 10*one {
 		t.Errorf("%d bodies (%d bytes) kept, want the 10 the budget holds (%d bytes)", m.len(), m.size(), 10*one)
 	}
-	m.put(system.Key{Namespace: "ns", Name: "0029"}, systemBody{revision: "2", body: make([]byte, 10)})
+	m.put(system.Key{Namespace: "ns", Name: "0009"}, systemBody{revision: "2", body: make([]byte, 10)})
 	if m.len() != 10 || m.size() != 10*one-1006 {
 		t.Errorf("replacing a body by a smaller one: %d bodies, %d bytes, want 10, %d", m.len(), m.size(), 10*one-1006)
 	}
@@ -155,6 +155,78 @@ func TestSystemBodiesGoWithTheVM(t *testing.T) {
 	if _, ok := m.get(system.Key{Namespace: "ns", Name: "unknown"}, ""); ok {
 		t.Error("a body of unknown revision was kept")
 	}
+}
+
+// TestSystemBodiesAdmission: past the budget, Ironic's power-state sync
+// reading every system round robin keeps hitting the bodies kept (they are
+// not evicted for bodies that would be evicted in turn before their next
+// read: admitting every miss hit ~0), while a system read often (one
+// Ironic is provisioning) is kept from its second read on; a kept body
+// whose system changed is replaced.
+func TestSystemBodiesAdmission(t *testing.T) {
+	const n, budget, cycles = 500, 20, 5
+	body := systemBody{revision: "1", body: make([]byte, 1000)}
+	key := func(i int) system.Key { return system.Key{Namespace: "ns", Name: fmt.Sprintf("%04d", i)} }
+	for _, tc := range []struct {
+		name     string
+		hotEvery int // a hot system is read after every hotEvery round-robin reads
+	}{
+		{"hot every 10th read", 10},
+		{"hot every 50th read", 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := systemBodies{budget: budget * body.size(key(0))}
+			read := func(k system.Key) bool { // a GET: a hit, or a render and put
+				if _, ok := m.get(k, body.revision); ok {
+					return true
+				}
+				m.put(k, body)
+				return false
+			}
+			hot := []system.Key{{Namespace: "hot", Name: "a"}, {Namespace: "hot", Name: "b"}}
+			hotReads, hotMissed, rrHits, rrReads := 0, 0, 0, 0
+			for c := range cycles {
+				for i := range n {
+					if ok := read(key(i)); c >= 2 {
+						rrReads++
+						if ok {
+							rrHits++
+						}
+					}
+					if c == 0 || (i+1)%tc.hotEvery != 0 { // hot from the second cycle on
+						continue
+					}
+					hotReads++
+					for _, k := range hot {
+						if ok := read(k); !ok && hotReads > 2 {
+							hotMissed++
+						}
+					}
+				}
+			}
+			share, want := float64(rrHits)/float64(rrReads), float64(budget-len(hot))/n
+			t.Logf("round robin over %d systems, %d bodies kept: %.4f hit share; hot systems missed %d reads after their second", n, budget, share, hotMissed)
+			if hotMissed > 0 {
+				t.Errorf("hot systems (read every %d GETs) missed %d of their %d reads after their second", tc.hotEvery, hotMissed, len(hot)*(hotReads-2))
+			}
+			if share < want {
+				t.Errorf("round robin over %d systems, budget of %d bodies, %d hot: %.4f hit share, want >= %.4f", n, budget, len(hot), share, want)
+			}
+			if m.size() > m.budget {
+				t.Errorf("%d bytes kept, over the budget %d", m.size(), m.budget)
+			}
+		})
+	}
+	t.Run("a kept system changed", func(t *testing.T) {
+		m := systemBodies{budget: budget * body.size(key(0))}
+		for i := range 3 * budget {
+			m.put(key(i), body)
+		}
+		m.put(key(0), systemBody{revision: "2", body: body.body})
+		if _, ok := m.get(key(0), "2"); !ok {
+			t.Error("a kept system's new body (its revision moved) was not kept past the budget")
+		}
+	})
 }
 
 // TestSystemBodiesCostLittle: Ironic's power-state sync reads every
