@@ -43,6 +43,9 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 		return 0, err
 	}
 	pod := obj.(*corev1.Pod)
+	if isAttachmentPod(pod) {
+		return s.syncAttachment(ctx, pod) // hotplug.go
+	}
 	switch {
 	case pod.DeletionTimestamp != nil:
 		vmi, err := s.launcherVMI(ctx, c, pod)
