@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 )
@@ -65,14 +64,7 @@ func (s *Simulator) syncAttachment(ctx context.Context, pod *corev1.Pod) (time.D
 	case pod.Status.Phase == corev1.PodRunning:
 		return 0, nil
 	}
-	return 0, s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
-		st.Phase = corev1.PodRunning
-		st.HostIP, st.PodIP = "127.0.0.1", "127.0.0.1"
-		st.StartTime = new(metav1.Now())
-		st.QOSClass = corev1.PodQOSBurstable
-		st.Conditions = podConditions(corev1.ConditionTrue)
-		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}})
-	})
+	return 0, s.runPod(ctx, pod)
 }
 
 // syncHotplug plays virt-handler's hotplug for a running VMI: attached
