@@ -46,16 +46,23 @@ func mediaDisk(slot string) map[string]any {
 	}
 }
 
-func mediaVolume(s system.MediaSlot) map[string]any {
+// mediaVolume is an attached slot's volume; hot marks it hotpluggable
+// (build_hotplug.go).
+func mediaVolume(s system.MediaSlot, hot bool) map[string]any {
+	claim := map[string]any{kubevirt.VolumeClaim[1]: s.ClaimName}
+	if hot {
+		claim[kubevirt.VolumeClaimHotpluggable[1]] = true
+	}
 	return map[string]any{
 		kubevirt.KeyName:        DiskName(s.Slot),
-		kubevirt.VolumeClaim[0]: map[string]any{kubevirt.VolumeClaim[1]: s.ClaimName},
+		kubevirt.VolumeClaim[0]: claim,
 	}
 }
 
 // BuildMedia returns redfish-media's complete intent for slots given a read:
 // one annotation per recorded slot and, for each attached slot, its CD-ROM
-// disk and volume.
+// disk and volume (hotpluggable where [hotpluggable] says); a CD-ROM drive
+// of the read whose slot attaches nothing stays, empty ([keptDrives]).
 //
 // Map mode: only the media entries. Atomic mode: the whole disks and volumes
 // lists as read, with media-* entries added, replaced (a disk keeps the
@@ -80,8 +87,11 @@ func BuildMedia(mode Mode, vm *VM, slots map[string]system.MediaSlot) (*Body, er
 		}
 		if attached(s) {
 			disks = append(disks, mediaDisk(name))
-			volumes = append(volumes, mediaVolume(s))
+			volumes = append(volumes, mediaVolume(s, hotpluggable(vm, s)))
 		}
+	}
+	for _, name := range keptDrives(vm, slots) {
+		disks = append(disks, mediaDisk(name))
 	}
 	if mode == ModeAtomic {
 		disks = mergeMedia(list(vm.Object, kubevirt.Disks), disks, true)

@@ -22,10 +22,16 @@
 //	                 (while the slot records anything)
 //	               T.domain.devices.disks[name=media-<slot>]: name, cdrom.bus,       T.domain.devices.disks (whole list) and
 //	                 cdrom.readonly, or disk.bus, disk.readonly for usb slots        T.volumes (whole list), when media wrote
-//	                 (only while the slot is Ready: a Pending or Importing PVC       them last; sent when media changes them
-//	                 is never referenced, so no VMI can hold it)
-//	               T.volumes[name=media-<slot>]: name,                                 or owns them (omission would delete)
-//	                 persistentVolumeClaim.claimName (same)
+//	                 (from the first time the slot is Ready: a Pending or            them last; sent when media changes them
+//	                 Importing PVC is never referenced, so no VMI can hold it;         or owns them (omission would delete)
+//	                 a CD slot's drive then stays, empty, while the slot
+//	                 holds nothing Ready; usb and httpboot disks go with
+//	                 their volume)
+//	               T.volumes[name=media-<slot>]: name,
+//	                 persistentVolumeClaim.claimName, and .hotpluggable (true)
+//	                 when written into the drive of a VM with a live VMI
+//	                 (KubeVirt's declarative hotplug; the flag is kept
+//	                 until the volume goes); only while the slot is Ready
 //	redfish-boot   metadata.annotations[redfish-bridge.io/boot]                      same annotation
 //	               T.domain.devices.disks[name=*]: name, bootOrder for every disk,   T.domain.devices.disks (whole list) when boot
 //	                 while an override (Once/Continuous, target Cd/Hdd/Pxe/          wrote it last; when the override stops,
@@ -245,8 +251,10 @@
 //
 // # Shared elements (map mode)
 //
-// redfish-boot owns bootOrder on media-<slot> disks. When a media change
-// detaches a slot whose disk carries a boot-owned bootOrder, [Client.Media]
+// redfish-boot owns bootOrder on media-<slot> disks. A CD slot's drive
+// stays (empty) when its slot detaches, so its bootOrder stays with it.
+// When a media change detaches a USB stick's or the HttpBootUri slot's
+// disk carrying a boot-owned bootOrder, [Client.Media]
 // first re-applies redfish-boot's layout without that disk (preconditioned),
 // then the media intent preconditioned on the result: no orphan
 // {name: media-<slot>, bootOrder: N} is left (KubeVirt would reject it as a

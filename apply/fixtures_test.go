@@ -70,7 +70,7 @@ func withCD(t *testing.T, u *unstructured.Unstructured, bootOrder int64) *unstru
 		d["bootOrder"] = bootOrder
 	}
 	disks = append(disks, d)
-	vols := append(list(u, kubevirt.Volumes), mediaVolume(s))
+	vols := append(list(u, kubevirt.Volumes), mediaVolume(s, false))
 	if err := unstructured.SetNestedSlice(u.Object, toSlice(disks), kubevirt.Disks...); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,9 @@ import (
 // Media runs change on a fresh read of the slots and applies redfish-media's
 // complete intent (preconditioned; see BuildMedia).
 //
-// Map mode, shared-element trap: when the change detaches a CD-ROM whose
-// bootOrder redfish-boot owns, Media first re-applies redfish-boot's layout
+// Map mode, shared-element trap: when the change detaches a disk (a USB
+// stick; a CD-ROM drive stays, empty: build_hotplug.go) whose bootOrder
+// redfish-boot owns, Media first re-applies redfish-boot's layout
 // without that disk (preconditioned), then the media intent preconditioned on
 // the result, so no {name: media-<slot>, bootOrder: N} element is left
 // behind. The change function then runs again on the newer read.
@@ -44,7 +45,8 @@ func (c *Client) Media(ctx context.Context, key system.Key, change MediaChange) 
 }
 
 // bootOwnedDetached returns the media disks present in the read that slots
-// no longer attach and whose bootOrder redfish-boot owns.
+// no longer attach and whose bootOrder redfish-boot owns; a CD-ROM drive
+// is not among them: it stays, empty, with its bootOrder.
 func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]bool {
 	var out map[string]bool
 	for _, d := range list(vm.Object, kubevirt.Disks) {
@@ -55,6 +57,9 @@ func bootOwnedDetached(vm *VM, slots map[string]system.MediaSlot) map[string]boo
 		}
 		if s, has := slots[slot]; has && attached(s) {
 			continue
+		}
+		if _, cd := d[kubevirt.KeyCDROM]; cd && system.KindOf(slot) == system.SlotCD {
+			continue // the drive stays, empty (keptDrives): nothing is left orphaned
 		}
 		if ownsElementField(vm, ManagerBoot, kubevirt.Disks, name, kubevirt.KeyBootOrder) {
 			if out == nil {

@@ -60,8 +60,9 @@ func testVirtAPIFlows(t *testing.T, e *env) {
 	noErr(t)(w.Power(ctx, key, func(_ *VM, p *PowerChange) error { p.RunStrategy = kubevirt.RunStrategyManual; return nil }))
 	noErr(t)(w.StateChange(ctx, key, appendReq(kubevirt.StateChangeRequest{Action: kubevirt.StartRequest})))
 	noErr(t)(w.Media(ctx, key, ejectSlot("cd0")))
-	if _, ok := e.disks(t, key)[DiskName("cd0")]; ok || slices.Contains(e.volumes(t, key), DiskName("cd0")) {
-		t.Errorf("after eject: disks %v volumes %v still hold %s", e.disks(t, key), e.volumes(t, key), DiskName("cd0"))
+	// The drive stays, empty: virt-api admits a CD-ROM without a volume.
+	if _, ok := e.disks(t, key)[DiskName("cd0")]; !ok || slices.Contains(e.volumes(t, key), DiskName("cd0")) {
+		t.Errorf("after eject: disks %v volumes %v, want the empty drive %s", e.disks(t, key), e.volumes(t, key), DiskName("cd0"))
 	}
 	e.setBoot(t, w, key, revertedBoot)
 	if got := kubevirt.RebootPolicyOf(e.get(t, key)); got != "" {
@@ -86,37 +87,34 @@ func (e *env) cdOnceVM(t *testing.T, name string) (system.Key, *Client) {
 }
 
 // testVirtAPIStaleBoot is the race the precondition guards against: a boot
-// layout computed from a read taken before an eject. Through a client that
-// strips the precondition (the negative control) the write lands on the
-// ejected VM: in map mode it leaves {name: media-cd0, bootOrder} without a
-// volume, which virt-api rejects; in atomic mode its whole disks list
-// brings the CD-ROM back without its volume, an empty CD-ROM that virt-api
-// admits (DeclarativeHotplugVolumes, Beta). With the precondition the
-// write gets 409, re-reads and lays out the disks that are there.
+// layout computed from a read taken before an eject of a USB stick (a
+// CD-ROM's drive stays, empty, on eject: build_hotplug.go). Through a
+// client that strips the precondition (the negative control) the write
+// lands on the ejected VM: in map mode it leaves {name: media-usb0,
+// bootOrder} without a volume, in atomic mode its whole disks list brings
+// the stick's disk back without its volume; virt-api rejects both (a disk
+// that is not a CD-ROM needs a volume). With the precondition the write
+// gets 409, re-reads and lays out the disks that are there.
 func testVirtAPIStaleBoot(t *testing.T, e *env) {
 	ctx := t.Context()
-	key, w := e.cdOnceVM(t, "stale")
+	key := e.createVM(t, "stale")
+	w := New(e.bridge, nil, e.mode, Options{})
+	usb := system.MediaSlot{Slot: "usb0", Image: "http://images/config.img", Phase: system.MediaReady, InsertID: "i-2", ClaimName: "stale-usb0"}
+	noErr(t)(w.Media(ctx, key, setSlot(usb)))
+	e.setBoot(t, w, key, cdOnceOverride)
+	usb0 := DiskName("usb0")
+	if got := e.disks(t, key)[usb0]; got == "" {
+		t.Fatalf("disks %v: no %s", e.disks(t, key), usb0)
+	}
 	stale := e.get(t, key)
-	noErr(t)(w.Media(ctx, key, ejectSlot("cd0")))
+	noErr(t)(w.Media(ctx, key, ejectSlot("usb0")))
 	hdd := setBoot(system.BootOverride{Target: system.BootHdd, Enabled: system.BootContinuous})
 
 	nc := New(testutil.WithoutPrecondition(e.bridge), staleCache{stale}, e.mode, Options{})
 	_, err := nc.Boot(ctx, key, hdd)
-	cd0 := DiskName("cd0")
-	switch e.mode {
-	case ModeMap:
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), testcluster.VirtAPIWebhookVM) ||
-			!strings.Contains(err.Error(), ".Name '"+cd0+"' not found.") {
-			t.Fatalf("stale boot write without precondition: err %v, want virt-api's denial of disk %s without a volume", err, cd0)
-		}
-	default:
-		if err != nil {
-			t.Fatalf("stale boot write without precondition: %v, want it admitted", err)
-		}
-		if got := e.disks(t, key)[cd0]; got == "" || slices.Contains(e.volumes(t, key), cd0) {
-			t.Fatalf("stale boot write without precondition: %s is %q with volumes %v, want the empty CD-ROM back", cd0, got, e.volumes(t, key))
-		}
-		return // the control changed the VM; the guarded write needs its own
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), testcluster.VirtAPIWebhookVM) ||
+		!strings.Contains(err.Error(), ".Name '"+usb0+"' not found.") {
+		t.Fatalf("stale boot write without precondition: err %v, want virt-api's denial of disk %s without a volume", err, usb0)
 	}
 
 	guarded := New(e.bridge, staleCache{stale}, e.mode, Options{})
@@ -126,8 +124,8 @@ func testVirtAPIStaleBoot(t *testing.T, e *env) {
 	if got := guarded.Stats()[ManagerBoot]; got.Conflicts == 0 {
 		t.Errorf("the guarded stale write saw no 409: %+v", got)
 	}
-	if _, ok := e.disks(t, key)[cd0]; ok {
-		t.Errorf("disks after the guarded write %v: %s is back", e.disks(t, key), cd0)
+	if _, ok := e.disks(t, key)[usb0]; ok {
+		t.Errorf("disks after the guarded write %v: %s is back", e.disks(t, key), usb0)
 	}
 }
 

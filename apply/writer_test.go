@@ -144,23 +144,23 @@ func testLifecycle(t *testing.T, e *env) {
 			}},
 		}},
 		{"eject", func() (*VM, error) { return w.Media(ctx, key, ejectSlot("cd0")) }, map[Mode]check{
-			// map: boot released media-cd0's bootOrder first and renumbered.
-			ModeMap: {map[string]string{"rootdisk": "disk/1", "cloudinit": "disk/2"}, map[string][]string{
-				ManagerMedia: nil,
-				ManagerBoot:  append(bootOrders("cloudinit", "rootdisk"), bootAnn, path(kubevirt.RebootPolicy)),
+			// The drive stays, empty, with its bootOrder (build_hotplug.go).
+			ModeMap: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
+				ManagerMedia: disksMap("cdrom.bus", "cdrom.readonly", "name"),
+				ManagerBoot:  append(bootOrders("cloudinit", cd0, "rootdisk"), bootAnn, path(kubevirt.RebootPolicy)),
 			}},
-			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3"}, map[string][]string{
+			ModeAtomic: {map[string]string{"rootdisk": "disk/2", "cloudinit": "disk/3", cd0: "cdrom/1"}, map[string][]string{
 				ManagerMedia: {path(kubevirt.Disks), path(kubevirt.Volumes)},
-				ManagerBoot:  {bootAnn, path(kubevirt.RebootPolicy)},
+				ManagerBoot:  {bootAnn, path(kubevirt.Disks), path(kubevirt.RebootPolicy)},
 			}},
 		}},
 		{"revert override", func() (*VM, error) {
 			return w.Boot(ctx, key, setBoot(system.BootOverride{Target: system.BootNone, Enabled: system.BootDisabled}))
 		}, map[Mode]check{
-			ModeMap: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0"}, map[string][]string{
-				ManagerMedia: nil, ManagerBoot: {bootAnn}, ManagerPower: {path(kubevirt.RunStrategy)},
+			ModeMap: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0", cd0: "cdrom/0"}, map[string][]string{
+				ManagerMedia: disksMap("cdrom.bus", "cdrom.readonly", "name"), ManagerBoot: {bootAnn}, ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
-			ModeAtomic: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0"}, map[string][]string{
+			ModeAtomic: {map[string]string{"rootdisk": "disk/0", "cloudinit": "disk/0", cd0: "cdrom/0"}, map[string][]string{
 				ManagerMedia: {path(kubevirt.Volumes)}, ManagerBoot: {bootAnn, path(kubevirt.Disks)}, ManagerPower: {path(kubevirt.RunStrategy)},
 			}},
 		}},
@@ -249,7 +249,7 @@ func testOutsideWriters(t *testing.T, e *env) {
 	if diff := cmp.Diff([]string{"rootdisk", "cloudinit", "data"}, e.volumes(t, key)); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
-	wantDisks := map[string]string{"rootdisk": "disk/1", "cloudinit": "disk/2", "data": "disk/3"}
+	wantDisks := map[string]string{"rootdisk": "disk/1", "cloudinit": "disk/2", "data": "disk/3", DiskName("cd0"): "cdrom/4"}
 	if diff := cmp.Diff(wantDisks, e.disks(t, key)); diff != "" {
 		t.Errorf("disks after Hdd (-want +got):\n%s", diff)
 	}
@@ -354,7 +354,7 @@ func testRelayout(t *testing.T, e *env) {
 }
 
 // testEjectControl is the control for the shared-element trap: in map mode a
-// media apply without cd0 while redfish-boot still owns its bootOrder leaves
+// media apply without cd0's disk while redfish-boot still owns its bootOrder leaves
 // {name: media-cd0, bootOrder: 1}, which the KubeVirt policy rejects. Media
 // must (and, in testLifecycle, does) release the boot order first.
 func testEjectControl(t *testing.T, e *env) {
@@ -370,6 +370,9 @@ func testEjectControl(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A media body without the drive: what an eject wrote before CD-ROM
+	// drives stayed, empty (the trap remains for USB sticks' disks).
+	vm.Object = withoutDisk(t, vm.Object, DiskName("cd0"))
 	body, err := BuildMedia(e.mode, vm, map[string]system.MediaSlot{})
 	if err != nil {
 		t.Fatal(err)
@@ -378,4 +381,20 @@ func testEjectControl(t *testing.T, e *env) {
 	if err == nil || !strings.Contains(err.Error(), testcluster.MsgDiskWithoutVolume) {
 		t.Fatalf("naive eject: err %v, want the policy to reject an orphan {name: media-cd0, bootOrder}", err)
 	}
+}
+
+// withoutDisk is a copy of u without the disk named name.
+func withoutDisk(t *testing.T, u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+	t.Helper()
+	out := u.DeepCopy()
+	var disks []map[string]any
+	for _, d := range list(out, kubevirt.Disks) {
+		if kubevirt.NameOf(d) != name {
+			disks = append(disks, d)
+		}
+	}
+	if err := unstructured.SetNestedSlice(out.Object, toSlice(disks), kubevirt.Disks...); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

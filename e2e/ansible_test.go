@@ -237,15 +237,15 @@ func waitMedia(t *testing.T, a admin, i int, image, base string) {
 	}
 }
 
-// checkEjected waits until VM i's template has only its root disk and the
-// slot is empty.
+// checkEjected waits until VM i's template has only its root disk and
+// empty CD drives and the slot is empty.
 func checkEjected(t *testing.T, a admin, i int) {
 	t.Helper()
 	waitFor(t, vmName(i)+" template back to rootdisk alone, slot empty", func() (bool, string) {
 		vm := a.vm(t.Context(), t, i)
 		tmpl := templateSpec(t, vm)
 		ds, vs, s := disks(t, tmpl), volumes(t, tmpl), slot(t, vm)
-		ok := len(ds) == 1 && ds[0].Name == "rootdisk" && len(vs) == 1 && s.Phase == system.MediaEmpty
+		ok := rootAndEmptyDrives(ds, vs) && s.Phase == system.MediaEmpty
 		return ok, fmt.Sprintf("disks %+v, volumes %v, slot %+v", ds, vs, s)
 	})
 }

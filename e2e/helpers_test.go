@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +145,24 @@ func (a admin) mediaObjects(ctx context.Context, t *testing.T, i int) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// rootAndEmptyDrives reports whether ds and vols hold the root disk and
+// nothing else but empty CD-ROM drives of CD slots (media-<slot> without
+// a volume): what a deployed VM keeps after its eject (apply's empty
+// drive, ready for the next insert to go in hot).
+func rootAndEmptyDrives(ds []bootDisk, vols map[string]string) bool {
+	root := false
+	for _, d := range ds {
+		if d.Name == "rootdisk" {
+			root = true
+			continue
+		}
+		slot, media := strings.CutPrefix(d.Name, apply.DiskPrefix)
+		if _, has := vols[d.Name]; !media || !d.CDROM || has || system.KindOf(slot) != system.SlotCD {
+			return false
+		}
+	}
+	_, rootVol := vols["rootdisk"]
+	return root && rootVol && len(vols) == 1
 }

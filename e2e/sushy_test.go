@@ -119,24 +119,21 @@ func checkCDBooted(t *testing.T, a admin, env *demo.Env, order *orderRecorder, i
 }
 
 // checkDeployed checks VM i after eject and a reboot from disk: a new VMI
-// (not cdVMI) with only the root disk, the VM's template back to the root
-// disk alone, the slot empty and its import objects gone.
+// (not cdVMI) with the root disk and the slot's empty drive, the VM's
+// template the same, the slot empty and its import objects gone.
 func checkDeployed(t *testing.T, a admin, i int, cdVMI types.UID) {
 	t.Helper()
 	vmi := a.waitRunning(t, i)
 	if vmi.GetUID() == cdVMI {
 		t.Errorf("%s: still the CD boot's VMI %s after the reboot", vmName(i), vmi.GetUID())
 	}
-	if ds := disks(t, vmiSpec(t, vmi)); len(ds) != 1 || ds[0].Name != "rootdisk" {
-		t.Errorf("%s: VMI disks %+v, want only rootdisk", vmName(i), ds)
+	if spec := vmiSpec(t, vmi); !rootAndEmptyDrives(disks(t, spec), volumes(t, spec)) {
+		t.Errorf("%s: VMI disks %+v, volumes %v, want rootdisk and empty CD drives only", vmName(i), disks(t, spec), volumes(t, spec))
 	}
 	vm := a.vm(t.Context(), t, i)
 	tmpl := templateSpec(t, vm)
-	if ds := disks(t, tmpl); len(ds) != 1 || ds[0].Name != "rootdisk" {
-		t.Errorf("%s: VM disks %+v, want only rootdisk", vmName(i), ds)
-	}
-	if v := volumes(t, tmpl); len(v) != 1 {
-		t.Errorf("%s: VM volumes %v, want only rootdisk", vmName(i), v)
+	if ds, v := disks(t, tmpl), volumes(t, tmpl); !rootAndEmptyDrives(ds, v) {
+		t.Errorf("%s: VM disks %+v, volumes %v, want rootdisk and empty CD drives only", vmName(i), ds, v)
 	}
 	if s := slot(t, vm); s.Phase != system.MediaEmpty {
 		t.Errorf("%s: slot %+v after eject, want empty", vmName(i), s)

@@ -49,6 +49,12 @@ func TestInspect(t *testing.T) {
 			vm:   vmWith(mediaAnn, [3]string{apply.ManagerMedia, "Apply", `{` + tmplF + mediaDisk + `}}}`}),
 		},
 		{
+			name: "map: media owns its hotplugged volume",
+			mode: apply.ModeMap,
+			vm: vmWith(mediaAnn, [3]string{apply.ManagerMedia, "Apply",
+				`{` + tmplF + `{"f:volumes":{"k:{\"name\":\"media-cd0\"}":{".":{},"f:name":{},"f:persistentVolumeClaim":{"f:claimName":{},"f:hotpluggable":{}}}}}}}}`}),
+		},
+		{
 			name: "map: media owns another disk",
 			mode: apply.ModeMap,
 			vm: vmWith(nil, [3]string{apply.ManagerMedia, "Apply",

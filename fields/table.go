@@ -33,7 +33,7 @@ var (
 	annotationDomain, _, _ = strings.Cut(apply.AnnotationBoot, "/")
 	// The fields of a media disk (a CD-ROM, or a usb disk) and volume.
 	mediaDiskLeaves   = leaves(kubevirt.KeyName, kubevirt.KeyCDROM+"."+kubevirt.KeyBus, kubevirt.KeyCDROM+"."+kubevirt.KeyReadOnly, kubevirt.KeyDisk+"."+kubevirt.KeyBus, kubevirt.KeyDisk+"."+kubevirt.KeyReadOnly)
-	mediaVolumeLeaves = leaves(kubevirt.KeyName, kubevirt.VolumeClaim.String())
+	mediaVolumeLeaves = leaves(kubevirt.KeyName, kubevirt.VolumeClaim.String(), kubevirt.VolumeClaimHotpluggable.String())
 	ordered           = leaves(kubevirt.KeyName, kubevirt.KeyBootOrder)
 )
 

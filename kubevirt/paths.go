@@ -126,6 +126,7 @@ var (
 	KeyUID        = jsonPath(reflect.TypeFor[kubevirtv1.VirtualMachineStateChangeRequest](), "UID")[0]
 
 	VolumeClaim             = jsonPath(reflect.TypeFor[kubevirtv1.Volume](), "PersistentVolumeClaim", "ClaimName")
+	VolumeClaimHotpluggable = jsonPath(reflect.TypeFor[kubevirtv1.Volume](), "PersistentVolumeClaim", "Hotpluggable")
 	VolumeDataVolume        = jsonPath(reflect.TypeFor[kubevirtv1.Volume](), "DataVolume", "Name")
 	VolumeEmptyDiskCapacity = jsonPath(reflect.TypeFor[kubevirtv1.Volume](), "EmptyDisk", "Capacity")
 	VMIInterfaceMAC         = jsonPath(reflect.TypeFor[kubevirtv1.VirtualMachineInstanceNetworkInterface](), "MAC")[0]

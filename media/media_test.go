@@ -50,6 +50,7 @@ func TestMedia(t *testing.T) {
 				{"ForeignObjectsKept", testForeignObjectsKept},
 				{"AddrPolicyConfigured", testAddrPolicyConfigured},
 				{"InsertIntoRunningVM", testInsertIntoRunningVM},
+				{"InsertIntoRunningVMWithoutDrive", testInsertIntoRunningVMWithoutDrive},
 			} {
 				t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 			}
@@ -296,8 +297,9 @@ func testEject(t *testing.T, e *env) {
 	if s, ok := vm.Slots[slot]; ok {
 		t.Errorf("slot still recorded after Eject: %+v", s)
 	}
-	if disk, volume, _ := mediaPair(vm, slot); disk || volume {
-		t.Errorf("after Eject: disk %v volume %v", disk, volume)
+	// The CD-ROM drive stays, empty (apply/build_hotplug.go).
+	if disk, volume, _ := mediaPair(vm, slot); !disk || volume {
+		t.Errorf("after Eject: disk %v volume %v, want the empty drive", disk, volume)
 	}
 	if _, err := e.adminKube.CoreV1().PersistentVolumeClaims(e.ns).Get(t.Context(), ins.ClaimName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("PVC after Eject: err = %v, want NotFound", err)

@@ -261,8 +261,9 @@ func testHealVolumeWithoutDisk(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if disk, volume, _ := mediaPair(vm, slot); disk || volume {
-		t.Errorf("after Eject: disk %v volume %v", disk, volume)
+	// The CD-ROM drive stays, empty (apply/build_hotplug.go).
+	if disk, volume, _ := mediaPair(vm, slot); !disk || volume {
+		t.Errorf("after Eject: disk %v volume %v, want the empty drive", disk, volume)
 	}
 }
 

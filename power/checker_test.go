@@ -151,7 +151,12 @@ func pairing(u *unstructured.Unstructured) []string {
 		name, _ := m["name"].(string)
 		_, cd := m["cdrom"]
 		cdrom[name] = cd
-		if strings.HasPrefix(name, apply.DiskPrefix) && (!cd || !namedIn(vols, name)) {
+		slot, media := strings.CutPrefix(name, apply.DiskPrefix)
+		// A CD slot's drive stays, empty, once it was in the template
+		// (apply/build_hotplug.go): a CD-ROM without a volume is a drive,
+		// not a corruption; any other media disk needs its volume.
+		emptyDrive := cd && system.KindOf(slot) == system.SlotCD
+		if media && (!cd || (!namedIn(vols, name) && !emptyDrive)) {
 			bad = append(bad, fmt.Sprintf("disk %s: cdrom=%v, volume=%v", name, cd, namedIn(vols, name)))
 		}
 	}
@@ -175,7 +180,9 @@ func recordMatches(vm *apply.VM) []string {
 		}
 	}
 	for name := range bootOrders(vm) {
-		if slot, ok := strings.CutPrefix(name, apply.DiskPrefix); ok {
+		// A bootable media disk with its volume needs a Ready slot (an
+		// empty drive keeps its boot order and boots nothing).
+		if slot, ok := strings.CutPrefix(name, apply.DiskPrefix); ok && hasDisk(vm.Object, name) {
 			if s, has := vm.Slots[slot]; !has || s.Phase != system.MediaReady {
 				bad = append(bad, fmt.Sprintf("disk %s present without a Ready slot", name))
 			}

@@ -30,6 +30,15 @@
 //     VMI's rebootPolicy (Reboot: in place, the same boot order again;
 //     Terminate: the VMI ends Succeeded). Every VMI records what it booted
 //     ([AnnotationBoots]).
+//   - the node side of volume hotplug (hotplug.go): virt-controller's
+//     attachment pods bound and run (their PVCs held until they are gone),
+//     a hotplugged volume attached (volumeStatus Ready), an unplugged one
+//     unmounted (UnMountedFromPod, then virt-controller deletes the pod);
+//     a running VMI reports selinuxContext "none" (virt-controller renders
+//     attachment pods only then), and a mutating webhook plays the
+//     ServiceAccount admission plugin for attachment pods (satoken.go: the
+//     test cluster runs without it; virt-controller counts on the token
+//     volume);
 //   - the corruption KubeVirt really suffers: a VMI whose spec has a volume
 //     without a disk (or a non-CD-ROM disk without a volume) fails on the
 //     node (virt-launcher cannot define the domain) and the VM crash-loops
@@ -66,5 +75,6 @@
 // (informers and workqueues). The simulator writes VMI status (as
 // virt-handler, through the VMI: KubeVirt's VMI CRD has no status
 // subresource), pod bindings and pod status, PVC status, finalizers it
-// owns and events: never a VirtualMachine.
+// owns, events and its own MutatingWebhookConfiguration (deleted when it
+// stops): never a VirtualMachine.
 package sim

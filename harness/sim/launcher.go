@@ -43,6 +43,9 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 		return 0, err
 	}
 	pod := obj.(*corev1.Pod)
+	if isAttachmentPod(pod) {
+		return s.syncAttachment(ctx, pod) // hotplug.go
+	}
 	switch {
 	case pod.DeletionTimestamp != nil:
 		vmi, err := s.launcherVMI(ctx, c, pod)
@@ -78,14 +81,7 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 	if pod.Status.Phase == corev1.PodRunning {
 		return 0, nil
 	}
-	return 0, s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
-		st.Phase = corev1.PodRunning
-		st.HostIP, st.PodIP = "127.0.0.1", "127.0.0.1"
-		st.StartTime = new(metav1.Now())
-		st.QOSClass = corev1.PodQOSBurstable
-		st.Conditions = podConditions(corev1.ConditionTrue)
-		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}})
-	})
+	return 0, s.runPod(ctx, pod)
 }
 
 // holdLauncher is how long the deleted launcher pod of vmi stays: the
@@ -192,4 +188,16 @@ func (s *Simulator) confirmDeletion(ctx context.Context, pod *corev1.Pod) error 
 		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// runPod writes pod's status as kubelet does once its containers run.
+func (s *Simulator) runPod(ctx context.Context, pod *corev1.Pod) error {
+	return s.updatePodStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodRunning
+		st.HostIP, st.PodIP = "127.0.0.1", "127.0.0.1"
+		st.StartTime = new(metav1.Now())
+		st.QOSClass = corev1.PodQOSBurstable
+		st.Conditions = podConditions(corev1.ConditionTrue)
+		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}})
+	})
 }

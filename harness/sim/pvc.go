@@ -92,7 +92,8 @@ func (s *Simulator) releasePVC(ctx context.Context, pvc *corev1.PersistentVolume
 }
 
 // claimUser names a live user of PVC ns/claim: a VMI that is not Succeeded
-// or Failed (virt-launcher holds its volumes until the VMI is final), or,
+// or Failed (virt-launcher holds its volumes until the VMI is final), a
+// hotplug attachment pod that mounts it, or,
 // when pods is set, an import pod that is not finished. "" if none.
 func (s *Simulator) claimUser(ns, claim string, pods bool) string {
 	c := s.cachesFor(ns)
@@ -111,6 +112,14 @@ func (s *Simulator) claimUser(ns, claim string, pods bool) string {
 			if name == claim {
 				return "virt-launcher-" + vmi.GetName()
 			}
+		}
+	}
+	// A hotplug attachment pod holds its volumes until it is gone (it
+	// outlives the unplug until virt-handler unmounted them).
+	attachers, _ := c.launcher.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	for _, o := range attachers {
+		if pod, ok := o.(*corev1.Pod); ok && isAttachmentPod(pod) && podUses(pod, claim) {
+			return pod.Name
 		}
 	}
 	if !pods {

@@ -69,6 +69,9 @@ type Counters struct {
 	// LaunchersHeld counts deleted virt-launcher pods held for their
 	// guest's stop (once per VMI; see [Simulator.LauncherHeld]).
 	LaunchersHeld int64
+	// HotplugSteps counts virt-handler's hotplug steps the simulator
+	// played: a volume attached (Ready) or unmounted (hotplug.go).
+	HotplugSteps int64
 }
 
 // Corruption is one observation of a VM whose template pairs a volume with
@@ -102,6 +105,7 @@ type Simulator struct {
 	clones, cloneBytes                       atomic.Int64
 	multiAttachRefusals, pvcsBound           atomic.Int64
 	launchersHeld                            atomic.Int64
+	hotplugs                                 atomic.Int64
 	mu                                       sync.Mutex
 	corruptions                              []Corruption
 	corruptSeen                              map[types.UID]string // VM -> problems last recorded
@@ -195,6 +199,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if err := s.serveTokenWebhook(ctx); err != nil { // satoken.go
+		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	var wg sync.WaitGroup
 	s.queues.run(ctx, &wg, s)
 	s.log.InfoContext(ctx, "simulator running", "namespaces", s.opts.Namespaces, "dataDir", s.opts.DataDir)
@@ -239,6 +250,7 @@ func (s *Simulator) Counters() Counters {
 		MultiAttachRefusals: s.multiAttachRefusals.Load(),
 		PVCsBound:           s.pvcsBound.Load(),
 		LaunchersHeld:       s.launchersHeld.Load(),
+		HotplugSteps:        s.hotplugs.Load(),
 	}
 }
 

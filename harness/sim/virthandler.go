@@ -38,6 +38,9 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 		}
 		return s.stopVMI(ctx, vmi)
 	}
+	if phase == kubevirt.PhaseRunning {
+		return 0, s.syncHotplug(ctx, vmi) // hotplug.go
+	}
 	if phase != kubevirt.PhaseScheduled {
 		return 0, nil
 	}
@@ -49,7 +52,10 @@ func (s *Simulator) syncVMI(ctx context.Context, k string) (time.Duration, error
 		s.vmisFailed.Add(1)
 		return 0, s.setVMIPhase(ctx, vmi, kubevirt.PhaseFailed, map[string]any{"reason": strings.Join(problems, "; ")}, nil)
 	}
-	if err := s.setVMIPhase(ctx, vmi, kubevirt.PhaseRunning, map[string]any{"interfaces": interfaceStatus(vmi)}, bootsAfterOne(vmi)); err != nil {
+	// selinuxContext "none": a node without SELinux, as virt-handler
+	// reports it (virt-controller's hotplug attachment pods need it).
+	running := map[string]any{"interfaces": interfaceStatus(vmi), "selinuxContext": "none"}
+	if err := s.setVMIPhase(ctx, vmi, kubevirt.PhaseRunning, running, bootsAfterOne(vmi)); err != nil {
 		return 0, err
 	}
 	s.vmisStarted.Add(1)

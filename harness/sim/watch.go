@@ -43,7 +43,7 @@ func (s *Simulator) newCaches() map[string]*nsCaches {
 				o.LabelSelector = ImporterSelector
 			}),
 			launcher: coreinformers.NewFilteredPodInformer(s.kube, ns, 0, indexers, func(o *metav1.ListOptions) {
-				o.LabelSelector = LauncherSelector
+				o.LabelSelector = podsSelector // launcher and attachment pods
 			}),
 			pvc: coreinformers.NewPersistentVolumeClaimInformer(s.kube, ns, 0, indexers),
 		}
@@ -63,7 +63,7 @@ func (s *Simulator) startCaches(ctx context.Context) error {
 			{c.vm, func(obj any) { s.queues.vm.Add(key(obj)) }, nil},
 			{c.vmi, s.onVMI, s.forgetVMI},
 			{c.pod, s.onPod, s.forgetPod},
-			{c.launcher, func(obj any) { s.queues.launcher.Add(key(obj)) }, nil},
+			{c.launcher, s.onLauncher, nil},
 			{c.pvc, s.onPVC, nil},
 		}
 		for _, h := range handlers {
@@ -107,6 +107,15 @@ func (s *Simulator) onVMI(obj any) {
 	if u := asUnstructured(obj); u != nil {
 		s.enqueueVolumeUsers(u.GetNamespace())
 		s.enqueueLaunchers(u.GetNamespace())
+	}
+}
+
+// onLauncher: the pod itself and, for an attachment pod, everything waiting
+// for a volume in its namespace (a PVC being deleted it held).
+func (s *Simulator) onLauncher(obj any) {
+	s.queues.launcher.Add(key(obj))
+	if pod := asPod(obj); pod != nil && isAttachmentPod(pod) {
+		s.enqueueVolumeUsers(pod.Namespace)
 	}
 }
 
