@@ -62,9 +62,9 @@ type VM struct {
 	// (managedAside): the cached object carries none.
 	managed      []metav1.ManagedFieldsEntry
 	managedAside bool
-	// legacy keeps [ValidateLegacy]'s answers (the reading Client's; nil:
-	// decided afresh).
-	legacy *legacyMemo
+	// decisions keeps [ValidateLegacy]'s answer beside managed, per
+	// version (the cache's; nil: decided afresh).
+	decisions DecisionCache
 }
 
 // PowerChange is the power concern's complete intent.

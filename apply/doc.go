@@ -223,8 +223,9 @@
 //     The inventory's cached VMs carry no managedFields (trimmed to save
 //     memory, inventory/trim.go); ownership decisions (owns, [ValidateLegacy])
 //     read the managedFields the inventory kept aside for exactly the cached
-//     version ([TrimmedCache]), and read live when it has none for it.
-//     [Owned] is for live objects only.
+//     version ([TrimmedCache]), and read live when it has none for it;
+//     [ValidateLegacy]'s answer is kept beside them, once per version
+//     ([DecisionCache]). [Owned] is for live objects only.
 //   - Read-your-own-write for the next reader: [Client.AwaitVersion] (and
 //     [Client.Await] for any condition on the read) returns once a read
 //     shows the write or newer, bounded by [CacheWait]; it reads again only

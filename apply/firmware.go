@@ -67,19 +67,24 @@ var ErrForeignEFI = errors.New("firmware.bootloader.efi belongs to another write
 // answers) while anything of firmware.bootloader.efi belongs to someone
 // other than redfish-boot: KubeVirt boots UEFI whenever efi is set. efi
 // that redfish-boot wrote itself is removed by the Legacy apply. The
-// answer for a VM read through a [Client] is decided once per
-// resourceVersion ([legacyMemo]).
+// answer for a VM read from a [DecisionCache] is decided once per
+// resourceVersion and kept there.
 func ValidateLegacy(vm *VM) error {
 	rv := vm.Object.GetResourceVersion()
-	if vm.legacy == nil || rv == "" {
+	if vm.decisions == nil || rv == "" {
 		return validateLegacy(vm)
 	}
-	if a, ok := vm.legacy.get(vm.Key, rv); ok {
-		return a.err
+	a, ok := vm.decisions.VMOwnersDecision(vm.Key, rv, func() any { return legacyAnswer{err: validateLegacy(vm)} })
+	if !ok {
+		return validateLegacy(vm)
 	}
-	err := validateLegacy(vm)
-	vm.legacy.put(vm.Key, rv, err)
-	return err
+	return a.(legacyAnswer).err
+}
+
+// legacyAnswer is [ValidateLegacy]'s answer as a [DecisionCache] keeps it
+// (never nil).
+type legacyAnswer struct {
+	err error // shared: do not modify
 }
 
 // validateLegacy is [ValidateLegacy], decided afresh.

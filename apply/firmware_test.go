@@ -120,11 +120,12 @@ func TestValidateLegacy(t *testing.T) {
 	}
 }
 
-// TestValidateLegacyOncePerVersion: a VM read through a Client has its
+// TestValidateLegacyOncePerVersion: a VM read from a DecisionCache has its
 // managedFields parsed for ValidateLegacy once per resourceVersion (every
 // render of its System asks): a second ask at the same version answers
 // without parsing them (here made unparseable to tell), one at a new
-// version decides afresh.
+// version decides afresh. (inventory.TestVMOwnersDecision: the inventory
+// keeps one per VM, for any number of VMs.)
 func TestValidateLegacyOncePerVersion(t *testing.T) {
 	const efiBoot = `{"f:spec":{"f:template":{"f:spec":{"f:domain":{"f:firmware":{"f:bootloader":{"f:efi":{"f:secureBoot":{}}}}}}}}}`
 	u := baseVM(t)
@@ -138,7 +139,7 @@ func TestValidateLegacyOncePerVersion(t *testing.T) {
 		vm.managedAside = true
 	}
 	owners(efiBoot)
-	vm.legacy = &legacyMemo{}
+	vm.decisions = versionDecisions{}
 	if err := ValidateLegacy(vm); err != nil {
 		t.Fatalf("efi written by redfish-boot: refused: %v", err)
 	}
@@ -157,4 +158,17 @@ func TestValidateLegacyOncePerVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// versionDecisions is a [DecisionCache] keeping one decision per VM
+// version, as the inventory does.
+type versionDecisions map[string]any
+
+func (d versionDecisions) VMOwnersDecision(key system.Key, resourceVersion string, decide func() any) (any, bool) {
+	k := key.String() + "@" + resourceVersion
+	if a, ok := d[k]; ok {
+		return a, true
+	}
+	d[k] = decide()
+	return d[k], true
 }

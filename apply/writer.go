@@ -36,6 +36,14 @@ type TrimmedCache interface {
 	VMManagedFields(key system.Key, resourceVersion string) ([]metav1.ManagedFieldsEntry, bool)
 }
 
+// DecisionCache is a [TrimmedCache] that keeps a decision made from a VM
+// version's managedFields beside them, as long as it keeps them (the
+// inventory's): [ValidateLegacy]'s answer, which every render of a System
+// asks, is decided once per VM version, however many VMs there are.
+type DecisionCache interface {
+	VMOwnersDecision(key system.Key, resourceVersion string, decide func() any) (any, bool)
+}
+
 // Options tune the Writer.
 type Options struct {
 	// Backoff is the first retry delay after a 409; it doubles per attempt,
@@ -87,8 +95,6 @@ type Client struct {
 	recent *recent
 	// fallbacks: Once overrides armed without rebootPolicy Terminate.
 	fallbacks fallbackCounters
-	// legacy: ValidateLegacy's answers for the VMs read.
-	legacy legacyMemo
 }
 
 var _ Writer = (*Client)(nil)
@@ -161,7 +167,8 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 			live = true // the cache is about to show a newer version
 		case r.managedAside:
 			vm := Decode(ctx, key, r.obj, c.vmi(ctx, key))
-			vm.managed, vm.managedAside, vm.legacy = r.managed, true, &c.legacy
+			vm.managed, vm.managedAside = r.managed, true
+			vm.decisions, _ = c.cache.(DecisionCache)
 			return vm, nil
 		default:
 			obj = r.obj
@@ -176,9 +183,7 @@ func (c *Client) read(ctx context.Context, key system.Key, live bool) (*VM, erro
 	if err != nil {
 		return nil, fmt.Errorf("read VM %s: %w", key, err)
 	}
-	vm := Decode(ctx, key, obj, c.vmi(ctx, key))
-	vm.legacy = &c.legacy
-	return vm, nil
+	return Decode(ctx, key, obj, c.vmi(ctx, key)), nil
 }
 
 // cachedRead is what the cache offers [Client.Read] for one VM.

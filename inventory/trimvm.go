@@ -200,6 +200,9 @@ type vmOwners struct {
 type vmOwnersEntry struct {
 	resourceVersion string
 	fields          []metav1.ManagedFieldsEntry
+	// decided is the decision made from fields ([Inventory.VMOwnersDecision]),
+	// nil until one is asked for.
+	decided any
 }
 
 // trimVM is the VM informer's transform: the VM is cut to [CompactVM],

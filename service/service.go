@@ -201,6 +201,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start trust cache: %w", err)
 	}
+	var _ apply.DecisionCache = inv // ValidateLegacy decided once per VM version, kept beside its managedFields
 	writer := apply.New(dyn, inv, mode, apply.Options{})
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube)
