@@ -24,7 +24,7 @@ func TestVMOwnersDecision(t *testing.T) {
 		u.SetName(fmt.Sprintf("vm-%d", i))
 		u.SetResourceVersion(rv)
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "redfish-boot", Operation: metav1.ManagedFieldsOperationApply,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:runStrategy":{}}}`)}}})
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:runStrategy":{}}}`)}})
 		if _, err := inv.trimVM(u); err != nil {
 			t.Fatalf("trimVM: %v", err)
 		}
