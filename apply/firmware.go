@@ -74,7 +74,12 @@ func ValidateLegacy(vm *VM) error {
 	if vm.decisions == nil || rv == "" {
 		return validateLegacy(vm)
 	}
-	a, ok := vm.decisions.VMOwnersDecision(vm.Key, rv, func() any { return legacyAnswer{err: validateLegacy(vm)} })
+	a, ok := vm.decisions.VMOwnersDecision(vm.Key, rv, func() any {
+		if err := validateLegacy(vm); err != nil {
+			return legacyAnswer{err: err}
+		}
+		return legacyAllowed
+	})
 	if !ok {
 		return validateLegacy(vm)
 	}
@@ -86,6 +91,9 @@ func ValidateLegacy(vm *VM) error {
 type legacyAnswer struct {
 	err error // shared: do not modify
 }
+
+// legacyAllowed is the answer of most VMs, boxed once (not per VM).
+var legacyAllowed any = legacyAnswer{}
 
 // validateLegacy is [ValidateLegacy], decided afresh.
 func validateLegacy(vm *VM) error {
