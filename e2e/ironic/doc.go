@@ -27,7 +27,10 @@
 // redfish-https boot interface (UefiHttp and HttpBootUri); its redfish bios
 // interface (BIOS settings with the attribute registry, apply_configuration
 // and factory_reset in manual cleaning); its redfish firmware interface
-// (a firmware update refused with the bridge's reason). Each step
+// (a firmware update refused with the bridge's reason); its vmedia API
+// (attach and detach on an active node, as baremetal-operator calls it
+// for a DataImage) changing the CD of the running VM through KubeVirt's
+// volume hotplug, without a reboot. Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

@@ -32,6 +32,7 @@ var scenarios39 = []scenario{
 	{"http-boot-deploy", httpBootScenario},
 	{"bios", biosScenario},
 	{"firmware-update", firmwareUpdateScenario},
+	{"vmedia-attach-running", vmediaAttachRunningScenario},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -19,6 +19,7 @@ const (
 	vmHTTPBoot   // Ironic 39 only
 	vmBios       // Ironic 39 only
 	vmFirmware   // Ironic 39 only
+	vmAttach     // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

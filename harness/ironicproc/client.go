@@ -278,6 +278,28 @@ func (c *Client) InjectNMI(ctx context.Context, id string) error {
 	return c.Do(ctx, http.MethodPut, "/v1/nodes/"+url.PathEscape(id)+"/management/inject_nmi", map[string]any{}, nil)
 }
 
+// AttachVMedia asks the conductor to attach the image at imageURL as a
+// virtual device (device "cdrom", "disk" or "floppy"; API 1.89) the way
+// baremetal-operator attaches a DataImage: the conductor downloads the
+// image and serves its own copy (image_download_source "local", Ironic's
+// default). Ironic answers 204 and works on in the background, holding the
+// node's lock: a failure shows in last_error.
+func (c *Client) AttachVMedia(ctx context.Context, id, device, imageURL string) error {
+	return c.Do(ctx, http.MethodPost, "/v1/nodes/"+url.PathEscape(id)+"/vmedia",
+		map[string]any{"device_type": device, "image_url": imageURL}, nil)
+}
+
+// DetachVMedia asks the conductor to eject the node's virtual devices of
+// the given types, every one when none is given (API 1.89; asynchronous
+// like [Client.AttachVMedia]).
+func (c *Client) DetachVMedia(ctx context.Context, id string, devices ...string) error {
+	path := "/v1/nodes/" + url.PathEscape(id) + "/vmedia"
+	if len(devices) > 0 {
+		path += "?device_types=" + url.QueryEscape(strings.Join(devices, ","))
+	}
+	return c.Do(ctx, http.MethodDelete, path, nil, nil)
+}
+
 // Port is an Ironic port.
 type Port struct {
 	UUID    string `json:"uuid"`
