@@ -36,7 +36,7 @@ var dataImages = schema.GroupVersionResource{Group: "metal3.io", Version: "v1alp
 // reboot (the annotation reboot.metal3.io): BMO powers the VM off, calls
 // Ironic's vmedia API (attach: POST /v1/nodes/{id}/vmedia, which ejects
 // every CD, the live ISO too, and inserts Ironic's own copy of the image,
-// <http_url>/cdrom-<node uuid>.iso, into cd0; detach: DELETE, which ejects
+// <http_url>/redfish/cdrom-<node uuid>.iso, into cd0; detach: DELETE, which ejects
 // it) and powers it on again: the VM starts a new VMI with the CD.
 func (h *host) dataImageScenario(t *testing.T) {
 	t.Helper()
