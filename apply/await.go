@@ -25,6 +25,33 @@ type Notifier interface {
 // [CacheWait] passes. It reads again only when the cache reports a change
 // of key (no polling); without a [Notifier] cache it reads once.
 func (c *Client) Await(ctx context.Context, key system.Key, done func(*VM) bool) {
+	c.await(ctx, key, func() (*VM, error) { return c.Read(ctx, key) }, done)
+}
+
+// AwaitCache is [Client.Await] on the cache alone: done is asked of the VM
+// as the cache holds it, not of [Client.Read]'s answer (which may be the
+// Client's own write the cache does not show yet, or a live read), so once
+// done holds every reader of the cache sees it too (a cache does not go
+// back): a Redfish client's next request reads the write back whichever
+// resource it asks for (the task of an insert is found by scanning the
+// cached Systems). Without a cache it is Await.
+func (c *Client) AwaitCache(ctx context.Context, key system.Key, done func(*VM) bool) {
+	if c.cache == nil {
+		c.Await(ctx, key, done)
+		return
+	}
+	c.await(ctx, key, func() (*VM, error) {
+		obj, err := c.cache.VM(key)
+		if err != nil {
+			return nil, err
+		}
+		return Decode(ctx, key, obj, c.vmi(ctx, key)), nil
+	}, done)
+}
+
+// await reads until done holds of a read, woken by the cache's changes of
+// key, bounded by ctx and [CacheWait].
+func (c *Client) await(ctx context.Context, key system.Key, read func() (*VM, error), done func(*VM) bool) {
 	n, _ := c.cache.(Notifier)
 	timer := time.NewTimer(CacheWait)
 	defer timer.Stop()
@@ -34,7 +61,7 @@ func (c *Client) Await(ctx context.Context, key system.Key, done func(*VM) bool)
 		if n != nil {
 			changed, release = n.Changed(key) // before the read: no change is missed
 		}
-		vm, err := c.Read(ctx, key)
+		vm, err := read()
 		if (err == nil && done(vm)) || n == nil {
 			release()
 			return

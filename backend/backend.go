@@ -169,7 +169,7 @@ func (b *Backend) Eject(ctx context.Context, key system.Key, slot string) error 
 // so the client's next GET (or its task's) reads its own change back.
 func (b *Backend) awaitSlot(ctx context.Context, key system.Key, done func(*apply.VM) bool) {
 	if a, ok := b.w.(awaiter); ok {
-		a.Await(ctx, key, done)
+		a.AwaitCache(ctx, key, done)
 	}
 }
 
@@ -177,7 +177,7 @@ func (b *Backend) awaitSlot(ctx context.Context, key system.Key, done func(*appl
 // until a read shows a write (apply.Client); without it a write answers
 // at once.
 type awaiter interface {
-	Await(ctx context.Context, key system.Key, done func(*apply.VM) bool)
+	AwaitCache(ctx context.Context, key system.Key, done func(*apply.VM) bool)
 	AwaitVersion(ctx context.Context, key system.Key, written *apply.VM)
 }
 
