@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,8 +157,7 @@ func rootAndEmptyDrives(ds []bootDisk, vols map[string]string) bool {
 			root = true
 			continue
 		}
-		slot, media := strings.CutPrefix(d.Name, apply.DiskPrefix)
-		if _, has := vols[d.Name]; !media || !d.CDROM || has || system.KindOf(slot) != system.SlotCD {
+		if !vmcheck.EmptyDrive(d, vols) {
 			return false
 		}
 	}

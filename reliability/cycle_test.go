@@ -217,18 +217,24 @@ func (r *rig) ejectAndClean(t *testing.T) {
 	r.checked += 4
 }
 
-// paired checks every disk has a volume and every volume a disk.
+// paired checks every disk has a volume and every volume a disk, but for
+// the empty CD drives the bridge keeps after an eject.
 func (r *rig) paired(t *testing.T, spec map[string]any, what string) {
 	t.Helper()
 	vols := vmcheck.Volumes(spec)
 	ds := vmcheck.Disks(spec)
+	drives := 0
 	for _, d := range ds {
+		if vmcheck.EmptyDrive(d, vols) {
+			drives++
+			continue
+		}
 		if _, ok := vols[d.Name]; !ok {
 			t.Errorf("%s %s: disk %s has no volume", r.key, what, d.Name)
 		}
 	}
-	if len(vols) != len(ds) {
-		t.Errorf("%s %s: %d disks %+v, %d volumes %v", r.key, what, len(ds), ds, len(vols), vols)
+	if len(vols) != len(ds)-drives {
+		t.Errorf("%s %s: %d disks %+v (%d empty CD drives), %d volumes %v", r.key, what, len(ds), ds, drives, len(vols), vols)
 	}
 }
 

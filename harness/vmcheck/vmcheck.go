@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,16 @@ func Volumes(spec map[string]any) map[string]string {
 		out[v.Name] = v.Claim
 	}
 	return out
+}
+
+// EmptyDrive reports whether d is a CD slot's drive without a volume in
+// vols: the empty CD-ROM drive the bridge keeps in the template after an
+// eject (apply/build_hotplug.go), a drive by design, not a disk missing
+// its volume.
+func EmptyDrive(d Disk, vols map[string]string) bool {
+	slot, media := strings.CutPrefix(d.Name, apply.DiskPrefix)
+	_, has := vols[d.Name]
+	return media && d.CDROM && !has && system.KindOf(slot) == system.SlotCD
 }
 
 // TemplateSpec returns a VM's spec.template.spec.
