@@ -64,7 +64,7 @@ func testInsertIntoRunningVM(t *testing.T, e *env) {
 		if claim := vmcheck.Volumes(spec)[apply.DiskName(slot)]; claim != ins.ClaimName {
 			return fmt.Errorf("VMI volume %s claim %q, want %s", apply.DiskName(slot), claim, ins.ClaimName)
 		}
-		if p := volumePhase(vmi, apply.DiskName(slot)); p != "Ready" {
+		if p := vmcheck.VolumePhase(vmi, apply.DiskName(slot)); p != "Ready" {
 			return fmt.Errorf("VMI volumeStatus %s phase %q, want Ready", apply.DiskName(slot), p)
 		}
 		return nil
@@ -83,7 +83,7 @@ func testInsertIntoRunningVM(t *testing.T, e *env) {
 		if claim, ok := vmcheck.Volumes(spec)[apply.DiskName(slot)]; ok {
 			return fmt.Errorf("VMI still has volume %s (claim %q)", apply.DiskName(slot), claim)
 		}
-		if p := volumePhase(vmi, apply.DiskName(slot)); p != "" {
+		if p := vmcheck.VolumePhase(vmi, apply.DiskName(slot)); p != "" {
 			return fmt.Errorf("VMI volumeStatus %s phase %q", apply.DiskName(slot), p)
 		}
 		left, err := vmcheck.MediaObjects(ctx, e.adminKube, key, slot)
@@ -184,19 +184,6 @@ func hotpluggable(vm *unstructured.Unstructured, slot string) bool {
 		}
 	}
 	return false
-}
-
-// volumePhase is the phase of the VMI's volumeStatus entry name, "" when
-// it has none.
-func volumePhase(vmi *unstructured.Unstructured, name string) string {
-	statuses, _, _ := unstructured.NestedSlice(vmi.Object, "status", "volumeStatus")
-	for _, s := range statuses {
-		if m, _ := s.(map[string]any); m["name"] == name {
-			p, _ := m["phase"].(string)
-			return p
-		}
-	}
-	return ""
 }
 
 // runningVMI waits for the VM's VMI to run and returns it.

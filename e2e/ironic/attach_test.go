@@ -111,7 +111,7 @@ func vmediaAttachRunningScenario(t *testing.T, s *suite, v crds.Variant) {
 			if got := vmcheck.Volumes(spec)[cd]; got != claim {
 				return fmt.Errorf("VMI volume %s claim %q, want %s", cd, got, claim)
 			}
-			if p := volumePhase(vmi, cd); p != "Ready" {
+			if p := vmcheck.VolumePhase(vmi, cd); p != "Ready" {
 				return fmt.Errorf("VMI volumeStatus %s phase %q, want Ready", cd, p)
 			}
 			return nil
@@ -129,7 +129,7 @@ func vmediaAttachRunningScenario(t *testing.T, s *suite, v crds.Variant) {
 			if got, ok := vmcheck.Volumes(spec)[cd]; ok {
 				return fmt.Errorf("VMI still has volume %s (claim %q)", cd, got)
 			}
-			if p := volumePhase(vmi, cd); p != "" {
+			if p := vmcheck.VolumePhase(vmi, cd); p != "" {
 				return fmt.Errorf("VMI volumeStatus %s phase %q", cd, p)
 			}
 			left, err := vmcheck.MediaObjects(ctx, n.kube, n.key, media.DefaultSlot)
@@ -246,17 +246,4 @@ func volumeOf(vm *unstructured.Unstructured, name string) map[string]any {
 		}
 	}
 	return nil
-}
-
-// volumePhase is the phase of the VMI's volumeStatus entry name, "" when
-// it has none.
-func volumePhase(vmi *unstructured.Unstructured, name string) string {
-	statuses, _, _ := unstructured.NestedSlice(vmi.Object, "status", "volumeStatus")
-	for _, s := range statuses {
-		if m, _ := s.(map[string]any); m["name"] == name {
-			p, _ := m["phase"].(string)
-			return p
-		}
-	}
-	return ""
 }

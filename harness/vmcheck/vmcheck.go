@@ -71,6 +71,19 @@ func TemplateSpec(vm *unstructured.Unstructured) (map[string]any, error) {
 	return spec, nil
 }
 
+// VolumePhase is the phase of the VMI's volumeStatus entry name, "" when
+// it has none (a hotplugged volume is Ready once the guest has it).
+func VolumePhase(vmi *unstructured.Unstructured, name string) string {
+	statuses, _, _ := unstructured.NestedSlice(vmi.Object, "status", "volumeStatus")
+	for _, s := range statuses {
+		if m, _ := s.(map[string]any); m["name"] == name {
+			p, _ := m["phase"].(string)
+			return p
+		}
+	}
+	return ""
+}
+
 // Phase returns a VMI's status.phase, "" for nil.
 func Phase(vmi *unstructured.Unstructured) string { return string(kubevirt.PhaseOf(vmi)) }
 
