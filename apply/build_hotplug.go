@@ -45,6 +45,11 @@ func keptDrives(vm *VM, slots map[string]system.MediaSlot) []string {
 	return out
 }
 
+// KeptDrives lists the slots whose CD-ROM drive the read holds empty on
+// purpose (their slot attaches nothing): the media reconciler's repair
+// does not take them for disks missing their volume.
+func KeptDrives(vm *VM) []string { return keptDrives(vm, vm.Slots) }
+
 // hasDrive reports whether the read holds slot's CD-ROM drive.
 func hasDrive(vm *VM, slot string) bool {
 	for _, d := range kubevirt.DisksOf(vm.Object) {

@@ -47,7 +47,10 @@ func pairing(vm *unstructured.Unstructured) (volumesOnly, disksOnly []string) {
 // reports a media disk without its volume.
 func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 	volumesOnly, disksOnly := pairing(vm.Object)
-	disksOnly = slices.DeleteFunc(disksOnly, func(name string) bool { return emptyDrive(vm, name) })
+	kept := apply.KeptDrives(vm) // empty on purpose, not disks missing their volume
+	disksOnly = slices.DeleteFunc(disksOnly, func(name string) bool {
+		return slices.ContainsFunc(kept, func(slot string) bool { return apply.DiskName(slot) == name })
+	})
 	var errs []error
 	if len(volumesOnly) > 0 {
 		msg := fmt.Sprintf("media volume(s) %s have no disk entry; re-applying the media intent", strings.Join(volumesOnly, ", "))
@@ -85,19 +88,6 @@ func (r *Reconciler) heal(ctx context.Context, vm *apply.VM) error {
 		r.event(ctx, vm.Object, ReasonDiskWithoutVolume, msg)
 	}
 	return errors.Join(errs...)
-}
-
-// emptyDrive reports whether the media disk name is a CD-ROM drive whose
-// slot holds no Ready image: an empty drive, kept on purpose (see
-// apply/build_hotplug.go), not a disk missing its volume.
-func emptyDrive(vm *apply.VM, name string) bool {
-	slot := strings.TrimPrefix(name, apply.DiskPrefix)
-	for _, d := range kubevirt.DisksOf(vm.Object) {
-		if d.Name == name && d.CDROM && system.KindOf(slot) == system.SlotCD {
-			return vm.Slots[slot].Phase != system.MediaReady
-		}
-	}
-	return false
 }
 
 // event records a Warning event on the VM; failures are only logged.

@@ -277,7 +277,7 @@ func testBusyConflict(t *testing.T, e *env) {
 }
 
 func testEject(t *testing.T, e *env) {
-	_, stop := e.startReconciler(t, nil)
+	r, stop := e.startReconciler(t, nil)
 	defer stop()
 	key := e.createVM(t, vmName(t))
 	url, _ := e.img.add("/eject.iso", 1<<20, false)
@@ -355,6 +355,11 @@ func testEject(t *testing.T, e *env) {
 		}
 		return fmt.Errorf("PVC still there (err %w)", err)
 	})
+	// The reconcile passes above saw the drive empty after each eject: a
+	// drive kept on purpose (apply.KeptDrives), not a disk missing its volume.
+	if n := r.Stats().DisksWithoutVol; n != 0 {
+		t.Errorf("the empty drive was reported %d times as a disk without its volume", n)
+	}
 }
 
 func isInvalidURL(err error) bool {
