@@ -36,10 +36,10 @@ type TrimmedCache interface {
 	VMManagedFields(key system.Key, resourceVersion string) ([]metav1.ManagedFieldsEntry, bool)
 }
 
-// DecisionCache is a [TrimmedCache] that keeps a decision made from a VM
-// version's managedFields beside them, as long as it keeps them (the
-// inventory's): [ValidateLegacy]'s answer, which every render of a System
-// asks, is decided once per VM version, however many VMs there are.
+// DecisionCache keeps a decision made from a VM version's managedFields
+// beside them, as long as a [TrimmedCache] keeps them (the inventory is
+// both): [ValidateLegacy]'s answer, which every render of a System asks,
+// is decided once per VM version, however many VMs there are.
 type DecisionCache interface {
 	VMOwnersDecision(key system.Key, resourceVersion string, decide func() any) (any, bool)
 }
