@@ -42,6 +42,8 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return appendSlice(b, x == nil, len(x), func(b []byte, i int) ([]byte, error) { return appendObject(b, x[i]) })
 	case []string:
 		return appendSlice(b, x == nil, len(x), func(b []byte, i int) ([]byte, error) { return appendString(b, x[i]), nil })
+	case memberLinks:
+		return x.appendTo(b), nil
 	default:
 		if rv := reflect.ValueOf(v); plainString(rv.Type()) {
 			return appendString(b, rv.String()), nil

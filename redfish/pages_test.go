@@ -159,3 +159,33 @@ func BenchmarkSystemsPage(b *testing.B) {
 		})
 	}
 }
+
+// TestMemberLinksEncodeAsMaps checks that [linkedCollection] encodes, with
+// the service's encoder and with encoding/json (?pretty), to the bytes of
+// [collection]'s one map per member: no member, one, and URIs that need
+// escaping.
+func TestMemberLinksEncodeAsMaps(t *testing.T) {
+	for _, uris := range [][]string{
+		nil,
+		{},
+		{"/redfish/v1/Systems/ns.vm-0"},
+		{"/redfish/v1/Systems/a", `/x/"q"\<&>`, "/x/\u00e9\u2028", "/x/\x01"},
+	} {
+		want, wantVersion, err := encodeResource(collection("/c", "#T.T", "C", uris), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotVersion, err := encodeResource(linkedCollection("/c", "#T.T", "C", uris), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) || gotVersion != wantVersion {
+			t.Errorf("members %q: encoded\n%s (version %s), want\n%s (version %s)", uris, got, gotVersion, want, wantVersion)
+		}
+		wantPretty, _, _ := encodeResource(collection("/c", "#T.T", "C", uris), true)
+		gotPretty, _, err := encodeResource(linkedCollection("/c", "#T.T", "C", uris), true)
+		if err != nil || string(gotPretty) != string(wantPretty) {
+			t.Errorf("members %q: ?pretty encoded\n%s (%v), want\n%s", uris, gotPretty, err, wantPretty)
+		}
+	}
+}
