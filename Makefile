@@ -83,7 +83,7 @@ bench-10k: tools ## Run the 10,000-VM scenario: the bridge binary as its own pro
 	  $(GO) test -run '^$$' -bench BridgeRSS -benchtime 1x -timeout 60m ./harness/bench/
 
 .PHONY: bench-100k
-bench-100k: tools ## Run the 100,000-VM scenario (1000 namespaces; the bench writes the VMs' status, no virt-controller; 1-2 h; BENCH_RSS_VMS/BENCH_RSS_NAMESPACES shrink it).
+bench-100k: tools ## Run the 100,000-VM scenario (1000 namespaces; the bench writes the VMs' status, no virt-controller; ~30 min; BENCH_RSS_VMS/BENCH_RSS_NAMESPACES shrink it).
 	BENCH_RSS_GOMEMLIMIT=$${BENCH_RSS_GOMEMLIMIT:-460MiB} BENCH_RSS_VMS=$${BENCH_RSS_VMS:-100000} BENCH_RSS_NAMESPACES=$${BENCH_RSS_NAMESPACES:-1000} \
 	  BENCH_RSS_STATUS_BY_BENCH=1 BENCH_RSS_BARE_LIST=1 BENCH_RSS_RATES=5s BENCH_RSS_PAGES=5s \
 	  BENCH_RSS_STEP_TIMEOUT=$${BENCH_RSS_STEP_TIMEOUT:-60m} BENCH_RSS_PHASE_TIMEOUT=20m BENCH_RSS_TIMEOUT=$${BENCH_RSS_TIMEOUT:-150m} \
