@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
@@ -86,11 +88,18 @@ func (w *writers) during(t *testing.T, cycle int, step string) {
 
 func (w *writers) wait() { w.wg.Wait() }
 
+// editRetry is how often, and how far apart, [writers.edit] tries again
+// after a 409: a power-on's writes and virt-controller's status updates
+// move the VM's resourceVersion many times within a second, and on a
+// loaded machine retry.DefaultRetry's five tries within ~50 ms all lost
+// to them (the person behind kubectl edit saves again too).
+var editRetry = wait.Backoff{Steps: 30, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.5, Cap: time.Second}
+
 // edit is kubectl edit: read, change, update with the read resourceVersion.
 func (w *writers) edit(t *testing.T, tag string, addDisk bool) error {
 	t.Helper()
 	vms := w.r.dyn.Resource(kubevirt.VirtualMachines).Namespace(w.r.key.Namespace)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(editRetry, func() error {
 		vm, err := vms.Get(t.Context(), w.r.key.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
