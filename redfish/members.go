@@ -214,10 +214,10 @@ func (m memberLinks) appendTo(b []byte) []byte {
 // MarshalJSON encodes the members for encoding/json (?pretty).
 func (m memberLinks) MarshalJSON() ([]byte, error) { return m.appendTo(nil), nil }
 
-// linkedCollection is [collection] with its Members kept as [memberLinks],
-// for the collections of one member per system (the kept bodies and the
-// pages of [Server.sendMembers]; [send]'s query handling reads the maps
-// of [collection]).
+// linkedCollection is a resource collection with its Members kept as
+// [memberLinks]: the collections of one member per system (the kept bodies
+// and the pages of [Server.sendMembers]) are encoded so; [collection]
+// builds on it.
 func linkedCollection(uri, odataType, name string, members []string) obj {
 	return obj{
 		"@odata.id":           uri,

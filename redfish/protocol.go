@@ -321,19 +321,17 @@ var jsonContentType = []string{echo.MIMEApplicationJSON}
 // link is a navigation link.
 func link(uri string) obj { return obj{"@odata.id": uri} }
 
-// collection builds a resource collection.
+// collection builds a resource collection: [linkedCollection] with one
+// link map per member, which [send]'s query handling ($top/$skip, $expand)
+// reads and replaces.
 func collection(uri, odataType, name string, members []string) obj {
 	ms := make([]obj, len(members))
 	for i, m := range members {
 		ms[i] = link(m)
 	}
-	return obj{
-		"@odata.id":           uri,
-		"@odata.type":         odataType,
-		"Name":                name,
-		"Members":             ms,
-		"Members@odata.count": len(ms),
-	}
+	c := linkedCollection(uri, odataType, name, members)
+	c["Members"] = ms
+	return c
 }
 
 // statusOK is a Status of an enabled, healthy resource.
