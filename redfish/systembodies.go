@@ -28,8 +28,10 @@ import (
 // (~43 us and 144 allocations through the whole service in-process, a
 // kept one ~10 us and 30: [appendJSON]). Bodies vary in size (boot order,
 // media, labels), so bytes bound memory where a count of bodies would
-// not. Past the budget, a new body makes room by dropping an arbitrary
-// entry, but only for a system that missed twice within a window
+// not. Past the budget, a new body makes room by dropping entries not read
+// since they were kept or last passed over (second chance: a hot system's
+// body is not dropped for another's), but only for a system that missed
+// twice within a window
 // ([systemBodies.admitLocked]): Ironic polls the systems it is
 // provisioning every few seconds, which get in on their second read,
 // while its power-state sync reads every system once per cycle, whose
@@ -44,6 +46,14 @@ const minDoorkeeperWindow = 64
 // systemBodyOverhead is what a kept body costs beyond its bytes and
 // strings: the map entry, its key and the entry's headers.
 const systemBodyOverhead = 128
+
+// keptBody is a kept [systemBody] and its second-chance mark.
+type keptBody struct {
+	systemBody
+	// used is set when the body is kept or read, and cleared when an
+	// eviction passes it over ([systemBodies.put]).
+	used bool
+}
 
 type systemBody struct {
 	revision string
@@ -64,7 +74,7 @@ func (e systemBody) size(key system.Key) int {
 // any change of [Systems.Membership]. Safe for concurrent use.
 type systemBodies struct {
 	mu      sync.Mutex
-	entries map[system.Key]systemBody
+	entries map[system.Key]*keptBody
 	// bytes are the entries' sizes, at most budget ([maxSystemBodyBytes]
 	// when 0).
 	bytes, budget int
@@ -86,11 +96,15 @@ func (m *systemBodies) get(key system.Key, revision string) (systemBody, bool) {
 	if !ok || e.revision != revision {
 		return systemBody{}, false
 	}
-	return e, true
+	e.used = true
+	return e.systemBody, true
 }
 
 // put keeps e for key (replacing any older one) unless its revision is
-// unknown, dropping arbitrary other entries while the budget is exceeded.
+// unknown, dropping other entries while the budget is exceeded: in map
+// order (arbitrary), each entry read since it was kept or last passed
+// over is passed over once (its mark cleared), so a body read since the
+// last eviction stays unless every other one was read or kept since too.
 func (m *systemBodies) put(key system.Key, e systemBody) {
 	if e.revision == "" {
 		return
@@ -98,7 +112,7 @@ func (m *systemBodies) put(key system.Key, e systemBody) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil {
-		m.entries = map[system.Key]systemBody{}
+		m.entries = map[system.Key]*keptBody{}
 	}
 	budget := m.budget
 	if budget == 0 {
@@ -113,13 +127,19 @@ func (m *systemBodies) put(key system.Key, e systemBody) {
 	if !kept && m.bytes+size > budget && !m.admitLocked(key) {
 		return
 	}
-	for k := range m.entries { // map order: arbitrary entries
-		if m.bytes+size <= budget {
-			break
+	for m.bytes+size > budget { // a second pass drops what the first passed over
+		for k, other := range m.entries {
+			if m.bytes+size <= budget {
+				break
+			}
+			if other.used {
+				other.used = false
+				continue
+			}
+			m.dropLocked(k)
 		}
-		m.dropLocked(k)
 	}
-	m.entries[key] = e
+	m.entries[key] = &keptBody{systemBody: e, used: true}
 	m.bytes += size
 }
 
