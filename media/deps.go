@@ -16,12 +16,7 @@ import (
 func (r *Reconciler) deps() importer.Deps {
 	return importer.Deps{
 		Kube: r.opts.Kube, Dynamic: r.opts.Dynamic,
-		Options: importer.Options{
-			ImporterImage: r.opts.ImporterImage, AddrPolicy: r.opts.AddrPolicy,
-			StorageClass: r.opts.StorageClass, DefaultSize: r.opts.DefaultSize,
-			MaxImageSize: r.opts.MaxImageSize, ImportTimeout: r.opts.ImportTimeout,
-			ImageCacheBudget: r.opts.ImageCacheBudget,
-		},
+		Options:  r.opts.Options,
 		Claims:   claimCache{r},
 		Cache:    r.cache,
 		Counters: counters{r.c},

@@ -27,6 +27,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -218,7 +219,7 @@ func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.R
 	t.Helper()
 	opts := media.Options{
 		Writer: e.w, Kube: e.kube, Dynamic: e.dyn, Events: e.inv, Namespaces: []string{e.ns},
-		ImporterImage: "redfish-bridge:test", OrphanGrace: time.Second, Log: e.log,
+		Options: importer.Options{ImporterImage: "redfish-bridge:test"}, OrphanGrace: time.Second, Log: e.log,
 	}
 	if edit != nil {
 		edit(&opts)

@@ -44,23 +44,10 @@ type Options struct {
 	ImportMethod string
 	// Dynamic reads and writes CDI DataVolumes; nil: no CDI.
 	Dynamic dynamic.Interface
-	// ImporterImage runs the import pods; default [DefaultImporterImage]
-	// (the bridge's own image).
-	ImporterImage string
-	// AddrPolicy is what the import pods check on every connection (see
-	// [download.AddrPolicy]); the zero value is the default policy.
-	AddrPolicy download.AddrPolicy
-	// StorageClass of the image PVCs; "" uses the cluster default.
-	StorageClass string
-	// DefaultSize is the size of an image PVC before the image's size is
-	// known; an import pod that finds the image larger reports its size and
-	// the PVC is re-created to fit. Default 8Gi.
-	DefaultSize resource.Quantity
-	// MaxImageSize in bytes fails the import of a larger image; default
-	// [DefaultMaxImageSize], at most [MaxImageSizeLimit].
-	MaxImageSize int64
-	// ImportTimeout fails a Pending/Importing slot older than this; default 30m.
-	ImportTimeout time.Duration
+	// Options are what the import methods read (image, address policy,
+	// PVC class and size, image size and time limits, the image cache's
+	// budget); NewReconciler fills their defaults.
+	importer.Options
 	// OrphanGrace is how old a PVC of an empty slot must be before it is
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration
@@ -73,11 +60,6 @@ type Options struct {
 	// Counters are the import counters, shared by the reconcilers of
 	// successive terms; nil: the reconciler's own.
 	Counters *Counters
-	// ImageCacheBudget bounds the image cache entries of each namespace
-	// (bytes of their PVC requests; 0: no bound): a new entry first evicts
-	// the least recently used entries no import pod is using (package
-	// podimport; the CDI method's entries likewise, package cdiimport).
-	ImageCacheBudget int64
 	// ObserveImport, if set, is called once per finished import with
 	// "succeeded" or "failed" and the pod's age (the import duration), or
 	// "timed_out" and the time since the slot entered its phase.

@@ -24,6 +24,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
@@ -221,10 +222,12 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	mediaOpts := media.Options{
 		Controller: mediaCtrl, Counters: mediaCount,
 		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
-		ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
-		MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
-		ImageCacheBudget: cfg.ImageCacheBudget,
-		ObserveImport:    m.ObserveImport,
+		Options: importer.Options{
+			ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
+			MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
+			ImageCacheBudget: cfg.ImageCacheBudget,
+		},
+		ObserveImport: m.ObserveImport,
 	}
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)

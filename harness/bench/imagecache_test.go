@@ -27,6 +27,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -114,7 +115,7 @@ func runImageCache(b *testing.B, v crds.Variant, method string, n, size int) {
 	svc.SetImageCacheKey([]byte("BenchmarkImageCache image cache secret, 0123456789"))
 	r, err := media.NewReconciler(media.Options{
 		Writer: w, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: []string{ns},
-		ImportMethod: method, ImporterImage: "redfish-bridge:bench", Log: log, Workers: 4,
+		ImportMethod: method, Options: importer.Options{ImporterImage: "redfish-bridge:bench"}, Log: log, Workers: 4,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -35,15 +35,30 @@ type Deps struct {
 	Enqueue func(system.Key)
 }
 
-// Options are the reconciler's options an import method reads (see
-// media.Options, whose defaults they carry).
+// Options configure the import methods: part of media.Options, which
+// fills their defaults.
 type Options struct {
-	ImporterImage    string
-	AddrPolicy       download.AddrPolicy
-	StorageClass     string
-	DefaultSize      resource.Quantity
-	MaxImageSize     int64
-	ImportTimeout    time.Duration
+	// ImporterImage runs the import pods; default media.DefaultImporterImage
+	// (the bridge's own image).
+	ImporterImage string
+	// AddrPolicy is what the import pods check on every connection (see
+	// [download.AddrPolicy]); the zero value is the default policy.
+	AddrPolicy download.AddrPolicy
+	// StorageClass of the image PVCs; "" uses the cluster default.
+	StorageClass string
+	// DefaultSize is the size of an image PVC before the image's size is
+	// known; an import pod that finds the image larger reports its size and
+	// the PVC is re-created to fit. Default 8Gi.
+	DefaultSize resource.Quantity
+	// MaxImageSize in bytes fails the import of a larger image; default
+	// [download.DefaultMaxImageSize], at most [download.MaxImageSizeLimit].
+	MaxImageSize int64
+	// ImportTimeout fails a Pending/Importing slot older than this; default 30m.
+	ImportTimeout time.Duration
+	// ImageCacheBudget bounds the image cache entries of each namespace
+	// (bytes of their PVC requests; 0: no bound): a new entry first evicts
+	// the least recently used entries no import pod is using (package
+	// podimport; the CDI method's entries likewise, package cdiimport).
 	ImageCacheBudget int64
 }
 
