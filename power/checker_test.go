@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -143,26 +144,23 @@ func (c *checker) run(ctx context.Context, rv string) {
 
 func pairing(u *unstructured.Unstructured) []string {
 	var bad []string
-	disks, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "domain", "devices", "disks")
-	vols, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+	spec, err := vmcheck.TemplateSpec(u)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	vols := vmcheck.Volumes(spec)
 	cdrom := map[string]bool{}
-	for _, d := range disks {
-		m, _ := d.(map[string]any)
-		name, _ := m["name"].(string)
-		_, cd := m["cdrom"]
-		cdrom[name] = cd
-		slot, media := strings.CutPrefix(name, apply.DiskPrefix)
+	for _, d := range vmcheck.Disks(spec) {
+		cdrom[d.Name] = d.CDROM
+		_, has := vols[d.Name]
 		// A CD slot's drive stays, empty, once it was in the template
 		// (apply/build_hotplug.go): a CD-ROM without a volume is a drive,
 		// not a corruption; any other media disk needs its volume.
-		emptyDrive := cd && system.KindOf(slot) == system.SlotCD
-		if media && (!cd || (!namedIn(vols, name) && !emptyDrive)) {
-			bad = append(bad, fmt.Sprintf("disk %s: cdrom=%v, volume=%v", name, cd, namedIn(vols, name)))
+		if strings.HasPrefix(d.Name, apply.DiskPrefix) && (!d.CDROM || (!has && !vmcheck.EmptyDrive(d, vols))) {
+			bad = append(bad, fmt.Sprintf("disk %s: cdrom=%v, volume=%v", d.Name, d.CDROM, has))
 		}
 	}
-	for _, v := range vols {
-		m, _ := v.(map[string]any)
-		name, _ := m["name"].(string)
+	for name := range vols {
 		if strings.HasPrefix(name, apply.DiskPrefix) && !cdrom[name] {
 			bad = append(bad, fmt.Sprintf("volume %s has no CD-ROM disk", name))
 		}
