@@ -143,7 +143,7 @@ func decodePVC(raw []byte) (metav1.Object, error) {
 }
 
 // TestCachedBytesPerObject measures what a VM, a VMI and a PVC cost in the
-// caches (the figures docs/operations.md and docs/bench.md give) and holds
+// caches (the figures docs/configuration.md and docs/bench.md give) and holds
 // each under its bound. Run it alone: the heap is the process's.
 func TestCachedBytesPerObject(t *testing.T) {
 	inv := &Inventory{owners: vmOwners{m: map[system.Key]vmOwnersEntry{}}}

@@ -40,7 +40,7 @@ import (
 // efi or its secureBoot: ValidateLegacy, ResetOverride); manager,
 // operation, subresource and fields only. The compact VM is then packed
 // ([packedObject]). Measured on vm-0 of the demo (TestCachedBytesPerObject):
-// 3.2 KB of heap, see docs/operations.md.
+// 3.2 KB of heap, see docs/configuration.md.
 
 // bridgeAnnotationPrefix prefixes every annotation the bridge writes on a
 // VM (apply.AnnotationMediaPrefix, AnnotationBoot, AnnotationPower).

@@ -19,7 +19,7 @@ import (
 
 // testInsertIntoRunningVM is the CD going into a running VM and out again
 // without a restart, with KubeVirt v1.9.0's real virt-controller and its
-// declarative volume hotplug (docs/operations.md, Virtual media slots):
+// declarative volume hotplug (docs/behaviour.md, Virtual media slots):
 // an insert and eject while the VM is stopped leave its CD-ROM drive in
 // the template, empty; once it runs, an insert writes the volume
 // hotpluggable, virt-controller adds it to the running VMI (the same one)
@@ -106,7 +106,7 @@ func testInsertIntoRunningVM(t *testing.T, e *env) {
 }
 
 // testInsertIntoRunningVMWithoutDrive pins what an insert into a running VM
-// that never had the slot's drive does (docs/operations.md): KubeVirt
+// that never had the slot's drive does (docs/behaviour.md): KubeVirt
 // cannot hot-add a SATA CD-ROM, so the disk and a plain volume go into the
 // VM's spec, virt-controller sets RestartRequired, and the running VMI,
 // the same one, has no media volume: the guest sees the CD only at its

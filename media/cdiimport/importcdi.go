@@ -46,7 +46,7 @@ import (
 // that check and the importer's dial (rebinding) and HTTP redirects (CDI
 // follows them, to any host) are not checked: a NetworkPolicy on CDI's
 // importer pods closes them (the chart renders one by default, and makes the
-// bridge import with the pod where it cannot: see docs/operations.md). The
+// bridge import with the pod where it cannot: see docs/images.md). The
 // maximum image size bounds the DataVolume's requested size
 // ([dataVolumeSize]); CDI fails an image that does not fit its PVC. The
 // DataVolume is never resized: an image larger than the default claim size

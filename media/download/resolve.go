@@ -27,7 +27,7 @@ const resolveTimeout = 5 * time.Second
 // as <name>.<namespace> first (the importer pod's first DNS search domain
 // is <namespace>.svc; the bridge's search list adds the svc suffix). It
 // is for import methods that do not enforce the policy at connect time
-// (CDI's importer): the check holds at insert only, see docs/operations.md
+// (CDI's importer): the check holds at insert only, see docs/images.md
 // for what a DNS answer that changes later (rebinding) and HTTP redirects
 // can still reach. It returns an [*InvalidURLError].
 func (p AddrPolicy) ValidateResolved(ctx context.Context, r HostResolver, raw, namespace string) error {

@@ -31,7 +31,7 @@
 {{- $_ := set $cfg "tls-key" "/etc/redfish-bridge/tls/tls.key" }}
 {{- end }}
 {{- /* CDI's importer pods check no address policy: CDI imports only
-where the chart's NetworkPolicy covers them (docs/operations.md, "CDI and
+where the chart's NetworkPolicy covers them (docs/images.md, "CDI and
 the address policy"); serving every namespace it cannot, so the bridge
 imports with its own pod. */}}
 {{- if and .Values.cdiImporterNetworkPolicy.enabled (not .Values.watchNamespaces) }}
