@@ -2,8 +2,8 @@
 // real etcd + kube-apiserver with the KubeVirt CRDs, KubeVirt's own
 // virt-controller v1.9.0 with package sim as the node, the bridge with its
 // RBAC-restricted identity, an ISO server)
-// driven by real Redfish clients (OpenStack's sushy library, Debian's 4.3.3
-// and 5.8.0, through Ironic 21's and Ironic 38/39's virtual-media
+// driven by real Redfish clients (OpenStack's sushy library, Debian 12's 4.3.3,
+// 5.8.0 and Debian unstable's 5.13.0, through Ironic 21's and Ironic 38/39's virtual-media
 // sequences; DMTF's redfishtool; the gofish Go client; Ansible's
 // community.general Redfish modules), with the resulting Kubernetes objects checked through the
 // admin client. Every test runs on both CRD variants (stock KubeVirt,
