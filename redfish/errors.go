@@ -3,6 +3,7 @@ package redfish
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -151,7 +152,8 @@ func classify(err error, method, uri, action string) *Error {
 		m.Resolution = badValueResolution(bad)
 		return &Error{Status: http.StatusBadRequest, Messages: []Message{m}, Cause: err}
 	case errors.As(err, &throttled):
-		secs := strconv.Itoa(max(1, int(throttled.RetryAfter.Round(time.Second)/time.Second)))
+		// rounded up: a client retrying on time is not refused again
+		secs := strconv.Itoa(max(1, int(math.Ceil(throttled.RetryAfter.Seconds()))))
 		m := msg("GeneralError", nil)
 		m.Resolution = "Too many failed logins. Retry in " + secs + " seconds."
 		e := newError(http.StatusTooManyRequests, m)
