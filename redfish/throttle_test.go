@@ -52,3 +52,19 @@ func TestLoginLockFromIPv6Prefix(t *testing.T) {
 		t.Errorf("the /64 once the lock has passed: %d Retry-After %q, want 201", r.StatusCode, r.Header.Get("Retry-After"))
 	}
 }
+
+// TestPasswordCheckBusyAnswers503 is docs/reliability.md row 110's
+// answer: a password that could not be checked for want of a hashing
+// slot (auth.ErrBusy) is 503 with Retry-After, logged as a rejection,
+// not a 500 failure.
+func TestPasswordCheckBusyAnswers503(t *testing.T) {
+	err := fmt.Errorf("log in %q: %w", "alice", fmt.Errorf("%w: no hashing slot within 5s", auth.ErrBusy))
+	e := classify(err, http.MethodPost, sessionsURI, "")
+	if e.Status != http.StatusServiceUnavailable || e.Header.Get("Retry-After") == "" || e.Messages[0].ID != "ServiceTemporarilyUnavailable" {
+		t.Errorf("busy password check: %d Retry-After %q %s, want 503 ServiceTemporarilyUnavailable with Retry-After",
+			e.Status, e.Header.Get("Retry-After"), e.Messages[0].ID)
+	}
+	if serviceFailed(e.Status, err) {
+		t.Error("a busy password check is logged as a failure of the service")
+	}
+}

@@ -10,9 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
 )
 
 // ErrBadCredentials is returned for an unknown user or a wrong password (the
@@ -61,6 +63,12 @@ type Config struct {
 	// half the CPUs (GOMAXPROCS), at least one, so a flood of logins from
 	// many addresses leaves the rest of the CPU to the service.
 	MaxHashing int
+	// MaxHashWait bounds how long a password check waits for a hashing
+	// slot (default [DefaultMaxHashWait]); a check that waits longer, or
+	// finds MaxHashing*[HashQueuePerSlot] checks of its priority already
+	// waiting, fails with [ErrBusy] (503 with Retry-After) and decides
+	// nothing.
+	MaxHashWait time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -72,8 +80,14 @@ type Authenticator struct {
 	// dummy is compared against for unknown users so they cost as much as
 	// known ones.
 	dummy []byte
-	// hashing holds a token per password hash being checked (MaxHashing).
-	hashing chan struct{}
+	// hashing hands out the MaxHashing slots for password hashes.
+	hashing *hashSlots
+	// dummies is the budget of unknown users' dummy compares.
+	dummies *rate.Limiter
+	// compareTook is a moving average of a compare's duration, in
+	// nanoseconds: what an unknown user's check waits when it does not
+	// compare.
+	compareTook atomic.Int64
 	// compare is bcrypt.CompareHashAndPassword; tests count its calls.
 	compare func(hash, password []byte) error
 
@@ -88,6 +102,15 @@ type Authenticator struct {
 // basicCacheTTL bounds how long a verified Basic password is trusted
 // without running bcrypt again (Ironic polls power state every second).
 const basicCacheTTL = time.Minute
+
+// DefaultMaxHashWait is [Config.MaxHashWait]'s default: well inside a
+// client's request timeout (sushy's is 60 s, the bridge's 30 s), so a
+// check that cannot run answers 503 and is retried, never a 500.
+const DefaultMaxHashWait = 5 * time.Second
+
+// HashQueuePerSlot is how many checks of one priority may wait per
+// hashing slot: ~64 compares of ~70 ms, about [DefaultMaxHashWait].
+const HashQueuePerSlot = 64
 
 // New returns an Authenticator.
 func New(cfg Config) (*Authenticator, error) {
@@ -107,18 +130,26 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	start := time.Now()
 	dummy, err := bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 	if err != nil {
 		return nil, fmt.Errorf("auth: dummy hash: %w", err)
 	}
+	took := time.Since(start) // what a compare at the default cost takes
 	if cfg.MaxHashing <= 0 {
 		cfg.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if cfg.MaxHashWait <= 0 {
+		cfg.MaxHashWait = DefaultMaxHashWait
 	}
 	if cfg.MaxSessionsPerUser == 0 {
 		cfg.MaxSessionsPerUser = DefaultMaxSessionsPerUser
 	}
-	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
-		hashing: make(chan struct{}, cfg.MaxHashing), compare: bcrypt.CompareHashAndPassword}, nil
+	a := &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
+		hashing: newHashSlots(cfg.MaxHashing, cfg.MaxHashing*HashQueuePerSlot),
+		dummies: rate.NewLimiter(dummyHashesPerSecond, dummyHashesPerSecond), compare: bcrypt.CompareHashAndPassword}
+	a.compareTook.Store(int64(took))
+	return a, nil
 }
 
 // SessionTTL is the lifetime of new sessions.

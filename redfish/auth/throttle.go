@@ -48,6 +48,9 @@ type Throttle struct {
 	ips   map[string]*window
 	users map[string]*window
 	known map[pair]time.Time
+	// succeeded is, per user, when its last successful login stops
+	// counting as recent ([Throttle.Recent]).
+	succeeded map[string]time.Time
 	// checks running ([Throttle.Begin]): a gate per pair, counts per
 	// address and per user
 	gates    map[pair]*gate
@@ -149,6 +152,17 @@ func (t *Throttle) Succeed(ip, user string, now time.Time) {
 	t.prune(now)
 	delete(t.pairs, pair{ip, user})
 	t.known[pair{ip, user}] = now.Add(t.KnownFor)
+	t.succeeded[user] = now.Add(t.KnownFor)
+}
+
+// Recent reports whether user logged in successfully, from any address,
+// within the last KnownFor: its password checks go first
+// ([Authenticator.password]).
+func (t *Throttle) Recent(user string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exp, ok := t.succeeded[user]
+	return ok && now.Before(exp)
 }
 
 func (t *Throttle) count(m map[string]*window, k string, limit int, now time.Time) {
@@ -179,6 +193,7 @@ func (t *Throttle) init() {
 		t.ips = map[string]*window{}
 		t.users = map[string]*window{}
 		t.known = map[pair]time.Time{}
+		t.succeeded = map[string]time.Time{}
 		t.gates = map[pair]*gate{}
 		t.ipBusy = map[string]int{}
 		t.userBusy = map[string]int{}
@@ -208,6 +223,13 @@ func (t *Throttle) prune(now time.Time) {
 		for k, exp := range t.known {
 			if now.After(exp) {
 				delete(t.known, k)
+			}
+		}
+	}
+	if len(t.succeeded) > t.MaxEntries {
+		for k, exp := range t.succeeded {
+			if now.After(exp) {
+				delete(t.succeeded, k)
 			}
 		}
 	}
