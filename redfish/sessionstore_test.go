@@ -23,14 +23,14 @@ type memorySessions struct {
 	revokeErr error
 }
 
-func (m *memorySessions) Revoke(ctx context.Context, id string, until time.Time) error {
+func (m *memorySessions) Revoke(ctx context.Context, id, user string, until time.Time) error {
 	m.mu.Lock()
 	err := m.revokeErr
 	m.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return m.MemoryRevocations.Revoke(ctx, id, until)
+	return m.MemoryRevocations.Revoke(ctx, id, user, until)
 }
 
 func (m *memorySessions) Opened(ctx context.Context, s auth.Session) error {

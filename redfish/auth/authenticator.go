@@ -220,7 +220,7 @@ func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 	if p.Session == "" {
 		return nil
 	}
-	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.Expires); err != nil {
+	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.User, p.Expires); err != nil {
 		return fmt.Errorf("revoke session %s: %w: %w", p.Session, ErrUnavailable, err)
 	}
 	return nil
