@@ -19,7 +19,9 @@
 //     user; auth.Sessions), so an Administrator lists and ends any user's
 //     session on any replica; a login it cannot record fails. Every entry
 //     counts against its user's [MaxRecordsPerUser]; a logout replaces its
-//     session's open entry, so it adds none.
+//     session's open entry, so it adds none. An open entry's expiry is the
+//     session's end by inactivity, pushed back by its use on any replica
+//     (Touch, at most once per tenth of the timeout; activity.go).
 //   - [SessionKey]: the HMAC key that signs session tokens, from a Secret
 //     every replica reads (at least 32 bytes), created with a random key
 //     when missing.

@@ -71,3 +71,26 @@ func (m *memorySessions) Open(ctx context.Context) ([]auth.Session, error) {
 	}
 	return out, nil
 }
+
+func (m *memorySessions) Lookup(ctx context.Context, id string, _ time.Time) (auth.Session, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.open[id]
+	if !ok {
+		return auth.Session{}, false, nil
+	}
+	revoked, err := m.Revoked(ctx, id)
+	return s, !revoked, err
+}
+
+func (m *memorySessions) Touch(ctx context.Context, s auth.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if revoked, err := m.Revoked(ctx, s.ID); err != nil {
+		return err
+	} else if _, ok := m.open[s.ID]; !ok || revoked {
+		return fmt.Errorf("touch %s: %w", s.ID, auth.ErrNoSuchSession)
+	}
+	m.open[s.ID] = s
+	return nil
+}

@@ -54,8 +54,15 @@ type Config struct {
 	MaxSessionsPerUser int
 	// Key signs session tokens; every replica must use the same one.
 	Key []byte
-	// SessionTTL is the lifetime of a session token (default 30 minutes).
+	// SessionTTL is a session's inactivity timeout (Redfish's
+	// SessionTimeout; default 30 minutes): with Sessions set, a session
+	// ends once unused for SessionTTL (activity.go), and in any case
+	// SessionMaxLifetime after its login; without Sessions (nothing
+	// shared to record activity in) it ends SessionTTL after its login.
 	SessionTTL time.Duration
+	// SessionMaxLifetime bounds a session however busy (default
+	// [DefaultSessionMaxLifetime]): its token carries that expiry.
+	SessionMaxLifetime time.Duration
 	// Throttle limits failed logins; nil uses [NewThrottle].
 	Throttle *Throttle
 	// MaxHashing bounds the password hashes (bcrypt, ~50-100 ms of a CPU
@@ -124,6 +131,9 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 30 * time.Minute
 	}
+	if cfg.SessionMaxLifetime <= 0 {
+		cfg.SessionMaxLifetime = DefaultSessionMaxLifetime
+	}
 	if cfg.Throttle == nil {
 		cfg.Throttle = NewThrottle()
 	}
@@ -152,7 +162,7 @@ func New(cfg Config) (*Authenticator, error) {
 	return a, nil
 }
 
-// SessionTTL is the lifetime of new sessions.
+// SessionTTL is the inactivity timeout of sessions ([Config.SessionTTL]).
 func (a *Authenticator) SessionTTL() time.Duration { return a.cfg.SessionTTL }
 
 // Password checks a user name and password presented by peer ip (the TCP
@@ -177,8 +187,16 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 		return Principal{}, "", err
 	}
 	p.Session = sid
-	p.Expires = a.cfg.Now().Add(a.cfg.SessionTTL).Truncate(time.Second)
-	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: p.Expires.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
+	now := a.cfg.Now()
+	// The token carries the session's end however busy; the record, the
+	// end by inactivity, which use pushes back (activity.go).
+	p.Expires = now.Add(a.cfg.SessionTTL).Truncate(time.Second)
+	end := p.Expires
+	if a.cfg.Sessions != nil {
+		end = now.Add(a.cfg.SessionMaxLifetime).Truncate(time.Second)
+		p.Expires = a.idleEnd(now, end)
+	}
+	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: end.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
 	if err != nil {
 		return Principal{}, "", err
 	}
@@ -211,7 +229,11 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	if !hmac.Equal([]byte(c.Password), []byte(a.signer.fingerprint(u.PasswordHash))) {
 		return Principal{}, fmt.Errorf("%w: password changed", ErrInvalidToken)
 	}
-	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: time.Unix(c.Expires, 0)}, nil
+	expires, err := a.active(ctx, c)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: expires}, nil
 }
 
 // Logout revokes the session of p (a no-op for Basic auth). An error
