@@ -35,11 +35,39 @@ func (r *ConfigMapRevocations) Lookup(ctx context.Context, id string, now time.T
 	if s, ok := r.session(id); ok && s.Expires.After(now) {
 		return s, true, nil
 	}
+	if r.isEnded(id) {
+		return auth.Session{}, false, nil
+	}
 	if err := r.confirmAfter(ctx, began); err != nil {
 		return auth.Session{}, false, err
 	}
 	s, ok := r.session(id)
+	if !ok || !s.Expires.After(now) {
+		r.markEnded(id)
+	}
 	return s, ok, nil
+}
+
+// maxEnded bounds the sessions remembered as ended.
+const maxEnded = 10000
+
+// isEnded reports whether session id was found ended (missing or expired
+// in a confirmed view) before: a session never opens again, so a client
+// replaying its dead token costs no further quorum read.
+func (r *ConfigMapRevocations) isEnded(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.ended[id]
+	return ok
+}
+
+func (r *ConfigMapRevocations) markEnded(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended == nil || len(r.ended) >= maxEnded {
+		r.ended = map[string]struct{}{} // forgotten ones cost a read again
+	}
+	r.ended[id] = struct{}{}
 }
 
 // session is id's open entry as this replica knows it.

@@ -18,17 +18,23 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
-// countingAdmin is adminInNamespace with a count of the PATCH requests the
-// client sends.
-func countingAdmin(t *testing.T) (kubernetes.Interface, string, *atomic.Int64) {
+// requestCounts counts what a client sends: PATCHes, and confirmations
+// of the sessions cache (fresh.go's metadata-only reads).
+type requestCounts struct{ patches, confirms atomic.Int64 }
+
+// countingAdmin is adminInNamespace counting the client's requests.
+func countingAdmin(t *testing.T) (kubernetes.Interface, string, *requestCounts) {
 	t.Helper()
 	c := testcluster.Shared(t, crds.Stock)
 	cfg := rest.CopyConfig(c.Admin)
-	var patches atomic.Int64
+	var n requestCounts
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch {
-				patches.Add(1)
+			switch {
+			case r.Method == http.MethodPatch:
+				n.patches.Add(1)
+			case strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadataList"):
+				n.confirms.Add(1)
 			}
 			return rt.RoundTrip(r)
 		})
@@ -37,7 +43,7 @@ func countingAdmin(t *testing.T) (kubernetes.Interface, string, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kube, c.TestNamespace(t), &patches
+	return kube, c.TestNamespace(t), &n
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -71,7 +77,8 @@ func (c *fakeClock) Add(d time.Duration) {
 // timeout; unused for the timeout (plus that tenth) it ends on both; and
 // a use racing a logout never brings the session back.
 func TestSessionInactivityAcrossReplicas(t *testing.T) {
-	kube, ns, patches := countingAdmin(t)
+	kube, ns, counts := countingAdmin(t)
+	patches := &counts.patches
 	clock := &fakeClock{now: time.Now().Truncate(time.Second)}
 	users := auth.StaticUsers{"ironic": {Name: "ironic", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}}
 	const ttl = 30 * time.Minute
@@ -152,5 +159,43 @@ func TestSessionInactivityAcrossReplicas(t *testing.T) {
 	}
 	if _, err := b.Token(t.Context(), tok); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Errorf("on B after the logout on A: %v, want ErrInvalidToken", err)
+	}
+}
+
+// TestEndedSessionReplayCostsOneRead: a session found ended (unused past
+// the timeout) in a confirmed view is remembered, so a client replaying
+// its token costs no quorum read after the first.
+func TestEndedSessionReplayCostsOneRead(t *testing.T) {
+	kube, ns, counts := countingAdmin(t)
+	clock := &fakeClock{now: time.Now().Truncate(time.Second)}
+	// A lag of an hour: no background confirmations during the test.
+	revs, err := watchRevocations(t.Context(), kube, ns, revocationsName, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs.now = clock.Now
+	a, err := auth.New(auth.Config{Users: auth.StaticUsers{"ironic": {Name: "ironic", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}},
+		Revocations: revs, Sessions: revs, Key: []byte(strings.Repeat("k", auth.MinKeyLen)), Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tok, err := a.Login(t.Context(), "192.0.2.1", "ironic", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Hour)
+	// The first use finds it ended (confirming the cache), the replays
+	// read nothing.
+	if _, err := a.Token(t.Context(), tok); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("the ended session's token: %v, want ErrInvalidToken", err)
+	}
+	before := counts.confirms.Load()
+	for i := range 20 {
+		if _, err := a.Token(t.Context(), tok); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Fatalf("replay %d of the ended session's token: %v, want ErrInvalidToken", i, err)
+		}
+	}
+	if got := counts.confirms.Load() - before; got > 0 {
+		t.Errorf("20 replays of an ended session's token made %d quorum reads, want none", got)
 	}
 }

@@ -75,6 +75,7 @@ type ConfigMapRevocations struct {
 	mu     sync.Mutex
 	local  map[string]auth.Session // this replica's revokes, until their tokens expire
 	opened map[string]auth.Session // this replica's logins, until they expire
+	ended  map[string]struct{}     // sessions found ended (activity.go)
 	// confirmed is when the last read was sent that the cache has since
 	// caught up with (fresh.go).
 	confirmed time.Time
