@@ -6,7 +6,7 @@
 //     auth.ParseSecretData), watched, so a changed password or removed user
 //     takes effect at once; a malformed entry rejects that user only.
 //   - [WatchConfigMapRevocations]: ended sessions as keys of a ConfigMap
-//     (session id -> expiry, created on the first logout), written by JSON
+//     (session id -> expiry and user, created on the first write), written by JSON
 //     merge patches under the field manager "redfish-sessions" that add the
 //     one key and delete the expired ones. A logout finding
 //     [MaxRevocations] unexpired sessions recorded, or one the apiserver
@@ -17,7 +17,11 @@
 //     [RevocationLag]).
 //     The same ConfigMap records open sessions ("open.<id>": expiry and
 //     user; auth.Sessions), so an Administrator lists and ends any user's
-//     session on any replica; a login it cannot record fails.
+//     session on any replica; a login it cannot record fails. Every entry
+//     counts against its user's [MaxRecordsPerUser]; a logout replaces its
+//     session's open entry, so it adds none. An open entry's expiry is the
+//     session's end by inactivity, pushed back by its use on any replica
+//     (Touch, at most once per tenth of the timeout; activity.go).
 //   - [SessionKey]: the HMAC key that signs session tokens, from a Secret
 //     every replica reads (at least 32 bytes), created with a random key
 //     when missing.

@@ -44,12 +44,18 @@ func (r *ConfigMapRevocations) fresh(ctx context.Context) error {
 // exists. Callers share one confirmation: the ones waiting on the lock find
 // the confirmation made meanwhile.
 func (r *ConfigMapRevocations) confirmOlderThan(ctx context.Context, age time.Duration) error {
-	if time.Since(r.confirmedAt()) <= age {
+	return r.confirmAfter(ctx, time.Now().Add(-age))
+}
+
+// confirmAfter confirms the cache unless a confirmation sent at or after
+// since exists.
+func (r *ConfigMapRevocations) confirmAfter(ctx context.Context, since time.Time) error {
+	if !r.confirmedAt().Before(since) {
 		return nil
 	}
 	r.confirmMu.Lock()
 	defer r.confirmMu.Unlock()
-	if time.Since(r.confirmedAt()) <= age {
+	if !r.confirmedAt().Before(since) {
 		return nil
 	}
 	wait, cancel := context.WithTimeout(ctx, confirmTimeout)

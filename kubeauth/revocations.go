@@ -23,11 +23,20 @@ import (
 )
 
 // MaxRevocations bounds the sessions a revocations ConfigMap records at
-// once: an entry is ~62 bytes (a 32-character session id and an RFC 3339
-// time), so 10000 stay near 620 KB, well under the apiserver's 1 MiB limit
-// on a ConfigMap. Entries leave when their token expires (30 minutes by
-// default), so the bound is ~5 logouts per second sustained.
+// once: an entry is ~62 bytes and its user's name (a 32-character session
+// id, an RFC 3339 time), so 10000 of users with short names stay under
+// the apiserver's 1 MiB limit on a ConfigMap (a write past that limit
+// fails cleanly: [ConfigMapRevocations.Revoke]). Entries leave when their
+// token expires (30 minutes by default), so the bound is ~5 logouts per
+// second sustained.
 const MaxRevocations = 10000
+
+// MaxRecordsPerUser bounds the entries of one user (open sessions, and
+// ended ones until their tokens expire): a user's login finding that many
+// fails (auth.ErrSessionLimit) and leaves the rest of the [MaxRevocations]
+// to others, so 50 users are needed to fill the ConfigMap. A logout
+// replaces its session's open entry and never adds one.
+const MaxRecordsPerUser = 200
 
 // ErrRevocationsFull is returned by a revoke that found the ConfigMap
 // holding [MaxRevocations] unexpired sessions.
@@ -53,8 +62,9 @@ type ConfigMapRevocations struct {
 	namespace, name string
 	lister          corelisters.ConfigMapLister
 	now             func() time.Time
-	// max is [MaxRevocations] outside tests.
-	max int
+	// max is [MaxRevocations] and maxPerUser [MaxRecordsPerUser]
+	// outside tests.
+	max, maxPerUser int
 
 	// lag is [RevocationLag] outside tests (fresh.go).
 	lag time.Duration
@@ -63,8 +73,9 @@ type ConfigMapRevocations struct {
 	confirmMu sync.Mutex
 
 	mu     sync.Mutex
-	local  map[string]time.Time    // this replica's revokes, until their tokens expire
+	local  map[string]auth.Session // this replica's revokes, until their tokens expire
 	opened map[string]auth.Session // this replica's logins, until they expire
+	ended  map[string]struct{}     // sessions found ended (activity.go)
 	// confirmed is when the last read was sent that the cache has since
 	// caught up with (fresh.go).
 	confirmed time.Time
@@ -87,7 +98,7 @@ func watchRevocations(ctx context.Context, kube kubernetes.Interface, namespace,
 		}))
 	inf := f.Core().V1().ConfigMaps()
 	r := &ConfigMapRevocations{kube: kube, namespace: namespace, name: name, lister: inf.Lister(), now: time.Now,
-		max: MaxRevocations, lag: lag, local: map[string]time.Time{}, opened: map[string]auth.Session{}, changed: make(chan struct{})}
+		max: MaxRevocations, maxPerUser: MaxRecordsPerUser, lag: lag, local: map[string]auth.Session{}, opened: map[string]auth.Session{}, changed: make(chan struct{})}
 	informer := inf.Informer()
 	if _, err := informer.AddEventHandler(r.changeHandler()); err != nil {
 		return nil, fmt.Errorf("watch session revocations %s/%s: %w", namespace, name, err)
@@ -100,38 +111,67 @@ func watchRevocations(ctx context.Context, kube kubernetes.Interface, namespace,
 	return r, nil
 }
 
-// Revoke implements auth.Revocations. It also drops the session's open
-// record ([ConfigMapRevocations.Opened]). It returns once every replica
-// refuses the session's token (after [RevocationLag], fresh.go); a
-// revocation the ConfigMap refuses is an error and changes nothing, here
-// or elsewhere, so the client can retry with the same token.
-func (r *ConfigMapRevocations) Revoke(ctx context.Context, id string, until time.Time) error {
-	err := r.write(ctx, map[string]any{id: until.UTC().Format(time.RFC3339), openKey(id): nil}, id)
+// Revoke implements auth.Revocations: the ended session's entry (its
+// token's expiry and its user) replaces its open record, in one patch, so
+// a logout never adds to its user's records and is never refused for
+// their number. It returns once every replica refuses the session's token
+// (after [RevocationLag], fresh.go); a revocation the ConfigMap refuses is
+// an error and changes nothing, here or elsewhere, so the client can
+// retry with the same token.
+func (r *ConfigMapRevocations) Revoke(ctx context.Context, id, user string, until time.Time) error {
+	s := auth.Session{ID: id, User: user, Expires: until}
+	err := r.write(ctx, map[string]any{s.ID: entryValue(s), openKey(s.ID): nil}, s.User)
 	if err != nil {
 		return fmt.Errorf("revoke session (not ended anywhere): %w", err)
 	}
-	r.remember(id, until, r.now())
+	r.remember(s, r.now())
 	return r.settle(ctx)
 }
 
 // write merge-patches set into the ConfigMap (creating it), with a null
-// for every expired entry; key is the entry set adds, not counted against
-// the bound.
-func (r *ConfigMapRevocations) write(ctx context.Context, set map[string]any, key string) error {
+// for every expired entry. An entry set adds (a value for a key not yet
+// recorded, net of the recorded keys set removes) counts against the
+// ConfigMap's bound ([ErrRevocationsFull]) and, for user, against the
+// per-user bound (auth.ErrSessionLimit): every entry names its user.
+func (r *ConfigMapRevocations) write(ctx context.Context, set map[string]any, user string) error {
 	now := r.now()
 	data := map[string]any{}
-	live := 0
+	recorded := map[string]string{} // the unexpired entries
 	if cm, err := r.lister.ConfigMaps(r.namespace).Get(r.name); err == nil {
 		for k, v := range cm.Data {
-			if t, err := entryExpiry(v); err != nil || !t.After(now) {
+			t, err := entryExpiry(v)
+			if err != nil || !t.After(now) {
 				data[k] = nil
-			} else if k != key {
-				live++
+			} else {
+				recorded[k] = v
 			}
 		}
 	}
-	if live >= r.max {
-		return fmt.Errorf("%s/%s: %w: %d unexpired sessions recorded, at most %d", r.namespace, r.name, ErrRevocationsFull, live, r.max)
+	r.addOwnWrites(recorded, now)
+	mine := 0
+	for _, v := range recorded {
+		if entryUser(v) == user {
+			mine++
+		}
+	}
+	added := 0 // net of the entries set removes (all of them user's)
+	for k, v := range set {
+		_, was := recorded[k]
+		switch {
+		case v != nil && !was:
+			added++
+		case v == nil && was:
+			added--
+		}
+	}
+	if added > 0 {
+		if live := len(recorded); live+added > r.max {
+			return fmt.Errorf("%s/%s: %w: %d unexpired sessions recorded, at most %d", r.namespace, r.name, ErrRevocationsFull, live, r.max)
+		}
+		if r.maxPerUser > 0 && mine+added > r.maxPerUser {
+			return fmt.Errorf("%s/%s: %w: %q has %d sessions recorded (open, or ended until their tokens expire), at most %d per user",
+				r.namespace, r.name, auth.ErrSessionLimit, user, mine, r.maxPerUser)
+		}
 	}
 	maps.Copy(data, set)
 	patch, err := json.Marshal(map[string]any{"data": data})
@@ -152,7 +192,7 @@ func (r *ConfigMapRevocations) write(ctx context.Context, set map[string]any, ke
 		}
 		_, err = r.kube.CoreV1().ConfigMaps(r.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: "redfish-sessions"})
 		if apierrors.IsAlreadyExists(err) {
-			return r.write(ctx, set, key)
+			return r.write(ctx, set, user)
 		}
 	}
 	if err != nil {
@@ -161,17 +201,39 @@ func (r *ConfigMapRevocations) write(ctx context.Context, set map[string]any, ke
 	return nil
 }
 
-// remember records a revoke in this replica's memory and drops the
-// expired ones.
-func (r *ConfigMapRevocations) remember(id string, until, now time.Time) {
+// addOwnWrites adds to recorded (key -> value of the unexpired entries)
+// this replica's own logins and logouts that its cache may not show yet,
+// so that a burst of them is counted exactly.
+func (r *ConfigMapRevocations) addOwnWrites(recorded map[string]string, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k, t := range r.local {
-		if !t.After(now) {
+	for id, s := range r.local {
+		if s.Expires.After(now) {
+			recorded[id] = entryValue(s)
+			delete(recorded, openKey(id))
+		}
+	}
+	for id, s := range r.opened {
+		if _, revoked := r.local[id]; !revoked && s.Expires.After(now) {
+			if _, ok := recorded[openKey(id)]; !ok {
+				recorded[openKey(id)] = entryValue(s)
+			}
+		}
+	}
+}
+
+// remember records a revoke in this replica's memory and drops the
+// expired ones.
+func (r *ConfigMapRevocations) remember(s auth.Session, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, o := range r.local {
+		if !o.Expires.After(now) {
 			delete(r.local, k)
 		}
 	}
-	r.local[id] = until
+	r.local[s.ID] = s
+	delete(r.opened, s.ID)
 }
 
 // Revoked implements auth.Revocations.

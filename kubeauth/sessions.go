@@ -17,7 +17,8 @@ import (
 // value "<RFC 3339 expiry> <user>". A login adds its key by a merge patch
 // of that key, a logout removes it in the patch that revokes the session,
 // and expired ones are pruned with any write, like revocations. Open and
-// revoked entries count together against [MaxRevocations].
+// revoked entries count together against [MaxRevocations], and each
+// against its user's [MaxRecordsPerUser].
 
 // openPrefix starts the key of an open session.
 const openPrefix = "open."
@@ -30,12 +31,24 @@ func entryExpiry(v string) (time.Time, error) {
 	return time.Parse(time.RFC3339, first)
 }
 
+// entryUser is the user an entry's value names after its expiry ("" for
+// a revocation written before revocations named their user).
+func entryUser(v string) string {
+	_, user, _ := strings.Cut(v, " ")
+	return user
+}
+
+// entryValue is the value of s's entry, open or revoked: its expiry and
+// its user.
+func entryValue(s auth.Session) string {
+	return s.Expires.UTC().Format(time.RFC3339) + " " + s.User
+}
+
 // Opened implements auth.Sessions: the session is listed here at once and
 // on every replica once the ConfigMap has it. A login the ConfigMap cannot
 // take fails (auth.Authenticator.Login).
 func (r *ConfigMapRevocations) Opened(ctx context.Context, s auth.Session) error {
-	value := s.Expires.UTC().Format(time.RFC3339) + " " + s.User
-	if err := r.write(ctx, map[string]any{openKey(s.ID): value}, openKey(s.ID)); errors.Is(err, ErrRevocationsFull) {
+	if err := r.write(ctx, map[string]any{openKey(s.ID): entryValue(s)}, s.User); errors.Is(err, ErrRevocationsFull) {
 		return fmt.Errorf("record session: %w: %w", auth.ErrSessionLimit, err)
 	} else if err != nil {
 		return fmt.Errorf("record session: %w", err)

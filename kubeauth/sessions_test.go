@@ -166,3 +166,58 @@ func TestOpenSessionsPerUser(t *testing.T) {
 		t.Errorf("bob's login while alice is at her bound: %v", err)
 	}
 }
+
+// TestLoginLogoutCyclesStayWithinTheUser is docs/reliability.md row 111:
+// revocations named no user, so one user's login/logout cycles filled the
+// ConfigMap (10,000 entries in ~19 minutes within the user's write share)
+// and then every user's login and logout was refused. Every entry now
+// counts against its user: the cycling user is refused at its bound (its
+// logouts still work: a logout replaces its session's entry), and
+// another user logs in and out.
+func TestLoginLogoutCyclesStayWithinTheUser(t *testing.T) {
+	kube, ns := adminInNamespace(t)
+	revs, err := watchRevocations(t.Context(), kube, ns, revocationsName, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs.max, revs.maxPerUser = 12, 4
+	users := auth.StaticUsers{
+		"mallory": {Name: "mallory", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"m"}}},
+		"bob":     {Name: "bob", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"b"}}},
+	}
+	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: []byte(strings.Repeat("k", auth.MinKeyLen)), MaxSessionsPerUser: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycles := 0
+	for range revs.max + 1 {
+		p, _, err := a.Login(t.Context(), "192.0.2.66", "mallory", "pw")
+		if errors.Is(err, auth.ErrSessionLimit) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("mallory's login %d: %v", cycles+1, err)
+		}
+		cycles++
+		if cycles == revs.maxPerUser {
+			// At the bound with this session open: its logout still works.
+			if err := a.Logout(t.Context(), p); err != nil {
+				t.Fatalf("mallory's logout at her bound: %v", err)
+			}
+			continue
+		}
+		if err := a.Logout(t.Context(), p); err != nil {
+			t.Fatalf("mallory's logout %d: %v", cycles, err)
+		}
+	}
+	if cycles != revs.maxPerUser {
+		t.Errorf("mallory completed %d login/logout cycles before a refusal, want her bound %d", cycles, revs.maxPerUser)
+	}
+	p, _, err := a.Login(t.Context(), "192.0.2.2", "bob", "pw")
+	if err != nil {
+		t.Fatalf("bob's login after mallory's cycles: %v", err)
+	}
+	if err := a.Logout(t.Context(), p); err != nil {
+		t.Errorf("bob's logout after mallory's cycles: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package redfish
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -151,7 +152,8 @@ func classify(err error, method, uri, action string) *Error {
 		m.Resolution = badValueResolution(bad)
 		return &Error{Status: http.StatusBadRequest, Messages: []Message{m}, Cause: err}
 	case errors.As(err, &throttled):
-		secs := strconv.Itoa(max(1, int(throttled.RetryAfter.Round(time.Second)/time.Second)))
+		// rounded up: a client retrying on time is not refused again
+		secs := strconv.Itoa(max(1, int(math.Ceil(throttled.RetryAfter.Seconds()))))
 		m := msg("GeneralError", nil)
 		m.Resolution = "Too many failed logins. Retry in " + secs + " seconds."
 		e := newError(http.StatusTooManyRequests, m)
@@ -184,6 +186,13 @@ func classify(err error, method, uri, action string) *Error {
 		if method == http.MethodDelete && strings.HasPrefix(uri, sessionsURI) {
 			m.Resolution = "The session was not ended and stays valid. Retry the request after " + secs + " seconds."
 		}
+		return &Error{Status: http.StatusServiceUnavailable, Messages: []Message{m}, Header: http.Header{"Retry-After": {secs}}, Cause: err}
+	case errors.Is(err, auth.ErrBusy):
+		// a password not checked for want of a hashing slot: nothing
+		// decided, retry
+		secs := strconv.Itoa(int(retryAfterUnavailable / time.Second))
+		m := msg("ServiceTemporarilyUnavailable", nil, secs)
+		m.Resolution = "Too many logins are being checked. Retry the request after " + secs + " seconds."
 		return &Error{Status: http.StatusServiceUnavailable, Messages: []Message{m}, Header: http.Header{"Retry-After": {secs}}, Cause: err}
 	case errors.Is(err, auth.ErrSessionLimit):
 		return &Error{
@@ -228,9 +237,11 @@ func fromEcho(he *echo.HTTPError, method, uri string) *Error {
 // for what the service does not implement (an unsupported query parameter
 // such as $filter, an unsupported action value), as it answers 4xx to a
 // malformed or unauthorized one, and but the 503 SessionLimitExceeded a
-// user earns by holding the sessions the limit allows.
+// user earns by holding the sessions the limit allows, and the 503 of a
+// password check refused while a flood of logins holds the hashing slots
+// (the flood's doing, not a failure of the service; logged at Info).
 func serviceFailed(status int, err error) bool {
-	return status >= 500 && status != http.StatusNotImplemented && !errors.Is(err, auth.ErrSessionLimit)
+	return status >= 500 && status != http.StatusNotImplemented && !errors.Is(err, auth.ErrSessionLimit) && !errors.Is(err, auth.ErrBusy)
 }
 
 // handleError is echo's HTTPErrorHandler: the one place errors become

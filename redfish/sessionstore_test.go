@@ -23,14 +23,14 @@ type memorySessions struct {
 	revokeErr error
 }
 
-func (m *memorySessions) Revoke(ctx context.Context, id string, until time.Time) error {
+func (m *memorySessions) Revoke(ctx context.Context, id, user string, until time.Time) error {
 	m.mu.Lock()
 	err := m.revokeErr
 	m.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return m.MemoryRevocations.Revoke(ctx, id, until)
+	return m.MemoryRevocations.Revoke(ctx, id, user, until)
 }
 
 func (m *memorySessions) Opened(ctx context.Context, s auth.Session) error {
@@ -70,4 +70,27 @@ func (m *memorySessions) Open(ctx context.Context) ([]auth.Session, error) {
 		}
 	}
 	return out, nil
+}
+
+func (m *memorySessions) Lookup(ctx context.Context, id string, _ time.Time) (auth.Session, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.open[id]
+	if !ok {
+		return auth.Session{}, false, nil
+	}
+	revoked, err := m.Revoked(ctx, id)
+	return s, !revoked, err
+}
+
+func (m *memorySessions) Touch(ctx context.Context, s auth.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if revoked, err := m.Revoked(ctx, s.ID); err != nil {
+		return err
+	} else if _, ok := m.open[s.ID]; !ok || revoked {
+		return fmt.Errorf("touch %s: %w", s.ID, auth.ErrNoSuchSession)
+	}
+	m.open[s.ID] = s
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/addrkey"
 )
 
 // limitListener keeps at most n connections open, TLS handshakes included,
@@ -135,17 +137,9 @@ func (l *limitListener) Close() error {
 }
 
 // addrKey is the address a connection's peer counts under: its IP, an
-// IPv6 address's /64 (what one host is usually given).
-func addrKey(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	if tcp.IP.To4() == nil && len(tcp.IP) == net.IPv6len {
-		return tcp.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return tcp.IP.String()
-}
+// IPv6 address's /64 (what one host is usually given), as the login
+// throttle counts it ([addrkey.FromAddr]).
+func addrKey(a net.Addr) string { return addrkey.FromAddr(a) }
 
 // limitConn is a connection of a limitListener.
 type limitConn struct {

@@ -15,9 +15,9 @@ type MemoryRevocations struct {
 	Now func() time.Time // nil means time.Now
 }
 
-// Revoke marks session id as logged out until its token expires, dropping
+// Revoke marks session id (of a user) as logged out until its token expires, dropping
 // the records already expired.
-func (m *MemoryRevocations) Revoke(_ context.Context, id string, until time.Time) error {
+func (m *MemoryRevocations) Revoke(_ context.Context, id, _ string, until time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()

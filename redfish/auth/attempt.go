@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/addrkey"
 )
 
 // Attempt is a password check in progress, reserved by [Throttle.Begin].
@@ -34,6 +36,7 @@ type gate struct {
 //
 // A refusal is a [*ThrottledError]; the caller then checks no password.
 func (t *Throttle) Begin(ctx context.Context, ip, user string, now func() time.Time) (*Attempt, error) {
+	ip = addrkey.FromHost(ip)
 	p := pair{ip, user}
 	t.mu.Lock()
 	t.init()

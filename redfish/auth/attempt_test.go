@@ -75,7 +75,7 @@ func TestConcurrentBadLogins(t *testing.T) {
 			f := newFixture(t)
 			h := &hashCounter{dummy: f.a.dummy}
 			f.a.compare = h.compare
-			f.a.hashing = make(chan struct{}, 2)
+			f.a.hashing = newHashSlots(2, 2*HashQueuePerSlot)
 			ctx := t.Context()
 			if _, err := f.a.Password(ctx, "198.51.100.7", "alice", "pw"); err != nil {
 				t.Fatal(err)

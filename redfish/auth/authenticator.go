@@ -10,9 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
 )
 
 // ErrBadCredentials is returned for an unknown user or a wrong password (the
@@ -52,8 +54,15 @@ type Config struct {
 	MaxSessionsPerUser int
 	// Key signs session tokens; every replica must use the same one.
 	Key []byte
-	// SessionTTL is the lifetime of a session token (default 30 minutes).
+	// SessionTTL is a session's inactivity timeout (Redfish's
+	// SessionTimeout; default 30 minutes): with Sessions set, a session
+	// ends once unused for SessionTTL (activity.go), and in any case
+	// SessionMaxLifetime after its login; without Sessions (nothing
+	// shared to record activity in) it ends SessionTTL after its login.
 	SessionTTL time.Duration
+	// SessionMaxLifetime bounds a session however busy (default
+	// [DefaultSessionMaxLifetime]): its token carries that expiry.
+	SessionMaxLifetime time.Duration
 	// Throttle limits failed logins; nil uses [NewThrottle].
 	Throttle *Throttle
 	// MaxHashing bounds the password hashes (bcrypt, ~50-100 ms of a CPU
@@ -61,6 +70,12 @@ type Config struct {
 	// half the CPUs (GOMAXPROCS), at least one, so a flood of logins from
 	// many addresses leaves the rest of the CPU to the service.
 	MaxHashing int
+	// MaxHashWait bounds how long a password check waits for a hashing
+	// slot (default [DefaultMaxHashWait]); a check that waits longer, or
+	// finds MaxHashing*[HashQueuePerSlot] checks of its priority already
+	// waiting, fails with [ErrBusy] (503 with Retry-After) and decides
+	// nothing.
+	MaxHashWait time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -72,8 +87,14 @@ type Authenticator struct {
 	// dummy is compared against for unknown users so they cost as much as
 	// known ones.
 	dummy []byte
-	// hashing holds a token per password hash being checked (MaxHashing).
-	hashing chan struct{}
+	// hashing hands out the MaxHashing slots for password hashes.
+	hashing *hashSlots
+	// dummies is the budget of unknown users' dummy compares.
+	dummies *rate.Limiter
+	// compareTook is a moving average of a compare's duration, in
+	// nanoseconds: what an unknown user's check waits when it does not
+	// compare.
+	compareTook atomic.Int64
 	// compare is bcrypt.CompareHashAndPassword; tests count its calls.
 	compare func(hash, password []byte) error
 
@@ -89,6 +110,15 @@ type Authenticator struct {
 // without running bcrypt again (Ironic polls power state every second).
 const basicCacheTTL = time.Minute
 
+// DefaultMaxHashWait is [Config.MaxHashWait]'s default: well inside a
+// client's request timeout (sushy's is 60 s, the bridge's 30 s), so a
+// check that cannot run answers 503 and is retried, never a 500.
+const DefaultMaxHashWait = 5 * time.Second
+
+// HashQueuePerSlot is how many checks of one priority may wait per
+// hashing slot: ~64 compares of ~70 ms, about [DefaultMaxHashWait].
+const HashQueuePerSlot = 64
+
 // New returns an Authenticator.
 func New(cfg Config) (*Authenticator, error) {
 	s, err := newSigner(cfg.Key)
@@ -101,27 +131,38 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 30 * time.Minute
 	}
+	if cfg.SessionMaxLifetime <= 0 {
+		cfg.SessionMaxLifetime = DefaultSessionMaxLifetime
+	}
 	if cfg.Throttle == nil {
 		cfg.Throttle = NewThrottle()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	start := time.Now()
 	dummy, err := bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 	if err != nil {
 		return nil, fmt.Errorf("auth: dummy hash: %w", err)
 	}
+	took := time.Since(start) // what a compare at the default cost takes
 	if cfg.MaxHashing <= 0 {
 		cfg.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if cfg.MaxHashWait <= 0 {
+		cfg.MaxHashWait = DefaultMaxHashWait
 	}
 	if cfg.MaxSessionsPerUser == 0 {
 		cfg.MaxSessionsPerUser = DefaultMaxSessionsPerUser
 	}
-	return &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
-		hashing: make(chan struct{}, cfg.MaxHashing), compare: bcrypt.CompareHashAndPassword}, nil
+	a := &Authenticator{cfg: cfg, signer: s, dummy: dummy, basic: map[[32]byte]time.Time{}, logins: map[string]*userLock{},
+		hashing: newHashSlots(cfg.MaxHashing, cfg.MaxHashing*HashQueuePerSlot),
+		dummies: rate.NewLimiter(dummyHashesPerSecond, dummyHashesPerSecond), compare: bcrypt.CompareHashAndPassword}
+	a.compareTook.Store(int64(took))
+	return a, nil
 }
 
-// SessionTTL is the lifetime of new sessions.
+// SessionTTL is the inactivity timeout of sessions ([Config.SessionTTL]).
 func (a *Authenticator) SessionTTL() time.Duration { return a.cfg.SessionTTL }
 
 // Password checks a user name and password presented by peer ip (the TCP
@@ -146,8 +187,16 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 		return Principal{}, "", err
 	}
 	p.Session = sid
-	p.Expires = a.cfg.Now().Add(a.cfg.SessionTTL).Truncate(time.Second)
-	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: p.Expires.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
+	now := a.cfg.Now()
+	// The token carries the session's end however busy; the record, the
+	// end by inactivity, which use pushes back (activity.go).
+	p.Expires = now.Add(a.cfg.SessionTTL).Truncate(time.Second)
+	end := p.Expires
+	if a.cfg.Sessions != nil {
+		end = now.Add(a.cfg.SessionMaxLifetime).Truncate(time.Second)
+		p.Expires = a.idleEnd(now, end)
+	}
+	tok, err := a.signer.sign(claims{Session: sid, User: u.Name, Expires: end.Unix(), Password: a.signer.fingerprint(u.PasswordHash)})
 	if err != nil {
 		return Principal{}, "", err
 	}
@@ -180,7 +229,11 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	if !hmac.Equal([]byte(c.Password), []byte(a.signer.fingerprint(u.PasswordHash))) {
 		return Principal{}, fmt.Errorf("%w: password changed", ErrInvalidToken)
 	}
-	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: time.Unix(c.Expires, 0)}, nil
+	expires, err := a.active(ctx, c)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: expires}, nil
 }
 
 // Logout revokes the session of p (a no-op for Basic auth). An error
@@ -189,7 +242,7 @@ func (a *Authenticator) Logout(ctx context.Context, p Principal) error {
 	if p.Session == "" {
 		return nil
 	}
-	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.Expires); err != nil {
+	if err := a.cfg.Revocations.Revoke(ctx, p.Session, p.User, p.Expires); err != nil {
 		return fmt.Errorf("revoke session %s: %w: %w", p.Session, ErrUnavailable, err)
 	}
 	return nil

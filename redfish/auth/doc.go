@@ -6,8 +6,9 @@
 // token another issued), the record of open sessions ([Sessions]), session
 // revocation ([Revocations]; tests use harness/testutil's in-memory one)
 // and failed-login throttling ([Throttle]) keyed on the TCP peer address
-// and the user name. Package kubeauth backs the users, the sessions, the
-// revocations and the signing key with Kubernetes objects.
+// (an IPv6 address counted as its /64) and the user name. Package kubeauth
+// backs the users, the sessions, the revocations and the signing key with
+// Kubernetes objects.
 //
 // It knows nothing about HTTP: redfish/ turns headers into calls to
 // [Authenticator] and its errors into Redfish error bodies.

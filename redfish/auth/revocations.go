@@ -16,9 +16,9 @@ var ErrUnavailable = errors.New("session state unavailable")
 // replica must see every revocation, so production backs it with a shared
 // Kubernetes object.
 type Revocations interface {
-	// Revoke marks session id as logged out; until is when its token expires
-	// anyway, after which the record may be dropped.
-	Revoke(ctx context.Context, id string, until time.Time) error
+	// Revoke marks session id of user as logged out; until is when its
+	// token expires anyway, after which the record may be dropped.
+	Revoke(ctx context.Context, id, user string, until time.Time) error
 	// Revoked reports whether session id was logged out.
 	Revoked(ctx context.Context, id string) (bool, error)
 }

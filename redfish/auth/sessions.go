@@ -35,6 +35,16 @@ type Sessions interface {
 	Opened(ctx context.Context, s Session) error
 	// Open returns the unexpired sessions not revoked.
 	Open(ctx context.Context) ([]Session, error)
+	// Lookup returns open session id's record. A record that this
+	// replica's view lacks, or shows expired by now, is looked up again
+	// in a view confirmed after the call began, so that a login or a use
+	// on another replica just before is seen; false means the session is
+	// not open (never opened, revoked, or pruned after its expiry).
+	Lookup(ctx context.Context, id string, now time.Time) (Session, bool, error)
+	// Touch sets open session s.ID's expiry to s.Expires; an error
+	// wrapping [ErrNoSuchSession] means the session is no longer recorded
+	// (revoked meanwhile), and Touch never records it again.
+	Touch(ctx context.Context, s Session) error
 }
 
 // OpenSessions returns the open sessions, sorted by id; without a

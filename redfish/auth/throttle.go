@@ -3,6 +3,8 @@ package auth
 import (
 	"sync"
 	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/addrkey"
 )
 
 // Throttle slows password guessing without letting a client dodge it or
@@ -12,7 +14,8 @@ import (
 //     must wait an exponentially growing delay (BaseDelay doubling, capped at
 //     MaxDelay). Only the guesser's own address is slowed down.
 //   - Per peer IP, any user: more than IPFailures failures in Window (password
-//     spraying) block that address for LockFor.
+//     spraying) block that address for LockFor; after the lock the address
+//     starts with no failures counted.
 //   - Per user, any address (a distributed guess at one account): more than
 //     UserFailures failures in Window block that user for LockFor, but only
 //     from addresses that have not logged in as that user successfully in
@@ -23,7 +26,9 @@ import (
 // burst of parallel guesses reaches the password hash no more often than
 // the same guesses one after another.
 //
-// The peer IP must be the TCP peer, never a header the client chooses.
+// The peer IP must be the TCP peer, never a header the client chooses. It
+// is counted under its [addrkey] (an IPv6 address as its /64, as the
+// connection shares count it), so walking a /64 gains a guesser nothing.
 // State is in memory: each replica throttles on its own, so N replicas allow
 // at most N times the attempts.
 type Throttle struct {
@@ -43,6 +48,9 @@ type Throttle struct {
 	ips   map[string]*window
 	users map[string]*window
 	known map[pair]time.Time
+	// succeeded is, per user, when its last successful login stops
+	// counting as recent ([Throttle.Recent]).
+	succeeded map[string]time.Time
 	// checks running ([Throttle.Begin]): a gate per pair, counts per
 	// address and per user
 	gates    map[pair]*gate
@@ -82,6 +90,7 @@ func NewThrottle() *Throttle {
 // Check reports how long the attempt (ip, user) must still wait; zero means
 // it may proceed. It records nothing.
 func (t *Throttle) Check(ip, user string, now time.Time) time.Duration {
+	ip = addrkey.FromHost(ip)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.check(ip, user, now)
@@ -109,6 +118,7 @@ func (t *Throttle) check(ip, user string, now time.Time) time.Duration {
 
 // Fail records a failed attempt.
 func (t *Throttle) Fail(ip, user string, now time.Time) {
+	ip = addrkey.FromHost(ip)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
@@ -135,12 +145,24 @@ func (t *Throttle) Fail(ip, user string, now time.Time) {
 // Succeed records a successful login: the pair's backoff is cleared and the
 // address becomes known for the user (exempt from the soft per-user lock).
 func (t *Throttle) Succeed(ip, user string, now time.Time) {
+	ip = addrkey.FromHost(ip)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.init()
 	t.prune(now)
 	delete(t.pairs, pair{ip, user})
 	t.known[pair{ip, user}] = now.Add(t.KnownFor)
+	t.succeeded[user] = now.Add(t.KnownFor)
+}
+
+// Recent reports whether user logged in successfully, from any address,
+// within the last KnownFor: its password checks go first
+// ([Authenticator.password]).
+func (t *Throttle) Recent(user string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exp, ok := t.succeeded[user]
+	return ok && now.Before(exp)
 }
 
 func (t *Throttle) count(m map[string]*window, k string, limit int, now time.Time) {
@@ -151,7 +173,12 @@ func (t *Throttle) count(m map[string]*window, k string, limit int, now time.Tim
 	}
 	w.failures++
 	if w.failures > limit {
+		// The lock is the penalty: once it ends, counting starts afresh,
+		// so the next lock takes another limit+1 failures. (Counting on
+		// in the old window kept refusing until the window ended, ~10
+		// minutes after its first failure, with Retry-After: 1.)
 		w.until = now.Add(t.LockFor)
+		w.start, w.failures = w.until, 0
 	}
 }
 
@@ -166,6 +193,7 @@ func (t *Throttle) init() {
 		t.ips = map[string]*window{}
 		t.users = map[string]*window{}
 		t.known = map[pair]time.Time{}
+		t.succeeded = map[string]time.Time{}
 		t.gates = map[pair]*gate{}
 		t.ipBusy = map[string]int{}
 		t.userBusy = map[string]int{}
@@ -195,6 +223,13 @@ func (t *Throttle) prune(now time.Time) {
 		for k, exp := range t.known {
 			if now.After(exp) {
 				delete(t.known, k)
+			}
+		}
+	}
+	if len(t.succeeded) > t.MaxEntries {
+		for k, exp := range t.succeeded {
+			if now.After(exp) {
+				delete(t.succeeded, k)
 			}
 		}
 	}
