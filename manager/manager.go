@@ -1,0 +1,225 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Options configure a [Manager].
+type Options struct {
+	// Elect calls lead for every leadership term this replica holds, with
+	// a ctx that ends with the term, until ctx ends; leading reports each
+	// term's start and end. It returns when ctx ended and the last term's
+	// lead returned (service's Lease campaign). Nil: this replica leads one
+	// term for as long as it runs.
+	Elect func(ctx context.Context, leading func(bool), lead func(ctx context.Context)) error
+}
+
+// The manager's phases, in order ([Manager.Ready] reads them).
+const (
+	phaseNew int32 = iota
+	phaseSyncing
+	phaseSynced
+	phaseReady
+)
+
+// Manager runs the parts of each [Group]. Add the parts, then call
+// [Manager.Start] (probes and caches; returns once the caches synced),
+// add what was built from the caches, then [Manager.Serve] (servers,
+// always-on parts, leader election).
+type Manager struct {
+	opts Options
+
+	mu      sync.Mutex
+	parts   [numGroups][]Part
+	started [numGroups]bool
+	stopped bool // no group starts any more
+	ctx     [numGroups]context.Context
+	cancel  [numGroups]context.CancelFunc
+	running [numGroups]sync.WaitGroup
+
+	phase   atomic.Int32
+	leading atomic.Bool
+
+	failOnce sync.Once
+	err      error
+	failed   chan struct{} // closed by the first failure
+	done     chan struct{} // closed once every group stopped
+}
+
+// New returns a manager with no parts.
+func New(opts Options) *Manager {
+	return &Manager{opts: opts, failed: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Add adds p to group g. A part is added before its group starts: Probes
+// and Caches before [Manager.Start], the others before [Manager.Serve].
+func (m *Manager) Add(p Part, g Group) error {
+	if g < 0 || g >= numGroups {
+		return fmt.Errorf("manager: add to %s: no such group", g)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started[g] {
+		return fmt.Errorf("manager: add to %s: the group has started", g)
+	}
+	m.parts[g] = append(m.parts[g], p)
+	return nil
+}
+
+// Start starts the Probes and then the Caches group and returns once every
+// cache is ready, or the error that stopped the bridge first (a cache that
+// failed, or ctx ended). The manager stops when ctx ends; ctx's values (its
+// logger) reach every part.
+func (m *Manager) Start(ctx context.Context) error {
+	m.mu.Lock()
+	if m.phase.Load() != phaseNew {
+		m.mu.Unlock()
+		return errors.New("manager: started twice")
+	}
+	m.phase.Store(phaseSyncing)
+	// Each group's ctx ends when the group is stopped, not when ctx ends:
+	// [Manager.stop] ends them one group after the other.
+	for g := range numGroups {
+		m.ctx[g], m.cancel[g] = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	m.mu.Unlock()
+	go m.stop(ctx)
+	m.startGroup(Probes)
+	m.startGroup(Caches)
+	if err := m.waitReady(Caches); err != nil {
+		return fmt.Errorf("manager: caches did not sync: %w", err)
+	}
+	m.phase.Store(phaseSynced)
+	return nil
+}
+
+// Serve starts the Servers group, waits until every server is ready,
+// starts the Always group and then campaigns for the Leader group's
+// terms. It returns the error that stopped the bridge first, if any did
+// before the servers were ready.
+func (m *Manager) Serve() error {
+	if m.phase.Load() != phaseSynced {
+		return errors.New("manager: Serve before Start returned, or twice")
+	}
+	m.startGroup(Servers)
+	if err := m.waitReady(Servers); err != nil {
+		return fmt.Errorf("manager: servers not ready: %w", err)
+	}
+	m.startGroup(Always)
+	m.phase.Store(phaseReady)
+	m.startLeader()
+	return nil
+}
+
+// Ready is nil once every cache synced and every server is ready, else
+// why not (what /readyz answers).
+func (m *Manager) Ready() error {
+	switch m.phase.Load() {
+	case phaseReady:
+		return nil
+	case phaseSynced:
+		return errors.New("servers not started yet")
+	default:
+		return errors.New("caches not synced yet")
+	}
+}
+
+// Leading reports whether this replica leads now (its Leader parts run).
+func (m *Manager) Leading() bool { return m.leading.Load() }
+
+// Wait blocks until every group stopped (Start's ctx ended or a part
+// failed) and returns the failure, nil when ctx ended. Only after Start.
+func (m *Manager) Wait() error {
+	<-m.done
+	return m.failure()
+}
+
+// fail records err as the bridge's failure (the first one wins) and
+// stops every group.
+func (m *Manager) fail(err error) {
+	m.failOnce.Do(func() {
+		m.mu.Lock()
+		m.err = err
+		m.mu.Unlock()
+		close(m.failed)
+	})
+}
+
+func (m *Manager) failure() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// stop waits for ctx to end or a part to fail, then stops the groups in
+// the reverse order of their start, each after the later one returned.
+func (m *Manager) stop(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-m.failed:
+	}
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	for g := numGroups - 1; g >= 0; g-- {
+		m.cancel[g]()
+		m.running[g].Wait()
+	}
+	close(m.done)
+}
+
+// startGroup starts every part of g in its own goroutine, unless the
+// manager is stopping.
+func (m *Manager) startGroup(g Group) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.started[g] = true
+	if m.stopped {
+		return
+	}
+	ctx := m.ctx[g]
+	for _, p := range m.parts[g] {
+		m.running[g].Go(func() { m.check(ctx, p.Start(ctx)) })
+	}
+}
+
+// check fails the bridge with err when a part returned it while its ctx
+// lived; an error after ctx ended is the part's shutdown.
+func (m *Manager) check(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		m.fail(err)
+	}
+}
+
+// waitReady waits until every [Readier] of g is ready. When the bridge
+// stops first it returns the failure that stopped it, or why it stopped.
+func (m *Manager) waitReady(g Group) error {
+	m.mu.Lock()
+	parts, ctx := m.parts[g], m.ctx[g]
+	m.mu.Unlock()
+	errc := make(chan error, len(parts))
+	for _, p := range parts {
+		r, ok := p.(Readier)
+		if !ok {
+			errc <- nil
+			continue
+		}
+		go func() { errc <- r.WaitReady(ctx) }()
+	}
+	for range parts {
+		if err := <-errc; err != nil {
+			if f := m.failure(); f != nil {
+				return f
+			}
+			return err
+		}
+	}
+	if f := m.failure(); f != nil {
+		return f
+	}
+	return ctx.Err()
+}
