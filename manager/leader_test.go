@@ -178,3 +178,37 @@ func TestLeaderTermStartsAllOrNone(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderPartReturningEndsTheTerm: a Leader part that returns, even
+// without an error, ends its term's other parts (a term runs whole or not
+// at all); the bridge keeps running.
+func TestLeaderPartReturningEndsTheTerm(t *testing.T) {
+	m := New(Options{})
+	stopped := make(chan struct{})
+	first := PartFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		close(stopped)
+		return nil
+	})
+	second := PartFunc(func(context.Context) error { return nil })
+	for _, p := range []Part{first, second} {
+		if err := m.Add(p, Leader); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the first part to stop after the second returned", stopped)
+	if err := m.Ready(); err != nil {
+		t.Errorf("Ready after the term ended: %v", err)
+	}
+	cancel()
+	if err := await(t, "Wait", waitErr(m)); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}

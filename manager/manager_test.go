@@ -99,12 +99,20 @@ func TestStartOrder(t *testing.T) {
 		t.Fatalf("Start returned (%v) while a cache was syncing", err)
 	default:
 	}
+	for _, g := range []Group{Servers, Always, Leader} {
+		if m.groupStarted(g) { // the goroutines of a started group may not have run yet: ask the manager
+			t.Errorf("the %s group started while a cache was syncing", g)
+		}
+	}
 	close(release)
 	if err := await(t, "Start", started); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Ready(); err == nil || !strings.Contains(err.Error(), "servers not started") {
 		t.Errorf("Ready before Serve: %v, want servers not started", err)
+	}
+	if m.groupStarted(Servers) {
+		t.Error("the servers group started before Serve")
 	}
 	if err := m.Serve(); err != nil {
 		t.Fatal(err)
@@ -120,6 +128,13 @@ func TestStartOrder(t *testing.T) {
 	if diff := cmp.Diff(want, l.get()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+}
+
+// groupStarted reports whether g's parts were started.
+func (m *Manager) groupStarted(g Group) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.started[g]
 }
 
 // waitErr returns Wait's result on a channel.
