@@ -13,9 +13,15 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/power"
 )
 
-// concerns are what the Redfish backend is built on: the SSA writer, the
-// media and power verbs, and their reconcilers (Leader parts).
+// concerns are what the Redfish backend and the long-running parts are
+// built on: the clients, the synced caches and the configuration they came
+// from, the SSA writer, the media and power verbs, and their reconcilers
+// (Leader parts).
 type concerns struct {
+	clients clients
+	caches  *caches
+	cfg     Config
+
 	writer *apply.Client
 	media  *media.Service
 	power  *power.Service
@@ -69,5 +75,5 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	return &concerns{writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
 }

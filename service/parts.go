@@ -37,10 +37,11 @@ func newClients(cfg *rest.Config) (clients, error) {
 	return clients{dyn: dyn, kube: kube, forcer: forcer}, nil
 }
 
-// addParts adds the long-running parts built on the caches and the
-// concerns to mgr: the reconcilers (Leader group) and, one line each, the
-// parts of other packages, each added by its package's own function (see
-// docs/extending.md, "A long-running part").
+// addParts adds the long-running parts built on the concerns (clients,
+// caches, configuration, writer, verbs) to mgr: the reconcilers (Leader
+// group) and, one line each, the parts of other packages, each added by
+// its package's own function, e.g. console.Add(mgr, con.caches.inv, ...)
+// (docs/extending.md, "A long-running part").
 func addParts(mgr *manager.Manager, con *concerns) error {
 	return errors.Join(
 		con.recs.addTo(mgr),
