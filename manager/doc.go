@@ -7,7 +7,8 @@
 // A part is added to one [Group]; the group decides when it starts and
 // stops, so the order of a start is the manager's, not the caller's:
 //
-//	Probes   /metrics, /healthz, /readyz: started first, so a probe is
+//	Probes   /metrics, /healthz, /readyz: started first and ready (the
+//	         server listens) before any cache starts, so a probe is
 //	         answered (and /readyz says why not) while the caches sync
 //	Caches   started together (the users and sessions load while the
 //	         inventory lists every VM); [Manager.Start] returns once every

@@ -70,8 +70,9 @@ func (m *Manager) Add(p Part, g Group) error {
 	return nil
 }
 
-// Start starts the Probes and then the Caches group and returns once every
-// cache is ready, or the error that stopped the bridge first (a cache that
+// Start starts the Probes group, waits until every probe is ready (a
+// server listens), starts the Caches group and returns once every cache
+// is ready, or the error that stopped the bridge first (a cache that
 // failed, or ctx ended). The manager stops when ctx ends; ctx's values (its
 // logger) reach every part.
 func (m *Manager) Start(ctx context.Context) error {
@@ -89,6 +90,9 @@ func (m *Manager) Start(ctx context.Context) error {
 	m.mu.Unlock()
 	go m.stop(ctx)
 	m.startGroup(Probes)
+	if err := m.waitReady(Probes); err != nil {
+		return fmt.Errorf("manager: probes not ready: %w", err)
+	}
 	m.startGroup(Caches)
 	if err := m.waitReady(Caches); err != nil {
 		return fmt.Errorf("manager: caches did not sync: %w", err)

@@ -309,3 +309,65 @@ func TestAddAfterItsGroupStarted(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// readyPart is a part that is ready once ready is closed.
+type readyPart struct {
+	Part
+	ready chan struct{}
+}
+
+func (p readyPart) WaitReady(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestProbesReadyBeforeCaches: no cache starts before every probe is
+// ready (the health server listens), and a probe that fails to become
+// ready (a taken port) fails Start.
+func TestProbesReadyBeforeCaches(t *testing.T) {
+	var l log
+	m := New(Options{})
+	probe, probeUp := blocking(&l, "probe")
+	slow := readyPart{Part: probe, ready: make(chan struct{})}
+	cache, cacheUp := blocking(&l, "cache")
+	if err := errors.Join(m.Add(slow, Probes), m.Add(cache, Caches)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	started := make(chan error, 1)
+	go func() { started <- m.Start(ctx) }()
+	await(t, "the probe to start", probeUp)
+	if m.groupStarted(Caches) {
+		t.Error("the caches group started before the probes were ready")
+	}
+	close(slow.ready)
+	if err := await(t, "Start", started); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the cache to start", cacheUp)
+	cancel()
+	if err := await(t, "Wait", waitErr(m)); err != nil {
+		t.Error(err)
+	}
+
+	errTaken := errors.New("address already in use")
+	m = New(Options{})
+	cache, _ = blocking(&l, "cache")
+	taken := readyPart{Part: PartFunc(func(context.Context) error { return errTaken }), ready: make(chan struct{})}
+	if err := errors.Join(m.Add(taken, Probes), m.Add(cache, Caches)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(t.Context()); !errors.Is(err, errTaken) {
+		t.Errorf("Start with a probe that cannot listen: %v, want %v", err, errTaken)
+	}
+	if m.groupStarted(Caches) {
+		t.Error("the caches group started though a probe failed")
+	}
+	if err := await(t, "Wait", waitErr(m)); !errors.Is(err, errTaken) {
+		t.Errorf("Wait: %v, want %v", err, errTaken)
+	}
+}
