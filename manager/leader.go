@@ -5,15 +5,18 @@ import (
 	"sync"
 )
 
-// startLeader campaigns for the Leader group's terms ([Options.Elect]).
-func (m *Manager) startLeader() {
+// startLeader campaigns for the Leader group's terms ([Options.Elect])
+// with a ctx of the group's (as [Manager.startGroup]).
+func (m *Manager) startLeader(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.started[Leader] = true
+	m.started[Leader], m.cancel[Leader] = true, cancel
 	if m.stopped {
+		cancel()
 		return
 	}
-	ctx, elect := m.ctx[Leader], m.opts.Elect
+	elect := m.opts.Elect
 	if elect == nil {
 		elect = leadAlways
 	}

@@ -70,7 +70,7 @@ func TestLeaderTerms(t *testing.T) {
 	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Serve(); err != nil {
+	if err := m.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
 	await(t, "the always-on part to start", alwaysUp)
@@ -154,7 +154,7 @@ func TestLeaderTermStartsAllOrNone(t *testing.T) {
 			if err := m.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Serve(); err != nil {
+			if err := m.Serve(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			want := tc.buildErr
@@ -200,7 +200,7 @@ func TestLeaderPartReturningEndsTheTerm(t *testing.T) {
 	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Serve(); err != nil {
+	if err := m.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
 	await(t, "the first part to stop after the second returned", stopped)

@@ -23,6 +23,7 @@ const (
 	phaseNew int32 = iota
 	phaseSyncing
 	phaseSynced
+	phaseServing
 	phaseReady
 )
 
@@ -36,9 +37,8 @@ type Manager struct {
 	mu      sync.Mutex
 	parts   [numGroups][]Part
 	started [numGroups]bool
-	stopped bool // no group starts any more
-	ctx     [numGroups]context.Context
-	cancel  [numGroups]context.CancelFunc
+	stopped bool                          // no group starts any more
+	cancel  [numGroups]context.CancelFunc // of each started group's ctx
 	running [numGroups]sync.WaitGroup
 
 	phase   atomic.Int32
@@ -82,19 +82,12 @@ func (m *Manager) Start(ctx context.Context) error {
 		return errors.New("manager: started twice")
 	}
 	m.phase.Store(phaseSyncing)
-	// Each group's ctx ends when the group is stopped, not when ctx ends:
-	// [Manager.stop] ends them one group after the other.
-	for g := range numGroups {
-		m.ctx[g], m.cancel[g] = context.WithCancel(context.WithoutCancel(ctx))
-	}
 	m.mu.Unlock()
 	go m.stop(ctx)
-	m.startGroup(Probes)
-	if err := m.waitReady(Probes); err != nil {
+	if err := m.waitReady(m.startGroup(ctx, Probes), Probes); err != nil {
 		return fmt.Errorf("manager: probes not ready: %w", err)
 	}
-	m.startGroup(Caches)
-	if err := m.waitReady(Caches); err != nil {
+	if err := m.waitReady(m.startGroup(ctx, Caches), Caches); err != nil {
 		return fmt.Errorf("manager: caches did not sync: %w", err)
 	}
 	m.phase.Store(phaseSynced)
@@ -103,19 +96,19 @@ func (m *Manager) Start(ctx context.Context) error {
 
 // Serve starts the Servers group, waits until every server is ready,
 // starts the Always group and then campaigns for the Leader group's
-// terms. It returns the error that stopped the bridge first, if any did
-// before the servers were ready.
-func (m *Manager) Serve() error {
-	if m.phase.Load() != phaseSynced {
+// terms. ctx is Start's (its values reach the parts; its end is already
+// watched). It returns the error that stopped the bridge first, if any
+// did before the servers were ready.
+func (m *Manager) Serve(ctx context.Context) error {
+	if !m.phase.CompareAndSwap(phaseSynced, phaseServing) {
 		return errors.New("manager: Serve before Start returned, or twice")
 	}
-	m.startGroup(Servers)
-	if err := m.waitReady(Servers); err != nil {
+	if err := m.waitReady(m.startGroup(ctx, Servers), Servers); err != nil {
 		return fmt.Errorf("manager: servers not ready: %w", err)
 	}
-	m.startGroup(Always)
+	m.startGroup(ctx, Always)
 	m.phase.Store(phaseReady)
-	m.startLeader()
+	m.startLeader(ctx)
 	return nil
 }
 
@@ -125,7 +118,7 @@ func (m *Manager) Ready() error {
 	switch m.phase.Load() {
 	case phaseReady:
 		return nil
-	case phaseSynced:
+	case phaseSynced, phaseServing:
 		return errors.New("servers not started yet")
 	default:
 		return errors.New("caches not synced yet")
@@ -170,25 +163,34 @@ func (m *Manager) stop(ctx context.Context) {
 	m.stopped = true
 	m.mu.Unlock()
 	for g := numGroups - 1; g >= 0; g-- {
-		m.cancel[g]()
+		m.mu.Lock()
+		cancel := m.cancel[g]
+		m.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
 		m.running[g].Wait()
 	}
 	close(m.done)
 }
 
 // startGroup starts every part of g in its own goroutine, unless the
-// manager is stopping.
-func (m *Manager) startGroup(g Group) {
+// manager is stopping, and returns the group's ctx. The group's ctx
+// carries ctx's values and ends when [Manager.stop] stops the group, not
+// when ctx ends: the groups stop one after the other.
+func (m *Manager) startGroup(ctx context.Context, g Group) context.Context {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.started[g] = true
+	m.started[g], m.cancel[g] = true, cancel
 	if m.stopped {
-		return
+		cancel()
+		return ctx
 	}
-	ctx := m.ctx[g]
 	for _, p := range m.parts[g] {
 		m.running[g].Go(func() { m.check(ctx, p.Start(ctx)) })
 	}
+	return ctx
 }
 
 // check fails the bridge with err when a part returned it while its ctx
@@ -199,11 +201,12 @@ func (m *Manager) check(ctx context.Context, err error) {
 	}
 }
 
-// waitReady waits until every [Readier] of g is ready. When the bridge
-// stops first it returns the failure that stopped it, or why it stopped.
-func (m *Manager) waitReady(g Group) error {
+// waitReady waits until every [Readier] of g (started with ctx) is ready.
+// When the bridge stops first it returns the failure that stopped it, or
+// why it stopped.
+func (m *Manager) waitReady(ctx context.Context, g Group) error {
 	m.mu.Lock()
-	parts, ctx := m.parts[g], m.ctx[g]
+	parts := m.parts[g]
 	m.mu.Unlock()
 	errc := make(chan error, len(parts))
 	for _, p := range parts {

@@ -114,7 +114,7 @@ func TestStartOrder(t *testing.T) {
 	if m.groupStarted(Servers) {
 		t.Error("the servers group started before Serve")
 	}
-	if err := m.Serve(); err != nil {
+	if err := m.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Ready(); err != nil {
@@ -162,7 +162,7 @@ func TestShutdownOrder(t *testing.T) {
 	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Serve(); err != nil {
+	if err := m.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, up := range ups {
@@ -217,7 +217,7 @@ func TestFailingPartStopsTheBridge(t *testing.T) {
 			if err := m.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Serve(); err != nil {
+			if err := m.Serve(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			for _, up := range ups {
@@ -265,7 +265,7 @@ func TestFailingPartStopsTheBridge(t *testing.T) {
 		if err := await(t, "Wait", waitErr(m)); !errors.Is(err, errBoom) {
 			t.Errorf("Wait: %v, want %v", err, errBoom)
 		}
-		if err := m.Serve(); err == nil {
+		if err := m.Serve(t.Context()); err == nil {
 			t.Error("Serve after a failed Start: no error")
 		}
 		want := []string{"probe started", "slow cache stopped", "probe stopped"}

@@ -48,7 +48,7 @@ func TestReconcilersTerm(t *testing.T) {
 			if err := mgr.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if err := mgr.Serve(); err != nil {
+			if err := mgr.Serve(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			err := mgr.Wait()

@@ -171,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err := addParts(r.mgr, con); err != nil {
 		return nil, err
 	}
-	if err := r.mgr.Serve(); err != nil {
+	if err := r.mgr.Serve(ctx); err != nil {
 		return nil, err
 	}
 	r.Addr, r.MetricsAddr = redfishSrv.Addr(), metricsSrv.Addr()
