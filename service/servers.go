@@ -158,7 +158,9 @@ func (s *server) Start(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
-	<-served // http.ErrServerClosed, as soon as Shutdown began
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) { // returned as soon as Shutdown began
+		return fmt.Errorf("%s: serve: %w", s.name, err)
+	}
 	return nil
 }
 
