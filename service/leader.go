@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/metrics"
 )
 
 // LeaderElection configures which replica runs the watch-driven
@@ -140,4 +141,13 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		}
 	}
 	return nil
+}
+
+// elect is the manager's [manager.Options.Elect]: the Lease campaign of
+// cfg.Leader in cfg.Namespace, which also sets the leader gauge of m.
+func elect(kube kubernetes.Interface, cfg Config, m *metrics.Metrics) func(context.Context, func(bool), func(context.Context)) error {
+	l := cfg.Leader.withDefaults()
+	return func(ctx context.Context, leading func(bool), lead func(context.Context)) error {
+		return campaign(ctx, kube, cfg.Namespace, l, func(v bool) { leading(v); m.SetLeader(v) }, lead)
+	}
 }

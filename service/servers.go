@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -68,21 +67,57 @@ func HardenTLS(cfg *tls.Config) *tls.Config {
 	return cfg
 }
 
-// serve listens on addr and serves h (HTTPS when tlsCfg is set) until ctx
-// ends; it returns the resolved address. A serving error calls fail.
-// Requests' contexts carry ctx's values (its logger: logctx), not its end:
-// a request in flight at shutdown finishes.
-func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Handler, tlsCfg *tls.Config,
-	limits Limits, fail func(error)) (string, error) {
-	log := logctx.From(ctx)
-	limits = limits.withDefaults()
-	ln, err := net.Listen("tcp", addr)
+// server is one HTTP(S) server of the bridge, a part of the manager's
+// Probes or Servers group: it listens when its part starts (ready once it
+// listens: [server.WaitReady]), serves h (HTTPS when tls is set) until its
+// ctx ends, then shuts down. Requests' contexts carry ctx's values (its
+// logger: logctx), not its end: a request in flight at shutdown finishes
+// (5 s at most).
+type server struct {
+	name, addr string
+	h          http.Handler
+	tls        *tls.Config
+	limits     Limits
+
+	listening chan struct{} // closed once ln is set
+	ln        net.Listener
+}
+
+// newServer returns the server part name serving h on addr.
+func newServer(name, addr string, h http.Handler, tlsCfg *tls.Config, limits Limits) *server {
+	return &server{name: name, addr: addr, h: h, tls: tlsCfg, limits: limits.withDefaults(), listening: make(chan struct{})}
+}
+
+// WaitReady returns once the server listens ([manager.Readier]).
+func (s *server) WaitReady(ctx context.Context) error {
+	select {
+	case <-s.listening:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Addr is the address the server listens on (":0" resolved), only after
+// WaitReady returned nil; "" for no server (nil).
+func (s *server) Addr() string {
+	if s == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Start listens and serves until ctx ends; a listen or serve error is
+// returned (and stops the bridge).
+func (s *server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return "", fmt.Errorf("%s: listen on %s: %w", name, addr, err)
+		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
 	}
-	if limits.MaxConnections > 0 {
-		ln = newLimitListener(ln, limits.MaxConnections)
+	if s.limits.MaxConnections > 0 {
+		ln = newLimitListener(ln, s.limits.MaxConnections)
 	}
+	h, tlsCfg := s.h, s.tls
 	if tlsCfg != nil {
 		tlsCfg = HardenTLS(tlsCfg)
 		h = withHSTS(h)
@@ -90,35 +125,43 @@ func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Ha
 	srv := &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsCfg,
-		MaxHeaderBytes:    limits.MaxHeaderBytes,
+		MaxHeaderBytes:    s.limits.MaxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second, // also bounds the TLS handshake
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      55 * time.Second, // within sushy's 60 s read timeout
 		IdleTimeout:       60 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logctx.From(ctx).Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	if limits.MaxConnections > 0 {
+	if s.limits.MaxConnections > 0 {
 		trackConns(srv)
 	}
-	wg.Go(func() {
-		var err error
+	s.ln = ln
+	close(s.listening)
+	served := make(chan error, 1)
+	go func() {
 		if tlsCfg != nil {
-			err = srv.ServeTLS(ln, "", "")
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
-			err = srv.Serve(ln)
+			served <- srv.Serve(ln)
 		}
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fail(fmt.Errorf("%s: serve: %w", name, err))
+	}()
+	select {
+	case err := <-served:
+		_ = srv.Close()
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
 		}
-	})
-	wg.Go(func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-	})
-	return ln.Addr().String(), nil
+		return fmt.Errorf("%s: serve: %w", s.name, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) { // returned as soon as Shutdown began
+		return fmt.Errorf("%s: serve: %w", s.name, err)
+	}
+	return nil
 }
 
 // hsts is the Strict-Transport-Security of every HTTPS answer (RFC 6797):

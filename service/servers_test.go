@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"net/http"
@@ -114,6 +115,32 @@ func TestHSTS(t *testing.T) {
 		if got := resp.Header.Get("Strict-Transport-Security"); got != tc.want {
 			t.Errorf("GET %s: Strict-Transport-Security %q, want %q", tc.url, got, tc.want)
 		}
+	}
+}
+
+// serve runs a server part as the manager would, until ctx ends (wg
+// waits for it), and returns its address; a serving error calls fail.
+func serve(ctx context.Context, wg *sync.WaitGroup, name, addr string, h http.Handler, tlsCfg *tls.Config,
+	limits Limits, fail func(error)) (string, error) {
+	s := newServer(name, addr, h, tlsCfg, limits)
+	errc := make(chan error, 1)
+	wg.Go(func() {
+		err := s.Start(ctx)
+		errc <- err
+		if err != nil {
+			fail(err)
+		}
+	})
+	ready := make(chan error, 1)
+	go func() { ready <- s.WaitReady(ctx) }()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return "", err
+		}
+		return s.Addr(), nil
+	case err := <-errc:
+		return "", err
 	}
 }
 

@@ -1,35 +1,25 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
-	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
-	"github.com/redfish-bridge/redfish-bridge/inventory"
-	"github.com/redfish-bridge/redfish-bridge/kubeauth"
+	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
-	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
-	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
-	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
-	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // Config is everything a bridge needs to run.
@@ -113,207 +103,79 @@ type Running struct {
 	MetricsAddr string
 	Writer      *apply.Client
 	Metrics     *metrics.Metrics
-	recs        *reconcilers
-	done        chan struct{}
-	err         error
+	mgr         *manager.Manager
+	recs        reconcilers
 }
 
-// Wait blocks until the bridge stopped (its ctx ended or the server failed)
+// Wait blocks until the bridge stopped (its ctx ended or a part failed)
 // and returns why.
-func (r *Running) Wait() error {
-	<-r.done
-	return r.err
-}
+func (r *Running) Wait() error { return r.mgr.Wait() }
 
 // Leading reports whether this replica holds the Lease and runs the
 // reconcilers now.
-func (r *Running) Leading() bool { return r.recs.Leading() }
+func (r *Running) Leading() bool { return r.mgr.Leading() }
 
 // MediaStats are the media reconcilers' counters summed over every
 // leadership term of this replica.
 func (r *Running) MediaStats() media.Stats { return r.recs.mediaStats() }
 
-// Start starts the bridge; it stops when ctx ends, or when a part fails
-// (Wait returns the error).
+// Start starts the bridge: it returns once the caches synced and the
+// servers listen. The bridge stops when ctx ends, or when a part fails
+// (Wait returns the error). Which part starts when, and stops when, is
+// the manager's groups' (package manager).
 func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if cfg.ImageCache && len(cfg.ImageCacheKey) == 0 {
 		return nil, errors.New("image cache: no key (Config.ImageCacheKey)")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = logctx.From(ctx)
-	}
-	// Everything started here (informers, reconcilers, leader election)
-	// logs with log, carried in ctx.
-	ctx = logctx.Into(ctx, log)
-	ctx, cancel := context.WithCancel(ctx)
+	// Every part (informers, servers, reconcilers, leader election) logs
+	// with cfg.Log, carried in ctx.
+	ctx, cancel := context.WithCancel(logctx.Into(ctx, cmp.Or(cfg.Log, logctx.From(ctx))))
 	defer func() {
 		if err != nil {
 			cancel()
 		}
 	}()
-	m := metrics.New()
-	var ready atomic.Bool
-	r := &Running{Metrics: m, done: make(chan struct{})}
-	var wg sync.WaitGroup
-	var once sync.Once
-	fail := func(err error) {
-		once.Do(func() { r.err = err })
-		cancel()
-	}
-	if cfg.MetricsListen != "" {
-		// Up before the caches sync: /healthz answers, /readyz says why not.
-		h := m.Handler(func() error {
-			if !ready.Load() {
-				return errors.New("caches not synced yet")
-			}
-			return nil
-		})
-		if r.MetricsAddr, err = serve(ctx, &wg, "metrics", cfg.MetricsListen, h, nil, cfg.Limits, fail); err != nil {
-			return nil, err
-		}
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	kube, err := kubernetes.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	mode, err := apply.DetectMode(ctx, dyn)
-	if err != nil {
-		return nil, fmt.Errorf("detect list mode: %w", err)
-	}
-	// The users, session key and revocations are read while the inventory
-	// lists every VM (seconds with thousands of them), not after it.
-	authc := make(chan authResult, 1)
-	go func() {
-		a, err := authenticator(ctx, kube, cfg)
-		authc <- authResult{a, err}
-	}()
-	inv, err := inventory.Start(ctx, dyn, kube, cfg.Namespaces)
-	if err != nil {
-		return nil, fmt.Errorf("start inventory: %w", err)
-	}
-	// The slots' trust ConfigMaps, so GETs of VirtualMedia and Certificates
-	// read no apiserver (the bridge's own, selected by label: few).
-	trust, err := media.StartTrustCache(ctx, kube, cfg.Namespaces)
-	if err != nil {
-		return nil, fmt.Errorf("start trust cache: %w", err)
-	}
-	var _ apply.DecisionCache = inv // ValidateLegacy decided once per VM version, kept beside its managedFields
-	writer := apply.New(dyn, inv, mode, apply.Options{})
-	r.Writer = writer
-	mediaSvc := media.NewService(writer, kube)
-	mediaSvc.SetTrustCache(trust)
-	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
-	mediaSvc.SetImageCache(cfg.ImageCache)
-	mediaSvc.SetImageCacheKey(cfg.ImageCacheKey)
-	if cfg.ImportMethod != media.ImportMethodPod {
-		// CDI's importer may import: it checks no address it dials, so an
-		// image URL's host name is resolved and checked at insert.
-		mediaSvc.SetHostResolver(net.DefaultResolver)
-	}
-	if cfg.ImageCAConfigMap != "" {
-		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
-	}
-	mediaCtrl, mediaCount := controller.New("media", controller.Options{Workers: reconcileWorkers}), &media.Counters{}
-	mediaOpts := media.Options{
-		Controller: mediaCtrl, Counters: mediaCount,
-		Writer: writer, Kube: kube, Dynamic: dyn, Events: inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
-		Options: importer.Options{
-			ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
-			MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
-			ImageCacheBudget: cfg.ImageCacheBudget,
-		},
-		ObserveImport: m.ObserveImport,
-	}
-	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
-		return nil, fmt.Errorf("media reconciler: %w", err)
-	}
-	forcer, err := virtapi.New(cfg.Kube)
+	cl, err := newClients(cfg.Kube)
 	if err != nil {
 		return nil, err
 	}
-	powerSvc := power.New(writer, dyn, forcer)
-	powerSvc.SetHoldTimeout(cfg.HeldPowerOnTimeout)
-	powerRec := power.NewReconciler(powerSvc, inv, reconcileWorkers)
-	r.recs = &reconcilers{mediaCount: mediaCount, list: []reconciler{
-		{ctrl: mediaCtrl, term: func() (func(context.Context) error, error) {
-			rec, err := media.NewReconciler(mediaOpts)
-			if err != nil {
-				return nil, fmt.Errorf("media reconciler: %w", err)
-			}
-			return rec.Run, nil
-		}},
-		{ctrl: powerRec.Controller(), term: func() (func(context.Context) error, error) { return powerRec.Run, nil }},
-	}}
-	m.Watch(metrics.Sources{Applies: writer.Stats, Media: r.recs.mediaStats, Controllers: r.recs.controllers,
-		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	authn := <-authc
-	if authn.err != nil {
-		return nil, authn.err
+	r := &Running{Metrics: metrics.New()}
+	r.mgr = manager.New(manager.Options{Elect: elect(cl.kube, cfg, r.Metrics)})
+	metricsSrv, err := addProbes(r.mgr, cfg, r.Metrics.Handler(r.mgr.Ready))
+	if err != nil {
+		return nil, err
 	}
-	be := backend.New(inv, writer, mediaSvc, powerSvc, nil)
+	c, err := addCaches(r.mgr, cl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.mgr.Start(ctx); err != nil {
+		return nil, err
+	}
+	con, err := newConcerns(cl, c, cfg, r.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	r.Writer, r.recs = con.writer, con.recs
 	handler, err := redfish.New(redfish.Config{
-		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: m.ObserveRequest,
-		UserWrites:    cfg.UserWrites,
-		Authenticated: markAuthenticated,
-	}, be.Backends(authn.authn))
+		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
+		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
+	}, backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn))
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	if r.Addr, err = serve(ctx, &wg, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits, fail); err != nil {
+	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits)
+	if err != nil {
 		return nil, err
 	}
-	ready.Store(true)
-	log.InfoContext(ctx, "redfish-bridge started", "addr", r.Addr, "metrics", r.MetricsAddr, "tls", cfg.TLS != nil,
-		"listMode", mode, "namespaces", cfg.Namespaces)
-
-	leader := cfg.Leader.withDefaults()
-	wg.Go(func() {
-		err := campaign(ctx, kube, cfg.Namespace, leader,
-			func(v bool) { r.recs.setLeading(v); m.SetLeader(v) },
-			func(ctx context.Context) {
-				if err := r.recs.run(ctx); err != nil {
-					fail(err)
-				}
-			})
-		if err != nil {
-			fail(err)
-		}
-	})
-	go func() {
-		wg.Wait()
-		cancel()
-		close(r.done)
-	}()
+	if err := addParts(r.mgr, con); err != nil {
+		return nil, err
+	}
+	if err := r.mgr.Serve(ctx); err != nil {
+		return nil, err
+	}
+	r.Addr, r.MetricsAddr = redfishSrv.Addr(), metricsSrv.Addr()
+	logctx.From(ctx).InfoContext(ctx, "redfish-bridge started", "addr", r.Addr, "metrics", r.MetricsAddr, "tls", cfg.TLS != nil,
+		"listMode", c.mode, "namespaces", cfg.Namespaces)
 	return r, nil
-}
-
-// authResult is what [authenticator] returned.
-type authResult struct {
-	authn *auth.Authenticator
-	err   error
-}
-
-func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config) (*auth.Authenticator, error) {
-	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret)
-	if err != nil {
-		return nil, fmt.Errorf("users: %w", err)
-	}
-	key, err := kubeauth.SessionKey(ctx, kube, cfg.Namespace, cfg.SessionKeySecret)
-	if err != nil {
-		return nil, err
-	}
-	revs, err := kubeauth.WatchConfigMapRevocations(ctx, kube, cfg.Namespace, cfg.RevocationsConfigMap)
-	if err != nil {
-		return nil, err
-	}
-	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: key, MaxSessionsPerUser: cfg.MaxSessionsPerUser})
-	if err != nil {
-		return nil, fmt.Errorf("authenticator: %w", err)
-	}
-	return a, nil
 }

@@ -1,0 +1,79 @@
+package service
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/controller"
+	"github.com/redfish-bridge/redfish-bridge/manager"
+	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/media/importer"
+	"github.com/redfish-bridge/redfish-bridge/metrics"
+	"github.com/redfish-bridge/redfish-bridge/power"
+)
+
+// concerns are what the Redfish backend and the long-running parts are
+// built on: the clients, the synced caches and the configuration they came
+// from, the SSA writer, the media and power verbs, and their reconcilers
+// (Leader parts).
+type concerns struct {
+	clients clients
+	caches  *caches
+	cfg     Config
+
+	writer *apply.Client
+	media  *media.Service
+	power  *power.Service
+	recs   reconcilers
+}
+
+// newConcerns builds the concerns on the synced caches c and hands their
+// counters to m.
+func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concerns, error) {
+	var _ apply.DecisionCache = c.inv // ValidateLegacy decided once per VM version, kept beside its managedFields
+	writer := apply.New(cl.dyn, c.inv, c.mode, apply.Options{})
+	mediaSvc := media.NewService(writer, cl.kube)
+	mediaSvc.SetTrustCache(c.trust)
+	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
+	mediaSvc.SetImageCache(cfg.ImageCache)
+	mediaSvc.SetImageCacheKey(cfg.ImageCacheKey)
+	if cfg.ImportMethod != media.ImportMethodPod {
+		// CDI's importer may import: it checks no address it dials, so an
+		// image URL's host name is resolved and checked at insert.
+		mediaSvc.SetHostResolver(net.DefaultResolver)
+	}
+	if cfg.ImageCAConfigMap != "" {
+		mediaSvc.SetCABundle(media.CABundle{Namespace: cfg.Namespace, ConfigMap: cfg.ImageCAConfigMap, Key: cfg.ImageCAKey})
+	}
+	mediaCtrl, mediaCount := controller.New("media", controller.Options{Workers: reconcileWorkers}), &media.Counters{}
+	mediaOpts := media.Options{
+		Controller: mediaCtrl, Counters: mediaCount,
+		Writer: writer, Kube: cl.kube, Dynamic: cl.dyn, Events: c.inv, Namespaces: cfg.Namespaces, ImportMethod: cfg.ImportMethod,
+		Options: importer.Options{
+			ImporterImage: cfg.ImporterImage, StorageClass: cfg.StorageClass,
+			MaxImageSize: cfg.MaxImageSize, DefaultSize: cfg.ImageClaimSize, AddrPolicy: cfg.ImageAddrPolicy,
+			ImageCacheBudget: cfg.ImageCacheBudget,
+		},
+		ObserveImport: m.ObserveImport,
+	}
+	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
+		return nil, fmt.Errorf("media reconciler: %w", err)
+	}
+	powerSvc := power.New(writer, cl.dyn, cl.forcer)
+	powerSvc.SetHoldTimeout(cfg.HeldPowerOnTimeout)
+	powerRec := power.NewReconciler(powerSvc, c.inv, reconcileWorkers)
+	recs := reconcilers{mediaCount: mediaCount, list: []reconciler{
+		{ctrl: mediaCtrl, part: manager.EachTerm(func() (manager.Part, error) {
+			rec, err := media.NewReconciler(mediaOpts) // a media reconciler runs once
+			if err != nil {
+				return nil, fmt.Errorf("media reconciler: %w", err)
+			}
+			return manager.PartFunc(rec.Run), nil
+		})},
+		{ctrl: powerRec.Controller(), part: manager.PartFunc(powerRec.Run)},
+	}}
+	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
+		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+}

@@ -1,0 +1,68 @@
+package service
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/manager"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
+)
+
+// clients are the bridge's clients of the apiserver, one of each kind.
+type clients struct {
+	dyn    dynamic.Interface
+	kube   kubernetes.Interface
+	forcer *virtapi.Client // KubeVirt's force-stop subresource (power)
+}
+
+func newClients(cfg *rest.Config) (clients, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return clients{}, fmt.Errorf("dynamic client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return clients{}, fmt.Errorf("kubernetes client: %w", err)
+	}
+	forcer, err := virtapi.New(cfg)
+	if err != nil {
+		return clients{}, err
+	}
+	return clients{dyn: dyn, kube: kube, forcer: forcer}, nil
+}
+
+// addParts adds the long-running parts built on the concerns (clients,
+// caches, configuration, writer, verbs) to mgr: the reconcilers (Leader
+// group) and, one line each, the parts of other packages, each added by
+// its package's own function, e.g. console.Add(mgr, con.caches.inv, ...)
+// (docs/extending.md, "A long-running part").
+func addParts(mgr *manager.Manager, con *concerns) error {
+	return errors.Join(
+		con.recs.addTo(mgr),
+	)
+}
+
+// addProbes adds the server of /metrics, /healthz and /readyz (h) to the
+// Probes group: it listens before the caches start syncing, so a probe is
+// answered and /readyz says why not. Nil when cfg.MetricsListen is "".
+func addProbes(mgr *manager.Manager, cfg Config, h http.Handler) (*server, error) {
+	if cfg.MetricsListen == "" {
+		return nil, nil
+	}
+	return addServer(mgr, manager.Probes, "metrics", cfg.MetricsListen, h, nil, cfg.Limits)
+}
+
+// addServer adds the server part name serving h on addr to group g.
+func addServer(mgr *manager.Manager, g manager.Group, name, addr string, h http.Handler, tlsCfg *tls.Config, limits Limits) (*server, error) {
+	s := newServer(name, addr, h, tlsCfg, limits)
+	if err := mgr.Add(s, g); err != nil {
+		return nil, fmt.Errorf("%s server: %w", name, err)
+	}
+	return s, nil
+}
