@@ -39,11 +39,12 @@ type Config struct {
 	// UserWrites is each user's share of the apiserver budget for writes
 	// (fairshare.go); the zero value does not limit.
 	UserWrites WriteShare
-	// Authenticated, if set, is called with the request's context each
-	// time a request authenticated (a session token or Basic credentials
-	// accepted, a login succeeded): the hook by which the server's
-	// connection limit tells authenticated connections from the others.
-	Authenticated func(ctx context.Context)
+	// Authenticated, if set, is called with the request's context and the
+	// user each time a request authenticated (a session token or Basic
+	// credentials accepted, a login succeeded): the hook by which the
+	// server's connection limit counts a connection against its user's
+	// share, not its address's.
+	Authenticated func(ctx context.Context, user string)
 }
 
 // Server holds the handlers.
