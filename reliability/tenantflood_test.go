@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"slices"
@@ -37,6 +38,12 @@ const (
 	// tenantReaders read the tenant's ~63 KiB certificate in a loop, each
 	// on its keep-alive connection.
 	tenantReaders = 200
+	// tenantVMs are the VMs of the tenant's namespace: what its $expand
+	// of Systems expands.
+	tenantVMs = 1000
+	// tenantExpanders walk the expanded Systems collection in a loop, each
+	// page after page by its nextLink.
+	tenantExpanders = 64
 	// adminReads is how many reads the administrator makes under each
 	// flood, and without one for the control.
 	adminReads = 40
@@ -45,7 +52,8 @@ const (
 // TestTenantFloods runs the real bridge binary; the administrator's reads
 // of a system are measured without a flood (the control), then under a
 // tenant re-dialing more keep-alive connections than the cap, then under
-// the tenant's certificate reads at c=200. Under each flood every answer
+// the tenant's certificate reads at c=200, then under 64 of the tenant's
+// $expand walks of a 1000-system collection. Under each flood every answer
 // must come within 1 s or 10x the control's slowest, whichever is more,
 // and the bridge's RSS must stay under the chart's memory request.
 func TestTenantFloods(t *testing.T) {
@@ -55,7 +63,7 @@ func TestTenantFloods(t *testing.T) {
 	if err := cluster.CreateNamespace(ctx, demo.VMNamespace); err != nil {
 		t.Fatal(err)
 	}
-	if err := demo.CreateSampleVMs(ctx, dynamic.NewForConfigOrDie(cluster.Admin), demo.VMNamespace, 1); err != nil {
+	if err := demo.CreateSampleVMs(ctx, dynamic.NewForConfigOrDie(cluster.Admin), demo.VMNamespace, tenantVMs); err != nil {
 		t.Fatal(err)
 	}
 	tenant := auth{user: "tenant", password: "tenant-password"}
@@ -143,6 +151,56 @@ func TestTenantFloods(t *testing.T) {
 		})
 		t.Logf("tenant: %d certificate reads answered", reads.Load())
 		check(t, "tenant certificate reads at c=200", lat, peak)
+	})
+
+	t.Run("tenant expanding 1000 systems, 64 at once", func(t *testing.T) {
+		var lat []time.Duration
+		var pages, largest atomic.Int64
+		peak := sampleRSS(t, p, func() {
+			flood, stop := context.WithCancel(ctx)
+			warm := make(chan struct{})
+			var once sync.Once
+			c := newClient(t, "http://"+addr, "127.0.0.4")
+			c.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = tenantExpanders //nolint:forcetypeassert // newClient's
+			rf := testutil.Redfish{Base: c.base, User: tenant.user, Password: tenant.password, HTTP: c.hc}
+			var wg sync.WaitGroup
+			for range tenantExpanders {
+				wg.Go(func() {
+					for next := ""; flood.Err() == nil; {
+						if next == "" {
+							next = "/redfish/v1/Systems?$expand=*"
+						}
+						r, err := rf.Send(flood, http.MethodGet, next, nil)
+						if err != nil || r.Status != http.StatusOK {
+							next = ""
+							continue
+						}
+						for n := int64(len(r.Body)); ; {
+							if cur := largest.Load(); n <= cur || largest.CompareAndSwap(cur, n) {
+								break
+							}
+						}
+						var body struct {
+							Next string `json:"Members@odata.nextLink"`
+						}
+						_ = json.Unmarshal(r.Body, &body)
+						next = body.Next
+						if pages.Add(1) == tenantExpanders {
+							once.Do(func() { close(warm) })
+						}
+					}
+				})
+			}
+			select {
+			case <-warm:
+			case <-ctx.Done():
+			}
+			lat = adminLatencies(ctx, t, admin, sys, a)
+			stop()
+			wg.Wait()
+		})
+		t.Logf("tenant: %d expanded pages answered, the largest %d KB", pages.Load(), largest.Load()>>10)
+		check(t, "tenant expanding 1000 systems 64 at once", lat, peak)
 	})
 }
 
