@@ -1,8 +1,11 @@
 package reliability
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -121,6 +124,42 @@ func TestTenantFloods(t *testing.T) {
 		check(t, "tenant re-dialing past the cap (kept connection)", kept, peak)
 	})
 
+	t.Run("1000 silent connections from 1000 addresses", func(t *testing.T) {
+		// The administrator's 47 keep-alive connections: 24 authenticated,
+		// 23 that read only the public service root (as sushy's first GET).
+		const honest, silent = 47, 1000
+		path := func(i int) (string, auth) {
+			if i%2 == 0 {
+				return sys, a
+			}
+			return "/redfish/v1", auth{}
+		}
+		conns := make([]*keptHTTP, honest)
+		for i := range conns {
+			conns[i] = dialKeptHTTP(t, addr, "127.0.0.1")
+			if err := conns[i].get(path(i)); err != nil {
+				t.Fatalf("honest connection %d before the flood: %v", i, err)
+			}
+		}
+		peak := sampleRSS(t, p, func() {
+			for i := range silent {
+				testutil.HoldIdle(t, addr, fmt.Sprintf("127.1.%d.%d", i/200, i%200+1), 1)
+			}
+		})
+		lost := 0
+		for i, c := range conns {
+			if err := c.get(path(i)); err != nil {
+				lost++
+				t.Errorf("honest connection %d after %d silent connections from as many addresses: %v", i, silent, err)
+			}
+		}
+		t.Logf("RELIABILITY %d silent connections from %d addresses: %d of %d honest keep-alive connections lost; peak RSS %d MB",
+			silent, silent, lost, honest, peak>>20)
+		if peak > chartMemoryLimit {
+			t.Errorf("peak RSS %d MB, over the chart's %d MB", peak>>20, chartMemoryLimit>>20)
+		}
+	})
+
 	t.Run("tenant reading a 63 KiB certificate at c=200", func(t *testing.T) {
 		var lat []time.Duration
 		var reads atomic.Int64
@@ -219,6 +258,50 @@ func adminLatencies(ctx context.Context, t *testing.T, c *client, path string, a
 		out = append(out, took)
 	}
 	return out
+}
+
+// keptHTTP is a keep-alive HTTP/1.1 connection asked by hand.
+type keptHTTP struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+// dialKeptHTTP dials addr from src and keeps the connection until the
+// test ends.
+func dialKeptHTTP(t *testing.T, addr, src string) *keptHTTP {
+	t.Helper()
+	c, err := testutil.FloodDialer(src).DialContext(t.Context(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &keptHTTP{c: c, r: bufio.NewReader(c)}
+}
+
+// get GETs path on k, with a's Basic credentials if any, and wants 200;
+// the bridge closing k is an error.
+func (k *keptHTTP) get(path string, a auth) error {
+	_ = k.c.SetDeadline(time.Now().Add(settle))
+	req, err := http.NewRequest(http.MethodGet, "http://bridge"+path, nil) //nolint:noctx // written by hand
+	if err != nil {
+		return err
+	}
+	if a.user != "" {
+		req.SetBasicAuth(a.user, a.password)
+	}
+	if err := req.Write(k.c); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	resp, err := http.ReadResponse(k.r, req)
+	if err != nil {
+		return fmt.Errorf("read (connection closed by the bridge?): %w", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // pct is the p-th percentile of ds.
