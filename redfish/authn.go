@@ -42,15 +42,15 @@ func (s *Server) authenticated(next echo.HandlerFunc) echo.HandlerFunc {
 			return fmt.Errorf("authenticate: %w", err)
 		}
 		c.Set(principalKey, &p)
-		s.authenticatedHook(ctx)
+		s.authenticatedHook(ctx, p.User)
 		return next(c)
 	}
 }
 
 // authenticatedHook calls [Config.Authenticated], if set.
-func (s *Server) authenticatedHook(ctx context.Context) {
+func (s *Server) authenticatedHook(ctx context.Context, user string) {
 	if s.cfg.Authenticated != nil {
-		s.cfg.Authenticated(ctx)
+		s.cfg.Authenticated(ctx, user)
 	}
 }
 

@@ -136,12 +136,15 @@ func classify(err error, method, uri, action string) *Error {
 	var he *echo.HTTPError
 	var throttled *auth.ThrottledError
 	var overShare *WriteThrottledError
+	var readsQueued *ReadThrottledError
 	var conflict *ConflictError
 	switch {
 	case errors.As(err, &rf):
 		return rf
 	case errors.As(err, &overShare):
 		return overShare.answer()
+	case errors.As(err, &readsQueued):
+		return readsQueued.answer()
 	case errors.As(err, &refused):
 		return &Error{Status: http.StatusBadRequest, Messages: []Message{refused.message()}, Cause: err}
 	case errors.As(err, &bad):

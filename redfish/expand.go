@@ -36,9 +36,18 @@ import (
 // digest of the whole expanded body. A handler reads what its GET reads,
 // through the cache: a collection of N systems expanded costs N cache
 // reads, no apiserver request. $top and $skip page a collection before
-// its members are expanded.
+// its members are expanded, and an expanded collection answers at most
+// maxExpandedMembers members at a time, the rest behind
+// Members@odata.nextLink (as $top pages it): an answer's size does not
+// grow with the fleet. An expansion is a read ([ReadShare]): it runs in
+// one of the server's read slots, so a user's concurrent expansions beyond
+// its share wait behind each other, not in memory.
 
 const queryExpand = "$expand"
+
+// maxExpandedMembers is the most members an expanded collection's answer
+// holds (~2.6 KB each for Systems: ~260 KB an answer).
+const maxExpandedMembers = 100
 
 // expandMode is which hyperlinks an $expand replaces.
 type expandMode byte

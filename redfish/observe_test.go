@@ -117,18 +117,19 @@ func TestObserveLabelsBounded(t *testing.T) {
 }
 
 // TestAuthenticatedHook: Config.Authenticated is called for each request
-// that authenticated (Basic, token, a login) and for no other, so the
-// connection limit never takes an unauthenticated connection for an
-// authenticated one.
+// that authenticated (Basic, token, a login), with its user, and for no
+// other, so the connection limit counts a connection against the right
+// user and never takes an unauthenticated connection for an authenticated
+// one.
 func TestAuthenticatedHook(t *testing.T) {
 	base := newEnv(t)
-	var calls int
+	var calls []string
 	e, err := New(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666",
-		Authenticated: func(ctx context.Context) {
+		Authenticated: func(ctx context.Context, user string) {
 			if ctx == nil {
 				t.Error("Authenticated called without a context")
 			}
-			calls++
+			calls = append(calls, user)
 		}},
 		backendsOf(base.fake, base.auth))
 	if err != nil {
@@ -140,31 +141,31 @@ func TestAuthenticatedHook(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		r    func() req
-		want int
+		want []string
 	}{
-		{"public resource", func() req { return req{path: "/redfish/v1"} }, 0},
-		{"no credentials", func() req { return req{path: "/redfish/v1/Systems"} }, 0},
+		{"public resource", func() req { return req{path: "/redfish/v1"} }, nil},
+		{"no credentials", func() req { return req{path: "/redfish/v1/Systems"} }, nil},
 		{"wrong password", func() req {
 			return req{path: "/redfish/v1/Systems", header: map[string]string{"Authorization": "Basic YWRtaW46bm8="}}
-		}, 0},
-		{"bad token", func() req { return req{path: "/redfish/v1/Systems", token: "nope"} }, 0},
+		}, nil},
+		{"bad token", func() req { return req{path: "/redfish/v1/Systems", token: "nope"} }, nil},
 		{"failed login", func() req {
 			return req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: loginBody("wrong")}
-		}, 0},
-		{"Basic", func() req { return req{path: "/redfish/v1/Systems", user: "admin"} }, 1},
+		}, nil},
+		{"Basic", func() req { return req{path: "/redfish/v1/Systems", user: "admin"} }, []string{"admin"}},
 		{"login", func() req {
 			return req{method: http.MethodPost, path: "/redfish/v1/SessionService/Sessions", body: loginBody("alice-pw")}
-		}, 1},
-		{"token", func() req { return req{path: "/redfish/v1/Systems", token: token} }, 1},
+		}, []string{"alice"}},
+		{"token", func() req { return req{path: "/redfish/v1/Systems", token: token} }, []string{"alice"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			calls = 0
+			calls = nil
 			rec := env.do(t, tc.r())
 			if tok := rec.Header().Get(HeaderAuthToken); tok != "" {
 				token = tok
 			}
-			if calls != tc.want {
-				t.Errorf("status %d: Authenticated called %d times, want %d", rec.Code, calls, tc.want)
+			if diff := cmp.Diff(tc.want, calls); diff != "" {
+				t.Errorf("status %d: Authenticated calls (-want +got):\n%s", rec.Code, diff)
 			}
 		})
 	}

@@ -80,18 +80,28 @@ func pageParam(name string, vals []string) (int, error) {
 // page applies $top and $skip (validated by [checkQuery]) to a collection:
 // Members keeps the requested window, Members@odata.count stays the total
 // and Members@odata.nextLink names the next window while members remain
-// after a non-empty one.
+// after a non-empty one. An expanded collection's window holds at most
+// [maxExpandedMembers] members, with or without $top: its next window is
+// the nextLink's.
 // On a resource that is not a collection they are refused (400).
 func page(c echo.Context, body obj) error {
 	q := c.QueryParams()
-	if !q.Has(queryTop) && !q.Has(querySkip) {
+	_, expanding := c.Get(expandKey).(*expansion)
+	paging := q.Has(queryTop) || q.Has(querySkip)
+	if !paging && !expanding {
 		return nil
 	}
 	members, ok := body["Members"].([]obj)
 	if !ok {
+		if !paging {
+			return nil // an expanded resource that is not a collection
+		}
 		return newError(http.StatusBadRequest, msg("QueryNotSupportedOnResource", nil))
 	}
 	start, end, top := pageWindow(q, len(members))
+	if expanding && end-start > maxExpandedMembers {
+		end, top = start+maxExpandedMembers, maxExpandedMembers
+	}
 	body["Members"] = members[start:end]
 	uri, _ := body["@odata.id"].(string)
 	if next := pageNextLink(q, uri, start, end, len(members), top); next != "" {

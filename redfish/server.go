@@ -39,11 +39,15 @@ type Config struct {
 	// UserWrites is each user's share of the apiserver budget for writes
 	// (fairshare.go); the zero value does not limit.
 	UserWrites WriteShare
-	// Authenticated, if set, is called with the request's context each
-	// time a request authenticated (a session token or Basic credentials
-	// accepted, a login succeeded): the hook by which the server's
-	// connection limit tells authenticated connections from the others.
-	Authenticated func(ctx context.Context)
+	// Reads is how reads share the server (readshare.go); the zero value
+	// is the defaults.
+	Reads ReadShare
+	// Authenticated, if set, is called with the request's context and the
+	// user each time a request authenticated (a session token or Basic
+	// credentials accepted, a login succeeded): the hook by which the
+	// server's connection limit counts a connection against its user's
+	// share, not its address's.
+	Authenticated func(ctx context.Context, user string)
 }
 
 // Server holds the handlers.
@@ -57,6 +61,8 @@ type Server struct {
 	allow map[string][]string
 	// writes are the users' write shares (nil: no limit).
 	writes *writeShares
+	// readShares schedules the reads (nil: no limit).
+	readShares *readShares
 	// echo and reads (each GET route's handler by template) run the
 	// in-process GETs of an $expand (expand.go).
 	echo  *echo.Echo
@@ -99,7 +105,8 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 		cfg.RequestTimeout = 30 * time.Second
 	}
 	e := echo.New()
-	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites), echo: e, reads: map[string]route{}}
+	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites),
+		readShares: newReadShares(cfg.Reads), echo: e, reads: map[string]route{}}
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.protocol, limitBody)
@@ -114,8 +121,8 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 // (never redirecting), adding HEAD for GET. Unless public, the caller must
 // be authenticated, before anything else about the request is judged (the
 // query string, [checkQuery], after authentication, so an unauthenticated
-// caller learns nothing but 401), and a write draws on the caller's write
-// share. A public GET with $expand is authenticated too: what it expands
+// caller learns nothing but 401), a read waits for the caller's read
+// share, and a write draws on the caller's write share. A public GET with $expand is authenticated too: what it expands
 // is not public.
 func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
 	if method == http.MethodGet {
@@ -123,6 +130,9 @@ func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, p
 		h = s.expandQuery(h)
 	}
 	h = checkQuery(h)
+	if method == http.MethodGet {
+		h = s.shareReads(h)
+	}
 	switch {
 	case !public:
 		if method != http.MethodGet {

@@ -125,7 +125,7 @@ func (s *Server) login(c echo.Context) error {
 	}
 	_ = s.writes.take(who.User, time.Now()) // this login's write is made: it counts
 	c.Set(loginUserKey, who.User)
-	s.authenticatedHook(req.Context())
+	s.authenticatedHook(req.Context(), who.User)
 	h := c.Response().Header()
 	h.Set(HeaderAuthToken, token)
 	h.Set(echo.HeaderLocation, sessionsURI+"/"+who.Session)

@@ -4,104 +4,87 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/addrkey"
 )
 
 // limitListener keeps at most n connections open, TLS handshakes included,
-// without letting unauthenticated clients lock the others out. A
-// connection is unauthenticated until one of its requests authenticates
-// ([markAuthenticated]). When a new connection would exceed n, Accept
-// closes an unauthenticated one to make room: of the address holding the
-// most unauthenticated connections, the oldest without a request in
-// progress, else its oldest. Only while every open connection is
-// authenticated does Accept wait for one to close (the kernel queues the
-// rest). So unauthenticated or idle connections from one address (an IPv6
-// /64 counts as one) cost a client from another address nothing, however
-// many they are; they cost a client from the same address only while it
-// has not authenticated yet.
+// and shares them out so that no user and no address locks the others
+// out. Each open connection counts against one holder: its user once one
+// of its requests authenticated ([markAuthenticated]), else its address (an
+// IPv6 /64 counts as one). Accept never waits: when a new connection would
+// exceed n it closes another, from whoever holds more than its share, a
+// connection without a request yet (a TLS handshake in progress) first and
+// an authenticated, recently active one last ([limitListener.victimLocked]
+// has the order), or else the new connection itself. It never holds more
+// than n.
 type limitListener struct {
 	net.Listener
 	n int
 
-	mu     sync.Mutex
-	closed bool
-	open   int
-	// unauth are the unauthenticated connections of each address, oldest
-	// first.
-	unauth map[string][]*limitConn
-	freed  *sync.Cond // signalled when open drops
+	mu    sync.Mutex
+	conns map[*limitConn]struct{}
+	// unauth counts each address's unauthenticated connections, users
+	// each user's authenticated ones.
+	unauth, users map[string]int
+	// accepted numbers the connections in the order they were accepted.
+	accepted uint64
+	// peak is the most connections ever open at once.
+	peak int
 }
 
 func newLimitListener(l net.Listener, n int) *limitListener {
-	ll := &limitListener{Listener: l, n: n, unauth: map[string][]*limitConn{}}
-	ll.freed = sync.NewCond(&ll.mu)
-	return ll
+	return &limitListener{Listener: l, n: n, conns: map[*limitConn]struct{}{},
+		unauth: map[string]int{}, users: map[string]int{}}
 }
 
+// Accept returns the next connection the shares admit; a connection they
+// do not admit is closed at once (the client sees its connection closed
+// and may dial again).
 func (l *limitListener) Accept() (net.Conn, error) {
-	if err := l.waitRoom(); err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		lc := &limitConn{Conn: c, l: l, addr: addrKey(c.RemoteAddr())}
+		lc.touch()
+		victims, admitted := l.admit(lc)
+		for _, v := range victims {
+			_ = v.Conn.Close() // the server's goroutine sees the error and ends
+		}
+		if admitted {
+			return lc, nil
+		}
+		_ = c.Close()
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	lc := &limitConn{Conn: c, l: l, addr: addrKey(c.RemoteAddr())}
+}
+
+// admit counts lc as open, closing (returning) the connections that make
+// room for it; false when lc itself is the one to close.
+func (l *limitListener) admit(lc *limitConn) ([]*limitConn, bool) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.accepted++
+	lc.seq = l.accepted
+	l.unauth[lc.addr]++ // the new connection's address counts it while shares are judged
 	var victims []*limitConn
-	for l.open >= l.n {
+	for len(l.conns) >= l.n {
 		v := l.victimLocked()
 		if v == nil {
-			break // became authenticated meanwhile: one over n, briefly
+			l.uncount(l.unauth, lc.addr)
+			lc.released = true
+			return victims, false
 		}
 		l.releaseLocked(v)
 		victims = append(victims, v)
 	}
-	l.open++
-	l.unauth[lc.addr] = append(l.unauth[lc.addr], lc)
-	l.mu.Unlock()
-	for _, v := range victims {
-		_ = v.Conn.Close() // the server's goroutine sees the error and ends
-	}
-	return lc, nil
-}
-
-// waitRoom returns once a connection may be accepted: fewer than n are
-// open, or one of them is unauthenticated and may be closed.
-func (l *limitListener) waitRoom() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for !l.closed && l.open >= l.n && len(l.unauth) == 0 {
-		l.freed.Wait()
-	}
-	if l.closed {
-		return net.ErrClosed
-	}
-	return nil
-}
-
-// victimLocked is the connection to close for a new one ([limitListener]),
-// nil when every open connection is authenticated.
-func (l *limitListener) victimLocked() *limitConn {
-	var most []*limitConn
-	for _, cs := range l.unauth {
-		if len(cs) > len(most) {
-			most = cs
-		}
-	}
-	for _, c := range most {
-		if http.ConnState(c.state.Load()) != http.StateActive {
-			return c
-		}
-	}
-	if len(most) > 0 {
-		return most[0]
-	}
-	return nil
+	l.conns[lc] = struct{}{}
+	l.peak = max(l.peak, len(l.conns))
+	return victims, true
 }
 
 // releaseLocked stops counting c (once).
@@ -110,30 +93,22 @@ func (l *limitListener) releaseLocked(c *limitConn) {
 		return
 	}
 	c.released = true
-	l.open--
-	l.forgetLocked(c)
-	l.freed.Signal()
-}
-
-// forgetLocked removes c from the unauthenticated connections.
-func (l *limitListener) forgetLocked(c *limitConn) {
-	cs := l.unauth[c.addr]
-	if i := slices.Index(cs, c); i >= 0 {
-		cs = slices.Delete(cs, i, i+1)
-		if len(cs) == 0 {
-			delete(l.unauth, c.addr)
-		} else {
-			l.unauth[c.addr] = cs
-		}
+	delete(l.conns, c)
+	if c.user != "" {
+		l.uncount(l.users, c.user)
+	} else {
+		l.uncount(l.unauth, c.addr)
 	}
 }
 
-func (l *limitListener) Close() error {
-	l.mu.Lock()
-	l.closed = true
-	l.freed.Broadcast()
-	l.mu.Unlock()
-	return l.Listener.Close()
+// uncount takes one from counts[key], forgetting keys at zero (the maps
+// hold only holders of open connections).
+func (l *limitListener) uncount(counts map[string]int, key string) {
+	if counts[key] <= 1 {
+		delete(counts, key)
+		return
+	}
+	counts[key]--
 }
 
 // addrKey is the address a connection's peer counts under: its IP, an
@@ -146,11 +121,19 @@ type limitConn struct {
 	net.Conn
 	l    *limitListener
 	addr string
-	// state is the http.ConnState the server last reported.
-	state atomic.Int32
-	// released and authenticated are guarded by l.mu.
-	released, authenticated bool
+	// state is the http.ConnState the server last reported; active is
+	// when (unix nanoseconds) the connection was accepted, last changed
+	// state or last authenticated.
+	state, active atomic.Int64
+	// seq, released and user are guarded by l.mu; user is "" until a
+	// request on the connection authenticated.
+	seq      uint64
+	released bool
+	user     string
 }
+
+// touch records that c is in use now.
+func (c *limitConn) touch() { c.active.Store(time.Now().UnixNano()) }
 
 // Close closes the connection and frees its place.
 func (c *limitConn) Close() error {
@@ -161,15 +144,21 @@ func (c *limitConn) Close() error {
 	return err
 }
 
-// markAuthenticated exempts c from being closed for new connections.
-func (c *limitConn) markAuthenticated() {
+// markAuthenticated counts c against user from now on, not its address.
+func (c *limitConn) markAuthenticated(user string) {
+	c.touch()
 	c.l.mu.Lock()
 	defer c.l.mu.Unlock()
-	if c.authenticated || c.released {
+	if c.released || c.user == user {
 		return
 	}
-	c.authenticated = true
-	c.l.forgetLocked(c)
+	if c.user == "" {
+		c.l.uncount(c.l.unauth, c.addr)
+	} else {
+		c.l.uncount(c.l.users, c.user)
+	}
+	c.user = user
+	c.l.users[user]++
 }
 
 // limitConnOf is the limitConn under c (a *tls.Conn's included), or nil.
@@ -195,16 +184,18 @@ func trackConns(srv *http.Server) {
 	}
 	srv.ConnState = func(c net.Conn, s http.ConnState) {
 		if lc := limitConnOf(c); lc != nil {
-			lc.state.Store(int32(s))
+			lc.state.Store(int64(s))
+			lc.touch()
 		}
 	}
 }
 
 // markAuthenticated records that a request with context ctx (served by
-// [serve]) authenticated, so that its connection is never closed to make
-// room for another: the redfish.Config.Authenticated hook.
-func markAuthenticated(ctx context.Context) {
+// [serve]) authenticated as user, so that its connection counts against
+// that user's share, not its address's: the redfish.Config.Authenticated
+// hook.
+func markAuthenticated(ctx context.Context, user string) {
 	if lc, ok := ctx.Value(connKey{}).(*limitConn); ok {
-		lc.markAuthenticated()
+		lc.markAuthenticated(user)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,30 +36,10 @@ const answerDeadline = 2 * time.Minute
 func TestConnectionFlood(t *testing.T) {
 	const limit = DefaultMaxConnections
 	ctx := t.Context()
-	serverTLS := testServerTLS(t)
-	// The handler authenticates requests carrying the right header, as the
-	// redfish service does with credentials.
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") == "Bearer ok" {
-			markAuthenticated(r.Context())
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	// The server as serve builds it, keeping the listener to count.
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := newLimitListener(tcp, limit)
-	srv := &http.Server{Handler: h, TLSConfig: HardenTLS(serverTLS), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: time.Minute, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-	trackConns(srv)
-	go func() { _ = srv.ServeTLS(ln, "", "") }()
-	t.Cleanup(func() { _ = srv.Close() })
-	addr := tcp.Addr().String()
+	addr, ln := cappedTLSServer(t, limit)
 
 	keepAlive := testutil.HoldKeepAlive(t, limit, func() (net.Conn, error) {
-		return tls.DialWithDialer(testutil.FloodDialer("127.0.0.2"), "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
+		return tlsDialFrom(addr, "127.0.0.2")(ctx)
 	}, "/redfish/v1")
 	for i, src := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
 		testutil.HoldIdle(t, addr, src, 500)
@@ -87,16 +68,56 @@ func TestConnectionFlood(t *testing.T) {
 			t.Errorf("after %d idle connections from its address: err %v, connection reused %t, want nil and true", 2*limit, err, reused)
 		}
 	})
-	if n := ln.openConns(); n > limit {
-		t.Errorf("listener holds %d connections, limit %d", n, limit)
+	if n := ln.peakConns(); n > limit {
+		t.Errorf("listener held %d connections at once, limit %d", n, limit)
 	}
+}
+
+// cappedTLSServer serves over TLS, through a limitListener capped at
+// limit (as serve builds it, the listener kept to count), a handler that
+// answers 204 and authenticates a request carrying "Authorization: Bearer
+// <user>" as user, as the redfish service does with credentials.
+func cappedTLSServer(t *testing.T, limit int) (string, *limitListener) {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			markAuthenticated(r.Context(), user)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(tcp, limit)
+	srv := &http.Server{Handler: h, TLSConfig: HardenTLS(testServerTLS(t)), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: time.Minute, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
+	trackConns(srv)
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return tcp.Addr().String(), ln
+}
+
+// tlsDialFrom dials addr over TLS from the loopback address src.
+func tlsDialFrom(addr, src string) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
+		d := tls.Dialer{NetDialer: testutil.FloodDialer(src), Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the test's own certificate
+		return d.DialContext(ctx, "tcp", addr)
+	}
+}
+
+// peakConns is the most connections l held at once.
+func (l *limitListener) peakConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.peak
 }
 
 // openConns is how many connections l counts as open.
 func (l *limitListener) openConns() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open
+	return len(l.conns)
 }
 
 // clientFrom is an HTTPS client connecting from src, on a fresh connection

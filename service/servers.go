@@ -28,11 +28,11 @@ type Limits struct {
 	// headers; HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE, which net/http derives
 	// from it); default [DefaultMaxHeaderBytes].
 	MaxHeaderBytes int
-	// MaxConnections caps open connections, TLS handshakes in progress
-	// included. A connection over the cap closes an unauthenticated one
-	// (see limitListener: of the address holding the most, the oldest
-	// idle); only while all are authenticated do further connections wait
-	// in the kernel's accept queue until one closes. Default
+	// MaxConnections caps open connections, TLS handshakes included. A
+	// connection over the cap closes one of whoever holds more than its
+	// share (each user its authenticated connections, each address its
+	// others; see limitListener), a handshake first, or is itself closed
+	// when every open connection is a user's within its share. Default
 	// [DefaultMaxConnections]; negative means no cap.
 	MaxConnections int
 }

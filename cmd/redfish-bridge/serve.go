@@ -117,7 +117,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average while other users write too, its share of --kube-qps (beyond it: 429 with Retry-After; a user writing alone is not refused); 0 for no limit")
 	fs.IntVar(&o.userWrites.Burst, "user-write-burst", defaultUserWriteBurst, "writes each Redfish user may make at once")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
-	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included); at the cap a new connection closes an unauthenticated one (the oldest idle of the address holding the most), and waits only while all are authenticated; -1 for no cap")
+	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
