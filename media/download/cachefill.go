@@ -150,7 +150,7 @@ func (r ImportRequest) revalidate(ctx context.Context, client *http.Client) (ent
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return meta, false, fmt.Errorf("HEAD %s: %w", r.URL, err)
+		return meta, false, fmt.Errorf("HEAD %s: %w", r.URL, redactDoErr(err))
 	}
 	_ = resp.Body.Close()
 	switch resp.StatusCode {
