@@ -241,7 +241,7 @@ func testBridgeBundle(t *testing.T, e *env) {
 	if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	svc := media.NewService(e.w, e.kube)
+	svc := newService(e.w, e.kube)
 	svc.SetCABundle(media.CABundle{Namespace: e.ns, ConfigMap: "bridge-ca", Key: "bundle.pem"})
 	key := e.createVM(t, vmName(t))
 	got, err := svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/a.iso"})

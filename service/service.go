@@ -196,9 +196,15 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start inventory: %w", err)
 	}
+	// The objects the bridge acts on (trust ConfigMaps) count only under a
+	// MAC keyed from the session key: every replica has it, no tenant does.
+	objectSecret, err := kubeauth.SessionKey(ctx, kube, cfg.Namespace, cfg.SessionKeySecret)
+	if err != nil {
+		return nil, fmt.Errorf("object secret: %w", err)
+	}
 	// The slots' trust ConfigMaps, so GETs of VirtualMedia and Certificates
-	// read no apiserver (the bridge's own, selected by label: few).
-	trust, err := media.StartTrustCache(ctx, kube, cfg.Namespaces)
+	// read no apiserver (data held only of those the bridge signed).
+	trust, err := media.StartTrustCache(ctx, kube, cfg.Namespaces, objectSecret)
 	if err != nil {
 		return nil, fmt.Errorf("start trust cache: %w", err)
 	}
@@ -207,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	r.Writer = writer
 	mediaSvc := media.NewService(writer, kube)
 	mediaSvc.SetTrustCache(trust)
+	mediaSvc.SetObjectSecret(objectSecret)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	mediaSvc.SetImageCache(cfg.ImageCache)
 	mediaSvc.SetImageCacheKey(cfg.ImageCacheKey)
