@@ -30,9 +30,10 @@ func (b *syncBuffer) String() string {
 }
 
 // TestURLPasswordNotLogged: an image URL or Boot.HttpBootUri carrying a
-// password (user:pass@host) is refused with 400, and the password shows in
-// no log line (Debug and up) and no answer; the refusal is logged, with
-// the URL redacted.
+// password (user:pass@host) or a token as its user name (token@host,
+// issue 37 item 12) is refused with 400, and the secret shows in no log
+// line (Debug and up) and no answer; the refusal is logged, with the
+// whole userinfo redacted.
 func TestURLPasswordNotLogged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a test cluster")
@@ -47,6 +48,9 @@ func TestURLPasswordNotLogged(t *testing.T) {
 		{"InsertMedia, not http", http.MethodPost, insert, `{"Image":"ftp://ironic:` + pass + `@images.example/a.iso"}`},
 		{"HttpBootUri", http.MethodPatch, s.uri, `{"Boot":{"HttpBootUri":"https://ironic:` + pass + `@images.example/boot.efi"}}`},
 		{"HttpBootUri, URL that does not parse", http.MethodPatch, s.uri, `{"Boot":{"HttpBootUri":"https://ironic:` + pass + `@images.example/%zz"}}`},
+		{"InsertMedia, token as the user name", http.MethodPost, insert, `{"Image":"http://` + pass + `@images.example/a.iso"}`},
+		{"InsertMedia, token as the user name, not http", http.MethodPost, insert, `{"Image":"ftp://` + pass + `@images.example/a.iso"}`},
+		{"HttpBootUri, token as the user name", http.MethodPatch, s.uri, `{"Boot":{"HttpBootUri":"https://` + pass + `@images.example/boot.efi"}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := s.do(t, tt.method, tt.uri, tt.body, "")
@@ -59,7 +63,7 @@ func TestURLPasswordNotLogged(t *testing.T) {
 		})
 	}
 	log := sink.String()
-	if !strings.Contains(log, "request rejected") || !strings.Contains(log, "ironic:xxxxx@images.example") {
+	if !strings.Contains(log, "request rejected") || !strings.Contains(log, "//xxxxx@images.example") {
 		t.Errorf("no refusal with the URL redacted logged:\n%s", log)
 	}
 	for _, line := range strings.Split(log, "\n") {

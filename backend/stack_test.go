@@ -30,6 +30,9 @@ import (
 // stackNS is the namespace of a stack's VMs.
 const stackNS = "vms"
 
+// stackObjectSecret is the secret a stack's bridge signs its objects with.
+var stackObjectSecret = []byte("stack object secret, 32 bytes ok")
+
 // stack is the Redfish service over the backend on a real apiserver, as
 // the bridge builds it, with one sample VM (vm-0) in stackNS.
 type stack struct {
@@ -97,13 +100,14 @@ func newStackLog(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) a
 	if wrap != nil {
 		cache = wrap(inv)
 	}
-	trust, err := media.StartTrustCache(ctx, kube, []string{stackNS})
+	trust, err := media.StartTrustCache(ctx, kube, []string{stackNS}, stackObjectSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := apply.New(bridge, cache, mode, apply.Options{})
 	ms := media.NewService(w, kube)
 	ms.SetTrustCache(trust)
+	ms.SetObjectSecret(stackObjectSecret)
 	be := backend.New(inv, w, ms, power.New(w, bridge, nil), nil)
 	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	if err != nil {

@@ -64,7 +64,7 @@ func testCDIHostPolicy(t *testing.T, e *env) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := e.createVM(t, vmName(t))
-			svc := media.NewService(e.w, e.kube)
+			svc := newService(e.w, e.kube)
 			svc.SetAddrPolicy(tc.policy)
 			svc.SetHostResolver(tc.resolver)
 			got, err := svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: tc.image})

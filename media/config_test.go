@@ -17,7 +17,7 @@ import (
 func testAddrPolicyConfigured(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	private := "http://10.1.2.3/image.iso"
-	strict := media.NewService(e.w, e.kube)
+	strict := newService(e.w, e.kube)
 	strict.SetAddrPolicy(download.AddrPolicy{DenyPrivate: true})
 	var bad *download.InvalidURLError
 	if _, err := strict.Insert(t.Context(), key, slot, system.MediaInsert{Image: private}); !errors.As(err, &bad) {

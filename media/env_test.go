@@ -206,7 +206,7 @@ func newEnv(t *testing.T, v crds.Variant) *env {
 		cluster:   c,
 		inv:       inv,
 		w:         w,
-		svc:       media.NewService(w, kube),
+		svc:       newService(w, kube),
 		sim:       s,
 		img:       newImages(t),
 		log:       log,
@@ -352,4 +352,14 @@ func mediaPair(vm *apply.VM, slot string) (disk, volume bool, claim string) {
 		}
 	}
 	return disk, volume, claim
+}
+
+// testObjectSecret is the secret the tests' bridge signs its objects with.
+var testObjectSecret = []byte("media test object secret 32 byte")
+
+// newService is [media.NewService] with the tests' object secret.
+func newService(w apply.Writer, kube kubernetes.Interface) *media.Service {
+	s := media.NewService(w, kube)
+	s.SetObjectSecret(testObjectSecret)
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -126,7 +127,9 @@ func certPEMs(t system.MediaTrust) []string {
 
 // createImportSecret creates the import ConfigMap (the CA bundle, when
 // slot.CABundle) and Secret (the credentials, when slot.Credentials) of
-// slot, named in slot.ImportSecret, owned by the VM.
+// slot, named in slot.ImportSecret, owned by the VM. Both are immutable: a
+// namespace user cannot edit the CAs or credentials the import pod will
+// mount (only delete the object, which fails the import).
 func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot system.MediaSlot, data map[string][]byte) error {
 	o := owner{Key: vm.Key, UID: vm.Object.GetUID()}
 	l := importer.ObjectLabels(ComponentImportSecret, slot.Slot)
@@ -139,7 +142,7 @@ func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot sys
 	}
 	create := metav1.CreateOptions{FieldManager: apply.ManagerMedia}
 	if ca, ok := data[download.CAKey]; ok {
-		cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{download.CAKey: string(ca)}}
+		cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{download.CAKey: string(ca)}, Immutable: ptr.To(true)}
 		if _, err := s.kube.CoreV1().ConfigMaps(vm.Key.Namespace).Create(ctx, cm, create); err != nil {
 			return fmt.Errorf("create import ConfigMap %s/%s: %w", vm.Key.Namespace, slot.ImportSecret, err)
 		}
@@ -150,6 +153,7 @@ func (s *Service) createImportSecret(ctx context.Context, vm *apply.VM, slot sys
 	sec := &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
+		Immutable:  ptr.To(true),
 		Data:       map[string][]byte{download.CredentialUserKey: data[download.CredentialUserKey], download.CredentialPasswordKey: data[download.CredentialPasswordKey]},
 	}
 	if _, err := s.kube.CoreV1().Secrets(vm.Key.Namespace).Create(ctx, sec, create); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/internal/objmac"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -27,6 +28,8 @@ type Service struct {
 	resolver download.HostResolver
 	// trustCache serves Trust's reads; nil reads live.
 	trustCache *TrustCache
+	// trustKey signs and verifies the trust ConfigMaps (trustmac.go).
+	trustKey objmac.Key
 	// imageCache records each insert's cache key (cache.go).
 	imageCache bool
 	// cacheSecret is what the cache keys are an HMAC under (cachekey.go).

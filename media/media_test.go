@@ -192,7 +192,7 @@ func testReinsertSameURL(t *testing.T, e *env) {
 	if url2 != url {
 		t.Fatal("test bug: URL changed")
 	}
-	behind := media.NewService(staleReads{Client: e.w, vm: pending}, e.kube)
+	behind := newService(staleReads{Client: e.w, vm: pending}, e.kube)
 	second, err := behind.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
 	if err != nil {
 		t.Fatal(err)

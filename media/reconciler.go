@@ -214,6 +214,9 @@ func (r *Reconciler) watch(ctx context.Context, enqueue func(system.Key)) (stop 
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.PartOfSelector().String() }))
 		claims := f.Core().V1().PersistentVolumeClaims()
+		if err := claims.Informer().SetTransform(importer.TrimCached()); err != nil {
+			return nil, fmt.Errorf("PVCs: %w", err)
+		}
 		if _, err := claims.Informer().AddEventHandler(importer.HandlerFor(owners)); err != nil {
 			return nil, fmt.Errorf("add handler: %w", err)
 		}

@@ -51,6 +51,10 @@ var ErrCertificateNotFound = errors.New("certificate not found")
 // reference to this VM's UID): it is neither read nor written.
 var ErrForeignTrust = errors.New("trust ConfigMap not created by redfish-bridge for this VM")
 
+// errNoObjectSecret reports a trust write on a Service without the secret
+// its MAC is keyed from ([Service.SetObjectSecret]).
+var errNoObjectSecret = errors.New("the bridge has no object secret to sign it with (SetObjectSecret)")
+
 // TrustLimitError reports a certificate that would take the slot past
 // [MaxCertificates] or [MaxTrustBytes] (Redfish 400 on CertificateString).
 type TrustLimitError struct{ Reason string }
@@ -71,7 +75,8 @@ func TrustConfigMapName(key system.Key, slot string) string { return ClaimName(k
 func (s *Service) SetTrustCache(c *TrustCache) { s.trustCache = c }
 
 // Trust returns the slot's trust settings: those of the slot's ConfigMap
-// when the bridge made it for this VM ([owner.owns]), else the defaults.
+// when the bridge made it for this VM ([owner.owns]) and its data carries
+// the bridge's MAC (trustmac.go), else the defaults.
 // With a [TrustCache] it reads no apiserver.
 func (s *Service) Trust(ctx context.Context, key system.Key, slot string) (system.MediaTrust, error) {
 	defaults := system.MediaTrust{VerifyCertificate: true}
@@ -93,6 +98,11 @@ func (s *Service) Trust(ctx context.Context, key system.Key, slot string) (syste
 		return system.MediaTrust{}, fmt.Errorf("read trust ConfigMap %s/%s: %w", key.Namespace, name, err)
 	}
 	if cm == nil || !ownsTrust(o, cm) {
+		return defaults, nil
+	}
+	if !trustSigned(s.trustKey, cm, o.UID) {
+		logctx.From(ctx).Debug("trust ConfigMap not signed by the bridge: the slot reads as the defaults",
+			"configMap", key.Namespace+"/"+name, "vm", key.String(), "slot", slot)
 		return defaults, nil
 	}
 	return decodeTrust(cm), nil
@@ -253,16 +263,25 @@ func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, ed
 			return fmt.Errorf("ConfigMap %s/%s: %w", key.Namespace, name, ErrForeignTrust)
 		}
 		t := system.MediaTrust{VerifyCertificate: true}
-		if cm != nil {
+		switch {
+		case cm == nil:
+		case trustSigned(s.trustKey, cm, o.UID):
 			t = decodeTrust(cm)
+		default: // ours by label and owner, not by MAC: start from the defaults
+			logctx.From(ctx).Warn("trust ConfigMap not signed by the bridge: its content is replaced",
+				"configMap", key.Namespace+"/"+name, "vm", key.String(), "slot", slot)
 		}
 		if err := edit(&t); err != nil {
 			return err
 		}
 		out = t
 		cms := s.kube.CoreV1().ConfigMaps(key.Namespace)
+		if !s.trustKey.Valid() {
+			return fmt.Errorf("trust ConfigMap %s/%s: %w", key.Namespace, name, errNoObjectSecret)
+		}
 		if cm != nil {
 			cm.Data = encodeTrust(t)
+			signTrust(s.trustKey, cm, o.UID)
 			written, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: apply.ManagerMedia})
 			return err
 		}
@@ -275,6 +294,7 @@ func (s *Service) editTrust(ctx context.Context, key system.Key, slot string, ed
 			},
 			Data: encodeTrust(t),
 		}
+		signTrust(s.trustKey, cm, o.UID)
 		written, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: apply.ManagerMedia})
 		if apierrors.IsAlreadyExists(err) { // another request created it: edit that one
 			return apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, err)

@@ -132,6 +132,16 @@ func testImportSecretLifecycle(t *testing.T, e *env) {
 	if !strings.Contains(cm.Data[download.CAKey], strings.TrimSpace(srv.ca.PEM)) || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != vmObj.GetUID() {
 		t.Errorf("import ConfigMap %+v: want the slot's CA, owned by the VM", cm)
 	}
+	// A namespace user cannot swap the CAs or credentials the import pod
+	// is about to mount (issue 37 item 4): both objects are immutable.
+	cm.Data[download.CAKey] = "planted CA"
+	if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Update(t.Context(), cm, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("update of the import ConfigMap's CA: err %v, want Invalid (immutable)", err)
+	}
+	sec.Data[download.CredentialPasswordKey] = []byte("planted")
+	if _, err := e.adminKube.CoreV1().Secrets(e.ns).Update(t.Context(), sec, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("update of the import Secret's credentials: err %v, want Invalid (immutable)", err)
+	}
 	var pod corev1.Pod
 	e.eventually(t, "import pod", func(ctx context.Context) error {
 		pods, err := e.pods(ctx, key, slot)
@@ -241,7 +251,7 @@ func testBridgeBundle(t *testing.T, e *env) {
 	if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	svc := media.NewService(e.w, e.kube)
+	svc := newService(e.w, e.kube)
 	svc.SetCABundle(media.CABundle{Namespace: e.ns, ConfigMap: "bridge-ca", Key: "bundle.pem"})
 	key := e.createVM(t, vmName(t))
 	got, err := svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/a.iso"})

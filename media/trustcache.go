@@ -15,14 +15,20 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/internal/objmac"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // TrustCache is the informer cache of the slots' trust ConfigMaps: only
 // those carrying the labels the bridge gives them (component media-tls,
 // part-of redfish-bridge) are listed and watched, so a GET of a slot, its
 // Certificates or one certificate reads no apiserver, and a ConfigMap
-// someone else made without those labels is never even seen. Ownership
-// (the VM's UID) is checked on every read ([Service.Trust]).
+// someone else made without those labels is never even seen. Labels are
+// no proof, so the cache holds the data only of a ConfigMap whose MAC
+// verifies (trustmac.go: the bridge wrote it, at most [MaxTrustBytes] of
+// certificates); of any other it holds the identity alone (~0.3 KiB,
+// whatever its size). Ownership (the VM's UID) and the MAC are checked
+// again on every read ([Service.Trust]).
 type TrustCache struct {
 	// informers by namespace ("" when cluster-wide).
 	informers map[string]cache.SharedIndexInformer
@@ -40,8 +46,10 @@ func trustSelector() labels.Selector {
 
 // StartTrustCache starts the trust ConfigMap informers of namespaces (all
 // when empty) and waits until they have synced or ctx ends. They stop
-// when ctx ends.
-func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces []string) (*TrustCache, error) {
+// when ctx ends. secret is the bridge's object secret
+// ([Service.SetObjectSecret]): without it no ConfigMap's data is held.
+func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces []string, secret []byte) (*TrustCache, error) {
+	key := trustKey(secret)
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
@@ -60,7 +68,7 @@ func StartTrustCache(ctx context.Context, kube kubernetes.Interface, namespaces 
 		f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = trustSelector().String() }))
 		inf := f.Core().V1().ConfigMaps().Informer()
-		if err := inf.SetTransform(trimTrust); err != nil {
+		if err := inf.SetTransform(func(obj any) (any, error) { return trimTrust(key, obj), nil }); err != nil {
 			return nil, fmt.Errorf("trust cache: %w", err)
 		}
 		reg, err := inf.AddEventHandler(handler)
@@ -95,13 +103,29 @@ func (c *TrustCache) next() <-chan struct{} {
 	return c.changed
 }
 
-// trimTrust drops a cached ConfigMap's managedFields (one entry per
-// certificate key), which nothing reads.
-func trimTrust(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
+// trimTrust is what the cache holds of a trust ConfigMap: its identity,
+// the labels and owner reference [Service.Trust] checks and, when its MAC
+// verifies under k for the VM that reference names, its data and MAC.
+// Nothing else (managedFields, other labels, annotations and owner
+// references: whatever their size) is held.
+func trimTrust(k objmac.Key, obj any) any {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return obj // a DeletedFinalStateUnknown: the indexer drops it
 	}
-	return obj, nil
+	kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
+		Labels: map[string]string{LabelComponent: cm.Labels[LabelComponent], LabelPartOf: cm.Labels[LabelPartOf]},
+	}}
+	for _, r := range cm.OwnerReferences {
+		if r.Kind == kubevirt.Kind && trustSigned(k, cm, r.UID) {
+			kept.OwnerReferences = []metav1.OwnerReference{r}
+			kept.Annotations = map[string]string{objmac.Annotation: cm.Annotations[objmac.Annotation]}
+			kept.Data = cm.Data
+			break
+		}
+	}
+	return kept
 }
 
 // get returns the cached ConfigMap namespace/name, nil when there is none.

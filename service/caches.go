@@ -21,8 +21,9 @@ import (
 type caches struct {
 	mode  apply.Mode
 	inv   *inventory.Inventory
-	trust *media.TrustCache // the slots' trust ConfigMaps: GETs of VirtualMedia and Certificates read no apiserver
+	trust *media.TrustCache // the slots' trust ConfigMaps the bridge signed: GETs of VirtualMedia and Certificates read no apiserver
 	authn *auth.Authenticator
+	key   []byte // the session key: session tokens and the bridge's object MACs are keyed from it
 }
 
 // addCaches adds the parts that fill c to the Caches group.
@@ -36,18 +37,23 @@ func addCaches(mgr *manager.Manager, cl clients, cfg Config) (*caches, error) {
 			return nil
 		},
 		func(ctx context.Context) (err error) {
-			c.authn, err = authenticator(ctx, cl.kube, cfg)
-			return err
-		},
-		func(ctx context.Context) (err error) {
-			if c.inv, err = inventory.Start(ctx, cl.dyn, cl.kube, cfg.Namespaces); err != nil {
-				return fmt.Errorf("start inventory: %w", err)
+			// The session key signs session tokens and, keyed apart, the
+			// objects the bridge acts on (trust ConfigMaps): every replica
+			// has it, no tenant does.
+			if c.key, err = kubeauth.SessionKey(ctx, cl.kube, cfg.Namespace, cfg.SessionKeySecret); err != nil {
+				return err
+			}
+			if c.authn, err = authenticator(ctx, cl.kube, cfg, c.key); err != nil {
+				return err
+			}
+			if c.trust, err = media.StartTrustCache(ctx, cl.kube, cfg.Namespaces, c.key); err != nil {
+				return fmt.Errorf("start trust cache: %w", err)
 			}
 			return nil
 		},
 		func(ctx context.Context) (err error) {
-			if c.trust, err = media.StartTrustCache(ctx, cl.kube, cfg.Namespaces); err != nil {
-				return fmt.Errorf("start trust cache: %w", err)
+			if c.inv, err = inventory.Start(ctx, cl.dyn, cl.kube, cfg.Namespaces); err != nil {
+				return fmt.Errorf("start inventory: %w", err)
 			}
 			return nil
 		},
@@ -59,16 +65,12 @@ func addCaches(mgr *manager.Manager, cl clients, cfg Config) (*caches, error) {
 	return c, nil
 }
 
-// authenticator watches the users and the sessions' revocations and reads
-// the session key, all in cfg.Namespace.
-func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config) (*auth.Authenticator, error) {
+// authenticator watches the users and the sessions' revocations, in
+// cfg.Namespace, and signs session tokens with key.
+func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, key []byte) (*auth.Authenticator, error) {
 	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
-	}
-	key, err := kubeauth.SessionKey(ctx, kube, cfg.Namespace, cfg.SessionKeySecret)
-	if err != nil {
-		return nil, err
 	}
 	revs, err := kubeauth.WatchConfigMapRevocations(ctx, kube, cfg.Namespace, cfg.RevocationsConfigMap)
 	if err != nil {

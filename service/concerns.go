@@ -35,6 +35,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	writer := apply.New(cl.dyn, c.inv, c.mode, apply.Options{})
 	mediaSvc := media.NewService(writer, cl.kube)
 	mediaSvc.SetTrustCache(c.trust)
+	mediaSvc.SetObjectSecret(c.key)
 	mediaSvc.SetAddrPolicy(cfg.ImageAddrPolicy)
 	mediaSvc.SetImageCache(cfg.ImageCache)
 	mediaSvc.SetImageCacheKey(cfg.ImageCacheKey)

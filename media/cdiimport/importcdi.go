@@ -123,6 +123,9 @@ func (c *cdiImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.d.Dynamic, 0, ns,
 			func(o *metav1.ListOptions) { o.LabelSelector = importer.PartOfSelector().String() })
 		inf := f.ForResource(DataVolumeResource)
+		if err := inf.Informer().SetTransform(importer.TrimCached(AnnotationCacheValidators)); err != nil {
+			return nil, fmt.Errorf("DataVolumes: %w", err)
+		}
 		h := importer.HandlerFor(enqueue)
 		h.AddFunc = func(obj any) { enqueue(obj); c.wake(nil, obj) }
 		h.UpdateFunc = func(old, obj any) { enqueue(obj); c.wake(old, obj) }
@@ -144,6 +147,9 @@ func (c *cdiImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 		pf := informers.NewSharedInformerFactoryWithOptions(c.d.Kube, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkSelector("").String() }))
 		pods := pf.Core().V1().Pods()
+		if err := pods.Informer().SetTransform(importer.TrimCached()); err != nil {
+			return nil, fmt.Errorf("check pods: %w", err)
+		}
 		if _, err := pods.Informer().AddEventHandler(importer.HandlerFor(enqueue)); err != nil {
 			return nil, fmt.Errorf("check pods: add handler: %w", err)
 		}

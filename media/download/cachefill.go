@@ -22,7 +22,12 @@ import (
 // slot's own trust and credentials), downloads into the entry only when
 // the entry is empty or the server's validators differ, then copies the
 // entry's image into the slot's PVC. Concurrent pods of one key wait on
-// the lock: one download, the others revalidate and copy.
+// the lock: one download, the others revalidate and copy. A namespace
+// user who mounts the entry can rewrite its image and meta.json alike, so
+// the bridge passes the digest it recorded of the entry's last download
+// (--cache-sha256; --cache-refill when it has none of an entry it did not
+// just create): an entry recording another digest is downloaded again, and
+// every copy is checked against the digest of the bytes it copies.
 
 // Files of a cache entry.
 const (
@@ -101,6 +106,11 @@ func (r ImportRequest) runCached(ctx context.Context, client *http.Client, lim L
 	if err != nil {
 		return ImportResult{}, err
 	}
+	if fresh && (r.CacheRefill || (r.CacheSHA256 != "" && meta.SHA256 != r.CacheSHA256)) {
+		// The PVC is writable by whoever may mount it in the namespace:
+		// only the bridge's record says what it should hold.
+		fresh = false
+	}
 	if !fresh {
 		if meta, err = r.fill(ctx, client, lim); err != nil {
 			return ImportResult{}, err
@@ -150,7 +160,7 @@ func (r ImportRequest) revalidate(ctx context.Context, client *http.Client) (ent
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return meta, false, fmt.Errorf("HEAD %s: %w", r.URL, err)
+		return meta, false, fmt.Errorf("HEAD %s: %w", r.URL, redactDoErr(err))
 	}
 	_ = resp.Body.Close()
 	switch resp.StatusCode {

@@ -3,6 +3,9 @@ package download
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -209,5 +212,70 @@ func TestRunCachedFillerGone(t *testing.T) {
 	}
 	if got := gets.Load(); got != 2 {
 		t.Errorf("%d GETs, want 2 (the cancelled one, then one for the waiting imports)", got)
+	}
+}
+
+// TestRunCachedPlantedEntry is issue 37's attack 5 on the import pod's
+// side: a namespace user mounts the cache entry and rewrites its image
+// and meta.json alike (the server's validators kept, the planted bytes'
+// digest recorded). With the digest the bridge recorded (--cache-sha256)
+// or with no record (--cache-refill) the import downloads the image again
+// and the destination holds the server's bytes; trusting the entry alone
+// copies the planted bytes (the old behaviour, kept as the control).
+func TestRunCachedPlantedEntry(t *testing.T) {
+	const size = 64<<10 + 1
+	im := testca.NewVersionedImage(t)
+	im.Set(testImage("real|", size))
+	for _, tc := range []struct {
+		name        string
+		req         func(r *ImportRequest, recorded string)
+		wantPlanted bool
+	}{
+		{"the bridge's digest", func(r *ImportRequest, recorded string) { r.CacheSHA256 = recorded }, false},
+		{"no record of the entry", func(r *ImportRequest, _ string) { r.CacheRefill = true }, false},
+		{"no digest given (control)", func(*ImportRequest, string) {}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cacheDir, dests := t.TempDir(), t.TempDir()
+			first := ImportRequest{URL: im.URL + "/image.iso", Dest: filepath.Join(dests, "first"), CacheDir: cacheDir}
+			res, err := first.Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			planted := testImage("planted|", size)
+			if err := os.WriteFile(filepath.Join(cacheDir, cacheImage), planted, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(cacheDir, cacheMeta))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var meta entryMeta
+			if err := json.Unmarshal(b, &meta); err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(planted)
+			meta.SHA256 = hex.EncodeToString(sum[:])
+			if b, err = json.Marshal(meta); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cacheDir, cacheMeta), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			next := ImportRequest{URL: im.URL + "/image.iso", Dest: filepath.Join(dests, "next"), CacheDir: cacheDir}
+			tc.req(&next, res.SHA256)
+			got, err := next.Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantPlanted {
+				checkFile(t, next.Dest, planted)
+				return
+			}
+			checkFile(t, next.Dest, testImage("real|", size))
+			if got.FromCache || got.SHA256 != res.SHA256 {
+				t.Errorf("import after the planting: %+v, want a download of sha256 %s", got, res.SHA256)
+			}
+		})
 	}
 }

@@ -98,7 +98,7 @@ func importValidated(ctx context.Context, client *http.Client, url, dest string,
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := client.Do(req)
 	if err != nil {
-		return ImportResult{}, v, fmt.Errorf("GET %s: %w", url, err)
+		return ImportResult{}, v, fmt.Errorf("GET %s: %w", url, redactDoErr(err))
 	}
 	defer resp.Body.Close()
 	v = validatorsOf(resp)

@@ -27,7 +27,7 @@ func (r ImportRequest) head(ctx context.Context, client *http.Client) (ImportRes
 	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := client.Do(req)
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("HEAD %s: %w", r.URL, err)
+		return ImportResult{}, fmt.Errorf("HEAD %s: %w", r.URL, redactDoErr(err))
 	}
 	_ = resp.Body.Close()
 	switch resp.StatusCode {

@@ -43,6 +43,15 @@ type ImportRequest struct {
 	// key: the image is revalidated, downloaded into it only when it is
 	// empty or changed, and copied from it into Dest (cachefill.go).
 	CacheDir string
+	// CacheSHA256, with CacheDir, is the entry image's digest as the
+	// bridge recorded it (where no tenant writes): an entry whose
+	// meta.json says otherwise was written by someone else and is
+	// downloaded again, never copied (cachefill.go).
+	CacheSHA256 string
+	// CacheRefill, with CacheDir, downloads into the entry whatever it
+	// holds: the bridge has no record of the entry (it did not create it,
+	// or lost the record), so its content proves nothing.
+	CacheRefill bool
 	// HeadOnly sends a HEAD instead of the download and reports the
 	// server's validators ([ImportResult].Validators; media/cdiimport/cachecheck.go): the
 	// CDI image cache's revalidation. Dest is not written.
@@ -86,6 +95,12 @@ func (r ImportRequest) Args() []string {
 	if r.CacheDir != "" {
 		args = append(args, "--cache-dir="+r.CacheDir)
 	}
+	if r.CacheSHA256 != "" {
+		args = append(args, "--cache-sha256="+r.CacheSHA256)
+	}
+	if r.CacheRefill {
+		args = append(args, "--cache-refill")
+	}
 	if r.HeadOnly {
 		args = append(args, "--head-only")
 	}
@@ -105,6 +120,8 @@ func importFlags(fs *flag.FlagSet) (done func() (ImportRequest, error)) {
 	fs.StringVar(&r.CredentialsDir, "credentials-dir", "", "directory with files "+CredentialUserKey+" and "+CredentialPasswordKey+" (HTTP Basic)")
 	maxSize := fs.String("max-size", FormatBytes(DefaultMaxImageSize), "refuse a larger image")
 	fs.StringVar(&r.CacheDir, "cache-dir", "", "image cache entry to revalidate, fill and copy from (shared by the imports of one image)")
+	fs.StringVar(&r.CacheSHA256, "cache-sha256", "", "the cache entry's image digest as the bridge recorded it: an entry recording another is downloaded again")
+	fs.BoolVar(&r.CacheRefill, "cache-refill", false, "download into the cache entry whatever it holds (the bridge has no record of it)")
 	fs.BoolVar(&r.HeadOnly, "head-only", false, "send a HEAD and report the server's ETag, Last-Modified and Content-Length; write nothing")
 	claimSize := fs.String("claim-size", "", "size of the destination PVC; a larger image is reported with its size, not written")
 	return func() (ImportRequest, error) {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
 // maxRedirects is how many redirects an import follows (net/http's own
@@ -28,7 +31,17 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 		return errors.New("stopped after 10 redirects")
 	}
 	if prev := via[len(via)-1].URL; prev.Scheme == "https" && req.URL.Scheme != "https" {
-		return &DowngradeError{From: prev.Redacted(), To: req.URL.Redacted()}
+		return &DowngradeError{From: logctx.RedactedURL(prev), To: logctx.RedactedURL(req.URL)}
 	}
 	return nil
+}
+
+// redactDoErr is err from an http.Client's Do with the URL it quotes
+// redacted whole ([logctx.RedactURL]): net/http hides only a password, and
+// a redirect's Location may carry a token as its user name.
+func redactDoErr(err error) error {
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = logctx.RedactURL(ue.URL)
+	}
+	return err
 }

@@ -150,3 +150,39 @@ func TestImportRedirectScheme(t *testing.T) {
 		}
 	})
 }
+
+// TestImportRedirectTokenRedacted: a redirect whose Location carries a
+// token as its user name (net/http's errors hide a password only) fails
+// the import with an error that names the target without the token, for
+// a target that refuses the connection and for a refused downgrade.
+func TestImportRedirectTokenRedacted(t *testing.T) {
+	const token = "ghp_redirect-token"
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := closed.Addr().String()
+	_ = closed.Close()
+	var d *dualServer
+	d = newDualServer(t, func(scheme string, w http.ResponseWriter, r *http.Request) {
+		switch scheme + r.URL.Path {
+		case "http/dead.iso":
+			http.Redirect(w, r, "http://"+token+"@"+deadAddr+"/a.iso", http.StatusFound)
+		case "https/down.iso":
+			http.Redirect(w, r, "http://"+token+"@"+d.addr+"/a.iso", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	for _, tt := range []struct{ name, url, want string }{
+		{"target refuses the connection", "http://" + d.addr + "/dead.iso", "http://xxxxx@" + deadAddr + "/a.iso"},
+		{"downgrade", "https://" + d.addr + "/down.iso", "http://xxxxx@" + d.addr + "/a.iso"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runJob(t, ImportRequest{URL: tt.url, CAFile: d.caFile})
+			if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one naming %s without the token", err, tt.want)
+			}
+		})
+	}
+}

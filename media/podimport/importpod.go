@@ -73,6 +73,9 @@ func (p *podImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.PodSelector("").String() }))
 		pods := f.Core().V1().Pods()
+		if err := pods.Informer().SetTransform(importer.TrimCached()); err != nil {
+			return nil, fmt.Errorf("import pods: %w", err)
+		}
 		if _, err := pods.Informer().AddEventHandler(importer.HandlerFor(enqueue)); err != nil {
 			return nil, fmt.Errorf("import pods: add handler: %w", err)
 		}
