@@ -87,7 +87,7 @@ const (
 
 // start powers the VM on for a client's Reset (see the package doc).
 // deferred reports that it recorded OnDeferred instead. A VM still stopping
-// refuses it with a [*ResetConflictError] (conflict.go).
+// gracefully refuses it with a [*ResetConflictError] (conflict.go).
 func (s *Service) start(ctx context.Context, key system.Key, kind system.ResetType) (deferred bool, err error) {
 	return s.startIf(ctx, key, nil, func(vm *apply.VM) error {
 		if stopping(vm) {

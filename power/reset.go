@@ -29,7 +29,7 @@ import (
 //
 // Off and shutdown cancel a held power-on. A power-on (On, ForceOn, a
 // restart or PushPowerButton of a VM that is not on) while the VM is still
-// stopping is refused with a [*ResetConflictError] (conflict.go).
+// stopping gracefully is refused with a [*ResetConflictError] (conflict.go).
 func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
 	err := s.reset(ctx, key, kind)
 	var conflict *ResetConflictError
