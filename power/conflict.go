@@ -1,7 +1,11 @@
 package power
 
 import (
+	"context"
 	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
@@ -68,4 +72,23 @@ func stopping(vm *apply.VM) bool {
 	}
 	grace, set := kubevirt.VMIGracePeriodOf(vm.VMI)
 	return !set || grace > 1
+}
+
+// stoppingLive is [stopping] for vm with its VMI read live (a GET), so a
+// power-on right after a ForceOff is not refused on a cached VMI that
+// still shows the grace period virt-api has cut.
+func (s *Service) stoppingLive(ctx context.Context, vm *apply.VM) (bool, error) {
+	if s.dyn == nil {
+		return stopping(vm), nil
+	}
+	vmi, err := s.dyn.Resource(kubevirt.VirtualMachineInstances).Namespace(vm.Key.Namespace).Get(ctx, vm.Key.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("power on %s: read VMI: %w", vm.Key, err)
+	}
+	live := *vm
+	live.VMI = vmi
+	return stopping(&live), nil
 }

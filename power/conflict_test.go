@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
@@ -103,5 +106,31 @@ func TestResetWhileStopping(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOnRightAfterForceOff: the bridge's cache may still show the grace
+// period virt-api has just cut (a ForceOff answered a moment ago, Ironic
+// 21.4's reboot sending On at once, which it does not retry): the
+// stopping check is confirmed on the live VMI, and the On is accepted.
+func TestOnRightAfterForceOff(t *testing.T) {
+	key := system.Key{Namespace: "ns1", Name: "vm1"}
+	cached := graced(vmi(kubevirt.PhaseRunning, true), 3600)
+	live := graced(vmi(kubevirt.PhaseRunning, true), 0)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{kubevirt.VirtualMachineInstances: "VirtualMachineInstanceList"}, live)
+	vm := &apply.VM{Key: key, Object: &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"runStrategy": string(runOff)}}}, VMI: cached}
+	w := &oneRead{vm: vm}
+	if err := New(w, dyn, nil).Reset(t.Context(), key, system.ResetOn); err != nil {
+		t.Fatalf("On with the live VMI's grace cut to 0: %v, want accepted", err)
+	}
+	if len(w.powers) != 1 || w.powers[0].RunStrategy != runOn {
+		t.Errorf("writes %+v, want runStrategy %s", w.powers, runOn)
+	}
+	// The live VMI still in its graceful stop: refused.
+	dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{kubevirt.VirtualMachineInstances: "VirtualMachineInstanceList"}, graced(vmi(kubevirt.PhaseRunning, true), 3600))
+	if _, ok := errors.AsType[*ResetConflictError](New(&oneRead{vm: vm}, dyn, nil).Reset(t.Context(), key, system.ResetOn)); !ok {
+		t.Errorf("On with the live VMI in its graceful stop: want a ResetConflictError")
 	}
 }

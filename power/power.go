@@ -90,10 +90,15 @@ const (
 // gracefully refuses it with a [*ResetConflictError] (conflict.go).
 func (s *Service) start(ctx context.Context, key system.Key, kind system.ResetType) (deferred bool, err error) {
 	return s.startIf(ctx, key, nil, func(vm *apply.VM) error {
-		if stopping(vm) {
-			return &ResetConflictError{ResetType: kind, Reason: stillStopping}
+		if !stopping(vm) {
+			return nil
 		}
-		return nil
+		// Confirm on the live VMI: right after a ForceOff the cache may
+		// still show the grace period virt-api has just cut.
+		if stop, err := s.stoppingLive(ctx, vm); err != nil || !stop {
+			return err
+		}
+		return &ResetConflictError{ResetType: kind, Reason: stillStopping}
 	})
 }
 
