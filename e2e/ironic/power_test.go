@@ -87,6 +87,9 @@ func powerScenario(t *testing.T, s *suite, v crds.Variant) {
 			return running(vmi) && (off == nil || vmi.GetUID() != off.GetUID())
 		})
 	})
+	if s.is39() {
+		n.step(t, "soft power off, then power on: refused with 409 while the guest stops, retried by Ironic", func() { softOffThenOn(t, n) })
+	}
 	n.step(t, "power off", func() {
 		n.expectForced(t, func() { n.power(t, "power off", "power off") })
 		n.waitVMI(t, "VMI gone after power off", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
