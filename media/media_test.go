@@ -151,9 +151,8 @@ func testFailedURL(t *testing.T, e *env) {
 	e.waitFailed(t, key, "404")
 }
 
-// waitFailed waits for the slot to fail with a Reason containing want, and
-// checks that nothing was attached, no import pod is left and the slot's
-// PVC is released.
+// waitFailed waits for the slot to fail with a Reason containing want; no
+// attachment, import pod or PVC (claimReleased) is left.
 func (e *env) waitFailed(t *testing.T, key system.Key, want string) {
 	t.Helper()
 	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
