@@ -27,6 +27,7 @@ func translate(err error) error {
 	var badCert *media.InvalidCertificateError
 	var full *media.TrustLimitError
 	var refused *apply.RefusedError
+	var resetConflict *power.ResetConflictError
 	var status apierrors.APIStatus
 	var netErr net.Error
 	switch {
@@ -44,6 +45,9 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", redfish.ErrNotFound, err)
 	case errors.As(err, &busy):
 		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: fmt.Sprintf("The slot is importing %s. Eject the media first, then insert %s.", busy.Image, busy.Requested)}, err)
+	case errors.As(err, &resetConflict):
+		return fmt.Errorf("%w: %w", &redfish.ActionConflictError{Parameter: "ResetType", Value: string(resetConflict.ResetType),
+			Resolution: "The reset conflicts with what the system is doing now: " + resetConflict.Reason + ". Retry the request."}, err)
 	case errors.Is(err, power.ErrBusy):
 		return fmt.Errorf("%w: %w", &redfish.ConflictError{Resolution: "The system's boot order kept changing during the power request. Retry the request."}, err)
 	case errors.As(err, &refused):

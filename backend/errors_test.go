@@ -109,3 +109,22 @@ func TestTranslateResetRefused(t *testing.T) {
 		t.Errorf("refusal (-want +got):\n%s", diff)
 	}
 }
+
+// TestTranslateResetConflict: a Reset the system's transition refuses for
+// now reaches the client as 409 ActionParameterValueConflict on ResetType
+// (redfish.ActionConflictError, the message Ironic 39 retries a power-on
+// on), its Resolution saying what the system is doing; the cause stays in
+// the chain.
+func TestTranslateResetConflict(t *testing.T) {
+	cause := &power.ResetConflictError{ResetType: system.ResetOn, Reason: "the system is still powering off"}
+	err := translate(fmt.Errorf("power on ns/vm: %w", cause))
+	got, ok := errors.AsType[*redfish.ActionConflictError](err)
+	if !ok || !errors.Is(err, redfish.ErrConflict) || !errors.Is(err, power.ErrBusy) {
+		t.Fatalf("translate = %v, want a redfish.ActionConflictError keeping power.ErrBusy", err)
+	}
+	want := redfish.ActionConflictError{Parameter: "ResetType", Value: "On",
+		Resolution: "The reset conflicts with what the system is doing now: the system is still powering off. Retry the request."}
+	if d := cmp.Diff(want, *got); d != "" {
+		t.Errorf("conflict (-want +got):\n%s", d)
+	}
+}

@@ -38,7 +38,7 @@
 //	Pending   -> PVC + import pod created -> Importing
 //	Importing -> pod Succeeded            -> Ready  (pod deleted)
 //	          -> pod reports needBytes    -> SizeBytes recorded, pod deleted, PVC re-created larger, pod re-created
-//	          -> pod Failed               -> Failed (termination message as Reason, pod deleted)
+//	          -> pod Failed               -> Failed (termination message as Reason, pod deleted, PVC released: release.go)
 //	          -> pod gone                 -> pod re-created
 //	          -> older than ImportTimeout -> Failed "import timed out" (pod deleted)
 //

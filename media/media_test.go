@@ -151,8 +151,8 @@ func testFailedURL(t *testing.T, e *env) {
 	e.waitFailed(t, key, "404")
 }
 
-// waitFailed waits for the slot to fail with a Reason containing want, and
-// checks that nothing was attached and no import pod is left.
+// waitFailed waits for the slot to fail with a Reason containing want; no
+// attachment, import pod or PVC (claimReleased) is left.
 func (e *env) waitFailed(t *testing.T, key system.Key, want string) {
 	t.Helper()
 	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
@@ -167,6 +167,7 @@ func (e *env) waitFailed(t *testing.T, key system.Key, want string) {
 		t.Errorf("failed import attached: disk %v volume %v", disk, volume)
 	}
 	e.noImportPods(t, key)
+	e.claimReleased(t, key, slot)
 }
 
 func testReinsertSameURL(t *testing.T, e *env) {

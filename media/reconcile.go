@@ -58,6 +58,9 @@ func (r *Reconciler) reconcileSlot(ctx context.Context, vm *apply.VM, o owner, s
 		for _, imp := range r.importers {
 			errs = append(errs, imp.Settle(ctx, t))
 		}
+		if slot.Phase == system.MediaFailed {
+			errs = append(errs, r.releaseFailed(ctx, vm, o, slot))
+		}
 		return 0, errors.Join(errs...)
 	}
 	if slot.InsertID == "" || slot.ClaimName == "" {

@@ -80,6 +80,8 @@ type Stats struct {
 	VolumesHealed     int64
 	DisksWithoutVol   int64
 	OrphanClaimsFreed int64
+	// FailedClaimsReleased counts PVCs of failed imports deleted (release.go).
+	FailedClaimsReleased int64
 	// CacheEntriesEvicted counts image cache entries deleted for the budget.
 	CacheEntriesEvicted int64
 }
@@ -88,7 +90,7 @@ type Stats struct {
 // is ready.
 type Counters struct {
 	podsCreated, claimsCreated, ready, failed, timedOut, stale, healed, diskNoVol, orphans atomic.Int64
-	evicted                                                                                atomic.Int64
+	evicted, released                                                                      atomic.Int64
 }
 
 // Reconciler drives virtual-media imports from watches. See the package doc.
@@ -167,6 +169,7 @@ func (c *Counters) Stats() Stats {
 		ImportsTimedOut: c.timedOut.Load(), StalePodsDeleted: c.stale.Load(),
 		VolumesHealed: c.healed.Load(), DisksWithoutVol: c.diskNoVol.Load(),
 		OrphanClaimsFreed: c.orphans.Load(), CacheEntriesEvicted: c.evicted.Load(),
+		FailedClaimsReleased: c.released.Load(),
 	}
 }
 

@@ -96,6 +96,7 @@ func (c sourceCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mediaDesc, s.VolumesHealed, "volume_healed")
 		counter(mediaDesc, s.DisksWithoutVol, "disk_without_volume")
 		counter(mediaDesc, s.OrphanClaimsFreed, "orphan_claim_freed")
+		counter(mediaDesc, s.FailedClaimsReleased, "failed_claim_released")
 	}
 	if c.src.Controllers != nil {
 		for _, s := range c.src.Controllers() {

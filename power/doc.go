@@ -44,4 +44,8 @@
 // (--held-power-on-timeout) drops it (DroppedReason): see hold.go. Reset types
 // outside [system.ResetTypes] (Nmi: KubeVirt cannot inject one) are
 // refused with [ErrInvalid] (an [*apply.RefusedError] naming ResetType).
+// A power-on while the VM is still stopping gracefully, or one whose write
+// kept meeting a moving target, is refused for now with a
+// [*ResetConflictError] (conflict.go), which the client retries; an
+// accepted power-on reads PoweringOn until the VM runs (state.go).
 package power

@@ -56,6 +56,9 @@ func TestForce(t *testing.T) {
 			t.Run("GracefulShutdown honours the grace period, ForceOff cuts it", func(t *testing.T) {
 				testGracefulThenForce(t, startEnvWith(t, c, opts))
 			})
+			t.Run("On conflicts during a graceful shutdown, then is accepted after ForceOff", func(t *testing.T) {
+				testOnWhileStopping(t, startEnvWith(t, c, opts))
+			})
 			t.Run("control: ForceOff without virt-api's stop", func(t *testing.T) {
 				o := opts
 				o.noForce = true

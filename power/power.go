@@ -85,15 +85,27 @@ const (
 	maxStartBackoff  = 500 * time.Millisecond
 )
 
-// start powers the VM on (see the package doc). deferred reports that it
-// recorded OnDeferred instead.
-func (s *Service) start(ctx context.Context, key system.Key) (deferred bool, err error) {
-	return s.startIf(ctx, key, nil)
+// start powers the VM on for a client's Reset (see the package doc).
+// deferred reports that it recorded OnDeferred instead. A VM still stopping
+// gracefully refuses it with a [*ResetConflictError] (conflict.go).
+func (s *Service) start(ctx context.Context, key system.Key, kind system.ResetType) (deferred bool, err error) {
+	return s.startIf(ctx, key, nil, func(vm *apply.VM) error {
+		if !stopping(vm) {
+			return nil
+		}
+		// Confirm on the live VMI: right after a ForceOff the cache may
+		// still show the grace period virt-api has just cut.
+		if stop, err := s.stoppingLive(ctx, vm); err != nil || !stop {
+			return err
+		}
+		return &ResetConflictError{ResetType: kind, Reason: stillStopping}
+	})
 }
 
 // startIf is start that writes nothing unless guard (nil: none) holds on
-// each fresh read it decides on.
-func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool) (deferred bool, err error) {
+// each fresh read it decides on, and answers refuse's error (nil: none)
+// when refuse refuses that read.
+func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply.VM) bool, refuse func(*apply.VM) error) (deferred bool, err error) {
 	for attempt := range maxStartAttempts {
 		if attempt > 0 {
 			if err := apply.Backoff(ctx, attempt, startBackoff, maxStartBackoff); err != nil {
@@ -108,6 +120,11 @@ func (s *Service) startIf(ctx context.Context, key system.Key, guard func(*apply
 			deferred, running = false, false
 			if refused = guard != nil && !guard(vm); refused {
 				return apply.ErrNoChange
+			}
+			if refuse != nil {
+				if err := refuse(vm); err != nil {
+					return err
+				}
 			}
 			wasOn = isOn(vm)
 			if slot, busy := busySlot(vm); busy {
@@ -218,7 +235,8 @@ func (s *Service) stop(ctx context.Context, key system.Key, force bool) error {
 // first, so a pending override takes effect. A VM that is not on is
 // powered on instead. force (ForceRestart) asks virt-api (see
 // forceRestart).
-func (s *Service) restart(ctx context.Context, key system.Key, force bool) error {
+func (s *Service) restart(ctx context.Context, key system.Key, kind system.ResetType) error {
+	force := kind == system.ResetForceRestart
 	if err := s.endRebootWatch(ctx, key); err != nil {
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
@@ -230,7 +248,7 @@ func (s *Service) restart(ctx context.Context, key system.Key, force bool) error
 		return fmt.Errorf("restart %s: %w", key, err)
 	}
 	if !isOn(vm) {
-		_, err := s.start(ctx, key)
+		_, err := s.start(ctx, key, kind)
 		return err
 	}
 	add := restartRequests(vm)

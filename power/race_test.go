@@ -2,6 +2,7 @@ package power
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -134,7 +135,7 @@ func (e *env) cycle(ctx context.Context, t *testing.T, rng *rand.Rand, key syste
 			_, err := via[1].s.SetBoot(ctx, key, system.BootPatch{Target: ptrTo(system.BootCd), Enabled: ptrTo(system.BootOnce)})
 			return err
 		},
-		func() error { return via[2].s.Reset(ctx, key, system.ResetOn) },
+		func() error { return onRetried(ctx, via[2].s, key) },
 		func() error {
 			_, err := via[3].w.Media(ctx, key, func(_ *apply.VM, slots map[string]system.MediaSlot) error {
 				delete(slots, "cd0")
@@ -261,4 +262,20 @@ func namedIn(l []any, name string) bool {
 		}
 	}
 	return false
+}
+
+// onRetried powers key on through s as a client that retries a 409 does
+// (Ironic 39 on ActionParameterValueConflict): a ResetConflictError (the
+// previous cycle's power-off still stopping the guest) is retried with
+// apply.Backoff until the On is accepted or ctx ends.
+func onRetried(ctx context.Context, s *Service, key system.Key) error {
+	for attempt := 0; ; attempt++ {
+		err := s.Reset(ctx, key, system.ResetOn)
+		if _, conflict := errors.AsType[*ResetConflictError](err); !conflict {
+			return err
+		}
+		if err := apply.Backoff(ctx, attempt+1, 20*time.Millisecond, time.Second); err != nil {
+			return err
+		}
+	}
 }

@@ -104,7 +104,7 @@ func (r *Reconciler) followReboot(ctx context.Context, key system.Key, vm *apply
 	logctx.From(ctx).Info("guest rebooted under rebootPolicy Terminate: starting the VM again", "vm", key, "vmi", watched, "runStrategy", runStrategyOf(vm))
 	_, err := r.s.startIf(ctx, key, func(vm *apply.VM) bool {
 		return vm.Boot.RebootVMI == watched && rebootEnded(vm) && meantToRunOrManual(vm)
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("start %s after its guest rebooted: %w", key, err)
 	}

@@ -135,7 +135,7 @@ func (r *Reconciler) deferred(ctx context.Context, key system.Key, vm *apply.VM)
 			// deadline in between wins.
 			v, _ := r.s.judge(vm, r.s.now())
 			return v == heldRun || (!vm.Power.OnDeferred && meantToRun(vm))
-		})
+		}, nil)
 		if err != nil && !errors.Is(err, apply.ErrNoChange) {
 			return err
 		}

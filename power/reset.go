@@ -2,6 +2,7 @@ package power
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
@@ -26,23 +27,35 @@ import (
 //   - anything else (Nmi among them: KubeVirt cannot inject one): an
 //     [*apply.RefusedError] on ResetType (it wraps ErrInvalid).
 //
-// Off and shutdown cancel a held power-on.
+// Off and shutdown cancel a held power-on. A power-on (On, ForceOn, a
+// restart or PushPowerButton of a VM that is not on) while the VM is still
+// stopping gracefully is refused with a [*ResetConflictError] (conflict.go).
 func (s *Service) Reset(ctx context.Context, key system.Key, kind system.ResetType) error {
+	err := s.reset(ctx, key, kind)
+	var conflict *ResetConflictError
+	if errors.Is(err, ErrBusy) && !errors.As(err, &conflict) {
+		return &ResetConflictError{ResetType: kind, Reason: keptChanging, Err: err}
+	}
+	return err
+}
+
+// reset is Reset, its conflicts not yet named.
+func (s *Service) reset(ctx context.Context, key system.Key, kind system.ResetType) error {
 	switch kind {
 	case system.ResetOn, system.ResetForceOn:
-		_, err := s.start(ctx, key)
+		_, err := s.start(ctx, key, kind)
 		return err
 	case system.ResetForceOff, system.ResetGracefulShutdown:
 		return s.stop(ctx, key, kind == system.ResetForceOff)
 	case system.ResetForceRestart, system.ResetGracefulRestart:
-		return s.restart(ctx, key, kind == system.ResetForceRestart)
+		return s.restart(ctx, key, kind)
 	case system.ResetPushPowerButton:
 		vm, err := s.w.Read(ctx, key)
 		if err != nil {
 			return fmt.Errorf("push power button on %s: %w", key, err)
 		}
 		if st := State(vm); st == system.PowerOff || st == system.PowerPoweringOff {
-			_, err := s.start(ctx, key)
+			_, err := s.start(ctx, key, kind)
 			return err
 		}
 		return s.stop(ctx, key, false)

@@ -100,3 +100,43 @@ func TestStateRebooting(t *testing.T) {
 		})
 	}
 }
+
+// TestStateStartPending: a power-on the bridge accepted (runStrategy
+// RerunOnFailure, a Start request virt-controller has not acted on) reads
+// PoweringOn while no VMI runs yet, as after a ForceOff of a VM still
+// starting, when KubeVirt backs the next start off for 10 s and more; a
+// power-off (Start withdrawn, Halted) or a VMI running ends it.
+func TestStateStartPending(t *testing.T) {
+	vmWith := func(runStrategy kubevirt.RunStrategyValue, reqs ...kubevirt.StateChangeRequest) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"runStrategy": string(runStrategy)}}}
+		if len(reqs) > 0 {
+			u.Object["status"] = map[string]any{"stateChangeRequests": kubevirt.EncodeStateChangeRequests(reqs)}
+		}
+		return u
+	}
+	start := kubevirt.StateChangeRequest{Action: kubevirt.StartRequest}
+	stop := kubevirt.StateChangeRequest{Action: kubevirt.StopRequest, UID: "u1"}
+	tests := []struct {
+		name string
+		vm   *unstructured.Unstructured
+		vmi  *unstructured.Unstructured
+		want system.PowerState
+	}{
+		{"start pending, no VMI (KubeVirt's start backoff)", vmWith(runOn, start), nil, system.PowerPoweringOn},
+		{"start pending, the stopped VMI still deleting", vmWith(runOn, start), vmi(kubevirt.PhaseScheduled, true), system.PowerPoweringOn},
+		{"start pending, the failed VMI not yet removed", vmWith(runOn, start), vmi(kubevirt.PhaseFailed, false), system.PowerPoweringOn},
+		{"restart: stop then start pending", vmWith(runOn, stop, start), vmi(kubevirt.PhaseRunning, true), system.PowerPoweringOn},
+		{"start pending, VMI running", vmWith(runOn, start), vmi(kubevirt.PhaseRunning, false), system.PowerOn},
+		{"no request, no VMI", vmWith(runOn), nil, system.PowerOff},
+		{"only a stop pending, VMI deleting", vmWith(runOn, stop), vmi(kubevirt.PhaseRunning, true), system.PowerPoweringOff},
+		{"powered off: Halted", vmWith(runOff, start), nil, system.PowerOff},
+		{"powered off, VMI deleting", vmWith(runOff), vmi(kubevirt.PhaseRunning, true), system.PowerPoweringOff},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := State(&apply.VM{Object: tt.vm, VMI: tt.vmi}); got != tt.want {
+				t.Errorf("State = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -86,6 +86,24 @@ func (e *ConflictError) Error() string { return "resource in use: " + e.Resoluti
 // Is makes a ConflictError an [ErrConflict].
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
+// ActionConflictError is an action refused for now because the resource is
+// in a transition its parameter conflicts with (a power-on while the system
+// is still powering off): 409 ActionParameterValueConflict naming the
+// parameter and its value, with Resolution shown to the client. The same
+// request succeeds once the transition ends; Ironic 39 retries a power-on
+// on exactly this message. It matches [ErrConflict].
+type ActionConflictError struct {
+	Parameter, Value string
+	Resolution       string
+}
+
+func (e *ActionConflictError) Error() string {
+	return fmt.Sprintf("%s %s conflicts with the resource's state: %s", e.Parameter, e.Value, e.Resolution)
+}
+
+// Is makes an ActionConflictError an [ErrConflict].
+func (e *ActionConflictError) Is(target error) bool { return target == ErrConflict }
+
 // conflictResolution is the Resolution of a 409 no [ConflictError] explains:
 // a Kubernetes write conflict that outlived the bridge's retries.
 const conflictResolution = "The system changed while the request ran. Retry the request."
@@ -138,6 +156,7 @@ func classify(err error, method, uri, action string) *Error {
 	var overShare *WriteThrottledError
 	var readsQueued *ReadThrottledError
 	var conflict *ConflictError
+	var actionConflict *ActionConflictError
 	switch {
 	case errors.As(err, &rf):
 		return rf
@@ -164,6 +183,10 @@ func classify(err error, method, uri, action string) *Error {
 		return e
 	case errors.Is(err, ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Messages: []Message{msg("ResourceMissingAtURI", nil, uri)}, Cause: err}
+	case errors.As(err, &actionConflict):
+		m := msg("ActionParameterValueConflict", []string{"#/" + actionConflict.Parameter}, actionConflict.Parameter, actionConflict.Value)
+		m.Resolution = actionConflict.Resolution
+		return &Error{Status: http.StatusConflict, Messages: []Message{m}, Cause: err}
 	case errors.Is(err, ErrConflict):
 		m := msg("ResourceInUse", nil)
 		m.Resolution = conflictResolution

@@ -1,6 +1,7 @@
 package redfish
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -193,5 +194,33 @@ func TestConflictSaysWhy(t *testing.T) {
 				t.Errorf("Resolution %q, want %q", resolution, tc.wantResolution)
 			}
 		})
+	}
+}
+
+// TestActionConflict: a Reset refused for now answers 409 with
+// ActionParameterValueConflict (from Base 1.13.0: Base 1.9.3 lacks it) as
+// error.code and first MessageId, ResetType and its value as arguments, and
+// the backend's Resolution: what Ironic 39 retries a power-on on.
+func TestActionConflict(t *testing.T) {
+	env := newEnv(t)
+	env.fake.setErr(fmt.Errorf("power on: %w", &ActionConflictError{Parameter: "ResetType", Value: "On", Resolution: "Retry the request."}))
+	t.Cleanup(func() { env.fake.setErr(nil) })
+	rec := env.do(t, req{method: http.MethodPost, path: "/redfish/v1/Systems/team-a.vm1/Actions/ComputerSystem.Reset", user: "admin", body: `{"ResetType":"On"}`})
+	got, resolution := testutil.ReadRefusal(t, rec.Code, rec.Body.Bytes())
+	want := testutil.Refusal{Status: http.StatusConflict, ID: "Base.1.13.0.ActionParameterValueConflict", Args: []string{"ResetType", "On"}, Related: []string{"#/ResetType"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("refusal (-want +got):\n%s", d)
+	}
+	if resolution != "Retry the request." {
+		t.Errorf("Resolution %q", resolution)
+	}
+	var body struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Error.Code != want.ID || body.Error.Message != "The parameter 'ResetType' with the requested value of 'On' does not meet the constraints of the implementation." {
+		t.Errorf("error.code %q, message %q", body.Error.Code, body.Error.Message)
 	}
 }

@@ -37,6 +37,35 @@ var baseRegistry = func() map[string]registryMessage {
 	return r.Messages
 }()
 
+// newerBase holds the few Base messages the service answers with that
+// Base 1.9.3 (the registry it serves) lacks, each with the Base registry
+// version that defines it: its MessageId carries that version.
+// ActionParameterValueConflict is the 409 on which Ironic 39 retries a
+// power-on (a Reset the system's transition refuses for now).
+var newerBase = map[string]struct {
+	registry string
+	registryMessage
+}{
+	"ActionParameterValueConflict": {"Base.1.13.0", registryMessage{
+		Message:      "The parameter '%1' with the requested value of '%2' does not meet the constraints of the implementation.",
+		Severity:     "Warning",
+		NumberOfArgs: 2,
+		Resolution:   "No resolution is required.",
+	}},
+}
+
+// lookupMessage returns the registry entry of Base message id and the
+// registry id its MessageId starts with.
+func lookupMessage(id string) (registryMessage, string, bool) {
+	if m, ok := baseRegistry[id]; ok {
+		return m, baseRegistryID, true
+	}
+	if m, ok := newerBase[id]; ok {
+		return m.registryMessage, m.registry, true
+	}
+	return registryMessage{}, "", false
+}
+
 // Message is one entry of @Message.ExtendedInfo.
 type Message struct {
 	// ID is the Base registry key, e.g. "PropertyValueNotInList".
@@ -52,7 +81,7 @@ type Message struct {
 // msg builds a Message; it panics on an id the registry lacks or a wrong
 // argument count, which tests catch.
 func msg(id string, related []string, args ...string) Message {
-	m, ok := baseRegistry[id]
+	m, _, ok := lookupMessage(id)
 	if !ok {
 		panic("redfish: no Base message " + id)
 	}
@@ -63,14 +92,14 @@ func msg(id string, related []string, args ...string) Message {
 }
 
 func (m Message) render() obj {
-	r := baseRegistry[m.ID]
+	r, registry, _ := lookupMessage(m.ID)
 	text := r.Message
 	for i := len(m.Args); i >= 1; i-- {
 		text = strings.ReplaceAll(text, fmt.Sprintf("%%%d", i), m.Args[i-1])
 	}
 	out := obj{
 		"@odata.type":     "#Message.v1_1_1.Message",
-		"MessageId":       baseRegistryID + "." + m.ID,
+		"MessageId":       registry + "." + m.ID,
 		"Message":         text,
 		"Severity":        r.Severity,
 		"MessageSeverity": r.Severity,

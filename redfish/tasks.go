@@ -122,11 +122,17 @@ func renderTask(v SystemView, sl system.MediaSlot) obj {
 		body["PercentComplete"] = 100
 		body["Messages"] = []obj{msg("Success", nil).render()}
 	case system.MediaFailed:
-		m := msg("OperationFailed", nil)
-		m.Resolution = "The image import failed: " + sl.Reason + ". Insert the image again."
-		body["Messages"] = []obj{m.render()}
+		body["Messages"] = []obj{importFailed(sl).render()}
 	}
 	return body
+}
+
+// importFailed is the message of sl's failed import, shown by its Task and
+// as the slot's condition: OperationFailed, the reason in its Resolution.
+func importFailed(sl system.MediaSlot) Message {
+	m := msg("OperationFailed", nil)
+	m.Resolution = "The image import failed: " + sl.Reason + ". Insert the image again."
+	return m
 }
 
 func (s *Server) getTask(c echo.Context) error {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -80,12 +81,14 @@ func renderMedia(base string, sl system.MediaSlot) obj {
 		"ConnectedVia":         "NotConnected",
 		"TransferProtocolType": nil,
 		"TransferMethod":       transferMethods[0],
-		"Status":               mediaStatus(sl.Phase),
+		"Status":               mediaStatus(sl),
 		"Actions":              mediaActions(uri),
 	}
 	if sl.Image != "" {
 		body["Image"] = sl.Image
-		body["ConnectedVia"] = "URI"
+		if sl.Inserted() {
+			body["ConnectedVia"] = "URI"
+		}
 		if u, err := url.Parse(sl.Image); err == nil {
 			body["ImageName"] = path.Base(u.Path)
 			body["TransferProtocolType"] = strings.ToUpper(u.Scheme)
@@ -94,12 +97,25 @@ func renderMedia(base string, sl system.MediaSlot) obj {
 	return body
 }
 
-func mediaStatus(p system.MediaPhase) obj {
-	switch p {
+// mediaStatus is the slot's Status. A slot whose import failed holds no
+// CD (Inserted false, ConnectedVia NotConnected: a client polling for
+// Inserted never takes it for a mounted one, and an undeploy that ejects
+// only inserted media has nothing to eject, since the bridge released the
+// import's storage itself: media/release.go); it keeps the Image asked for
+// and says why it failed: Health Warning and one condition, the Task's
+// message (OperationFailed, the reason in its Resolution), until the next
+// InsertMedia or EjectMedia of the slot.
+func mediaStatus(sl system.MediaSlot) obj {
+	switch sl.Phase {
 	case system.MediaPending, system.MediaImporting:
 		return obj{"State": "Starting", "Health": "OK"}
 	case system.MediaFailed:
-		return obj{"State": "Enabled", "Health": "Critical"}
+		m := importFailed(sl).render()
+		cond := obj{"MessageId": m["MessageId"], "Message": m["Message"], "Severity": "Warning", "Resolution": m["Resolution"]}
+		if !sl.Since.IsZero() {
+			cond["Timestamp"] = sl.Since.UTC().Format(time.RFC3339)
+		}
+		return obj{"State": "Enabled", "Health": "Warning", "Conditions": []obj{cond}}
 	}
 	return statusOK()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -223,6 +224,42 @@ func TestSlotShowsWhatInsertAccepts(t *testing.T) {
 	for _, path := range []string{sysMedia, mgrMedia} {
 		if got := e.get(t, "alice", path)["TransferMethod"]; got != "Stream" {
 			t.Errorf("%s TransferMethod %v, want Stream", path, got)
+		}
+	}
+}
+
+// TestFailedSlotSaysWhy: a slot whose import failed reads, under both
+// paths, as holding no CD (Inserted false, ConnectedVia NotConnected: Ironic
+// 39's insert polling never takes it for mounted) and says why where a
+// client reads the slot: Status Health Warning with one condition, the
+// Task's OperationFailed message with the reason in its Resolution.
+func TestFailedSlotSaysWhy(t *testing.T) {
+	e := newEnv(t)
+	const image = "https://img.example/ipa/boot-abc.iso"
+	rec := e.do(t, req{method: http.MethodPost, path: mgrMedia + "/Actions/VirtualMedia.InsertMedia", user: "alice", body: `{"Image":"` + image + `"}`})
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("insert: %d %s", rec.Code, rec.Body)
+	}
+	const reason = "import: GET " + image + ": HTTP 404"
+	e.fake.setPhase("team-a.vm1", "cd0", system.MediaFailed, reason)
+	for _, path := range []string{sysMedia, mgrMedia} {
+		got := e.get(t, "alice", path)
+		want := map[string]any{
+			"Inserted": false, "ConnectedVia": "NotConnected", "Image": image,
+			"Status": map[string]any{"State": "Enabled", "Health": "Warning", "Conditions": []any{map[string]any{
+				"MessageId":  testutil.BaseMessagePrefix + "OperationFailed",
+				"Message":    "An error occurred internal to the service as part of the overall request.  Partial results may have been returned.",
+				"Severity":   "Warning",
+				"Resolution": "The image import failed: " + reason + ". Insert the image again.",
+				"Timestamp":  "2023-11-14T22:13:20Z", // the slot's Since: when the import failed
+			}}},
+		}
+		view := map[string]any{}
+		for k := range want {
+			view[k] = got[k]
+		}
+		if d := cmp.Diff(want, view); d != "" {
+			t.Errorf("%s (-want +got):\n%s", path, d)
 		}
 	}
 }

@@ -46,7 +46,8 @@ const (
 type Options struct {
 	Variant crds.Variant
 	// VMs is the number of sample VMs ([SampleVM]: their author owns
-	// firmware.bootloader.efi, so they boot UEFI whatever a client asks).
+	// firmware.bootloader.efi, so they boot UEFI until a client asks for
+	// Legacy, which removes the author's efi).
 	VMs int
 	// FirmwareVMs is the number of firmware sample VMs besides them
 	// ([SampleFirmwareVM], named [FirmwareVMNames]): their boot firmware

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestBannerBootModes: the banner says what a boot mode change does to
+// vm-0, whose author owns firmware.bootloader.efi: a client's Legacy
+// removes that efi (apply.TestLegacyReleasesAuthorEFI proves it on a real
+// apiserver), so the banner offers Legacy for vm-0 and never says it stays
+// UEFI.
+func TestBannerBootModes(t *testing.T) {
+	for _, firmwareVM := range []bool{false, true} {
+		var out bytes.Buffer
+		writeBanner(&out, banner{URL: "https://127.0.0.1:8443", User: "admin", Password: "pw", Kubeconfig: "/k", ImagesURL: "http://i", Addr: "127.0.0.1:8443", FirmwareVM: firmwareVM})
+		text := out.String()
+		legacyVM0 := `-d '{"Boot":{"BootSourceOverrideMode":"Legacy"}}' https://127.0.0.1:8443/redfish/v1/Systems/demo.vm-0`
+		for _, want := range []string{legacyVM0, "removes the author's firmware.bootloader.efi"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("firmware VM %v: banner lacks %q:\n%s", firmwareVM, want, text)
+			}
+		}
+		if strings.Contains(text, "stays UEFI") {
+			t.Errorf("firmware VM %v: banner says a VM stays UEFI, which a client's Legacy undoes:\n%s", firmwareVM, text)
+		}
+		if got := strings.Contains(text, "Systems/demo.vm-fw-0"); got != firmwareVM {
+			t.Errorf("banner names vm-fw-0: %v, want %v", got, firmwareVM)
+		}
+	}
+}
