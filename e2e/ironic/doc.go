@@ -20,7 +20,8 @@
 // while its node is in maintenance). What Ironic 39
 // does differently is checked on 39: virtual media through the System
 // only, read before the first insert (eject-all first), InsertMedia with
-// TransferProtocolType; a reboot's Reset On retried after a 409;
+// TransferProtocolType; a power on right after a soft power off retried
+// by Ironic on the bridge's 409 ActionParameterValueConflict;
 // node.health from the System's Status.Health (API 1.109); the hook-based
 // inspection's inventory (CPUs, memory, the NIC's MAC, the disk) where
 // properties.cpus stays unset; and a ramdisk deploy through its
