@@ -38,7 +38,8 @@ import (
 // (redfish-media, -boot, -power: what they own), and of every other
 // manager only what it owns under firmware.bootloader.efi (who else owns
 // efi or its secureBoot: ValidateLegacy, ResetOverride); manager,
-// operation, subresource and fields only. The compact VM is then packed
+// operation, subresource and fields only, each distinct set kept once for
+// the VMs sharing it (ownersets.go). The compact VM is then packed
 // ([packedObject]). Measured on vm-0 of the demo (TestCachedBytesPerObject):
 // 3.2 KB of heap, see docs/configuration.md.
 
@@ -195,11 +196,13 @@ func efiOnly(fields *metav1.FieldsV1) *metav1.FieldsV1 {
 type vmOwners struct {
 	mu sync.RWMutex
 	m  map[system.Key]vmOwnersEntry
+	// sets are the distinct managedFields the entries of m share.
+	sets ownerSets
 }
 
 type vmOwnersEntry struct {
 	resourceVersion string
-	fields          []metav1.ManagedFieldsEntry
+	fields          *ownerSet
 	// decided is the decision made from fields ([Inventory.VMOwnersDecision]),
 	// nil until one is asked for.
 	decided any
@@ -220,7 +223,11 @@ func (inv *Inventory) trimVM(obj any) (any, error) {
 	if fields != nil {
 		key := system.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
 		inv.owners.mu.Lock()
-		inv.owners.m[key] = vmOwnersEntry{resourceVersion: u.GetResourceVersion(), fields: fields}
+		old, had := inv.owners.m[key]
+		inv.owners.m[key] = vmOwnersEntry{resourceVersion: u.GetResourceVersion(), fields: inv.owners.sets.acquire(fields)}
+		if had {
+			inv.owners.sets.release(old.fields)
+		}
 		inv.owners.mu.Unlock()
 	}
 	return newPackedObject(kept), nil
@@ -242,6 +249,7 @@ func (inv *Inventory) forgetOwners() cache.ResourceEventHandler {
 		defer inv.owners.mu.Unlock()
 		if e, ok := inv.owners.m[key]; ok && e.resourceVersion == o.GetResourceVersion() {
 			delete(inv.owners.m, key)
+			inv.owners.sets.release(e.fields)
 		}
 	}}
 }
@@ -258,5 +266,5 @@ func (inv *Inventory) VMManagedFields(key system.Key, resourceVersion string) ([
 	if !ok || e.resourceVersion != resourceVersion {
 		return nil, false
 	}
-	return e.fields, true
+	return e.fields.fields, true
 }
