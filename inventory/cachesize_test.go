@@ -173,16 +173,16 @@ func TestCachedBytesPerObject(t *testing.T) {
 		vary      func(metav1.Object, int)
 		max       float64 // bytes of heap per object
 	}{
-		{"VM", "vm.json", decodeUnstructured, inv.trimVM, nil, 2400},
+		{"VM", "vm.json", decodeUnstructured, inv.trimVM, nil, 1850},
 		// Every VM's managedFields its own (no set shared).
-		{"VM with managedFields distinct per VM (worst case)", "vm.json", decodeUnstructured, inv.trimVM, distinctOwners, 3300},
+		{"VM with managedFields distinct per VM (worst case)", "vm.json", decodeUnstructured, inv.trimVM, distinctOwners, 2800},
 		// For comparison (not what the caches hold): the VM as cached before
 		// CompactVM (whole, managedFields kept aside whole), and decoded once
 		// into KubeVirt's typed struct, without managedFields.
 		{"VM whole with managedFields aside (comparison, before CompactVM)", "vm.json", decodeUnstructured, wholeAside(&aside), nil, 20000},
 		{"VM as typed kubevirtv1.VirtualMachine (comparison)", "vm.json", decodeTypedVM, trimOnly, nil, 20000},
-		{"VMI", "vmi.json", decodeUnstructured, trimVMI, nil, 1600},
-		{"PVC", "pvc.json", decodePVC, trimPVC, nil, 1000},
+		{"VMI", "vmi.json", decodeUnstructured, trimVMI, nil, 850},
+		{"PVC", "pvc.json", decodePVC, trimPVC, nil, 750},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
