@@ -173,9 +173,9 @@ func TestCachedBytesPerObject(t *testing.T) {
 		vary      func(metav1.Object, int)
 		max       float64 // bytes of heap per object
 	}{
-		{"VM", "vm.json", decodeUnstructured, inv.trimVM, nil, 1850},
+		{"VM", "vm.json", decodeUnstructured, inv.trimVM, nil, 1500},
 		// Every VM's managedFields its own (no set shared).
-		{"VM with managedFields distinct per VM (worst case)", "vm.json", decodeUnstructured, inv.trimVM, distinctOwners, 2800},
+		{"VM with managedFields distinct per VM (worst case)", "vm.json", decodeUnstructured, inv.trimVM, distinctOwners, 2450},
 		// For comparison (not what the caches hold): the VM as cached before
 		// CompactVM (whole, managedFields kept aside whole), and decoded once
 		// into KubeVirt's typed struct, without managedFields.
