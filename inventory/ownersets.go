@@ -12,7 +12,7 @@ import (
 // and efi's other owner is mostly one author (a template, a tool). Each
 // distinct set is kept once ([ownerSets]), shared by every VM holding it
 // and dropped when the last one lets it go, so a VM costs one pointer for
-// them where it cost ~1.1 KB (the entries, their FieldsV1 and its bytes).
+// them where it cost ~1 KB (the entries, their FieldsV1 and its bytes).
 // Reads are unchanged: [Inventory.VMManagedFields] returns the shared
 // entries, decoded once per distinct set.
 

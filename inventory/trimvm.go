@@ -41,7 +41,8 @@ import (
 // operation, subresource and fields only, each distinct set kept once for
 // the VMs sharing it (ownersets.go). The compact VM is then packed
 // ([packedObject]). Measured on vm-0 of the demo (TestCachedBytesPerObject):
-// 3.2 KB of heap, see docs/configuration.md.
+// 1.4 KB of heap (2.3 KB when its managedFields are its own), see
+// docs/configuration.md.
 
 // bridgeAnnotationPrefix prefixes every annotation the bridge writes on a
 // VM (apply.AnnotationMediaPrefix, AnnotationBoot, AnnotationPower).
