@@ -31,7 +31,7 @@ func TestOwnerSetsShared(t *testing.T) {
 			t.Fatalf("trimVM: %v", err)
 		}
 		got, ok := inv.VMManagedFields(system.Key{Namespace: "ns", Name: u.GetName()}, u.GetResourceVersion())
-		if !ok || len(got) != 1 || string(got[0].FieldsV1.Raw) != string(u.GetManagedFields()[0].FieldsV1.Raw) {
+		if !ok || len(got) != 1 || got[0].FieldsV1.GetRawString() != u.GetManagedFields()[0].FieldsV1.GetRawString() {
 			t.Fatalf("VMManagedFields(%s@%s) = %v (known %v), want its managedFields", u.GetName(), u.GetResourceVersion(), got, ok)
 		}
 		return got

@@ -78,3 +78,35 @@ func TestInternTableBounded(t *testing.T) {
 		t.Error("unpack of a value indexed past the table: no error")
 	}
 }
+
+// TestPackConcurrent: objects packed and unpacked at once, each with keys
+// new to the table, unpack equal to what was packed (run with -race: the
+// table's readers take no lock).
+func TestPackConcurrent(t *testing.T) {
+	const workers, objects = 4, 200
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range objects {
+				obj := map[string]any{fmt.Sprintf("concurrent-key-%d-%d", w, i): "kubevirt.io/v1", "apiVersion": fmt.Sprint(i)}
+				packed, err := pack(obj)
+				if err == nil {
+					var got map[string]any
+					if got, err = unpack(packed); err == nil && !cmp.Equal(obj, got) {
+						err = fmt.Errorf("unpack(pack(%v)) = %v", obj, got)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
