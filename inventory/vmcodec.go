@@ -16,13 +16,17 @@ import (
 //	tagInt                      a zigzag varint (int64)
 //	tagFloat                    8 bytes, little-endian IEEE 754 (float64)
 //	tagString                   a uvarint length, the bytes
+//	tagInterned                 a uvarint index in the table of strings
+//	                            kept once (vmintern.go)
 //	tagMap                      a uvarint count, then per entry a key
-//	                            (uvarint length, bytes) and a value
+//	                            and a value; a key is a uvarint n, then
+//	                            n/2 bytes when n is even, the string at
+//	                            index n/2 of the table when n is odd
 //	tagSlice                    a uvarint count, the values
 //
 // Decoding (unpack) rebuilds the maps and slices; its strings are slices of
-// the packed string, not copies (a string is immutable), so a decode
-// allocates the containers only.
+// the packed string or the table's, not copies (a string is immutable), so
+// a decode allocates the containers only.
 const (
 	tagNil byte = iota
 	tagFalse
@@ -32,6 +36,7 @@ const (
 	tagString
 	tagMap
 	tagSlice
+	tagInterned
 )
 
 // errPackType is a value pack cannot encode (not one JSON decodes to).
@@ -60,12 +65,15 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case float64:
 		return binary.LittleEndian.AppendUint64(append(b, tagFloat), math.Float64bits(v)), nil
 	case string:
+		if i, ok := interned.lookup(v, false); ok {
+			return binary.AppendUvarint(append(b, tagInterned), uint64(i)), nil
+		}
 		return appendString(append(b, tagString), v), nil
 	case map[string]any:
 		b = binary.AppendUvarint(append(b, tagMap), uint64(len(v)))
 		var err error
 		for k, e := range v {
-			b = appendString(b, k)
+			b = appendKey(b, k)
 			if b, err = appendValue(b, e); err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -87,6 +95,15 @@ func appendValue(b []byte, v any) ([]byte, error) {
 
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendKey appends map key k: its index in the table of strings kept
+// once (k joins it when there is room), else k itself.
+func appendKey(b []byte, k string) []byte {
+	if i, ok := interned.lookup(k, true); ok {
+		return binary.AppendUvarint(b, uint64(i)<<1|1)
+	}
+	return append(binary.AppendUvarint(b, uint64(len(k))<<1), k...)
 }
 
 // unpack decodes what pack encoded; its strings share s.
@@ -129,11 +146,40 @@ func (d *unpacker) uvarint() (uint64, error) {
 
 func (d *unpacker) str() (string, error) {
 	n, err := d.uvarint()
-	if err != nil || n > uint64(len(d.s)-d.i) {
+	if err != nil {
+		return "", errUnpack
+	}
+	return d.bytes(n)
+}
+
+// bytes is the next n bytes, as a string sharing d.s.
+func (d *unpacker) bytes(n uint64) (string, error) {
+	if n > uint64(len(d.s)-d.i) {
 		return "", errUnpack
 	}
 	s := d.s[d.i : d.i+int(n)]
 	d.i += int(n)
+	return s, nil
+}
+
+// key is a map key (appendKey).
+func (d *unpacker) key() (string, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return "", errUnpack
+	}
+	if n&1 == 0 {
+		return d.bytes(n >> 1)
+	}
+	return d.interned(n >> 1)
+}
+
+// interned is the string at index i of the table of strings kept once.
+func (d *unpacker) interned(i uint64) (string, error) {
+	s, ok := interned.at(i)
+	if !ok {
+		return "", errUnpack
+	}
 	return s, nil
 }
 
@@ -172,6 +218,12 @@ func (d *unpacker) value() (any, error) {
 		return f, nil
 	case tagString:
 		return d.str()
+	case tagInterned:
+		i, err := d.uvarint()
+		if err != nil {
+			return nil, err
+		}
+		return d.interned(i)
 	case tagMap:
 		n, err := d.count()
 		if err != nil {
@@ -179,7 +231,7 @@ func (d *unpacker) value() (any, error) {
 		}
 		m := make(map[string]any, n)
 		for range n {
-			k, err := d.str()
+			k, err := d.key()
 			if err != nil {
 				return nil, err
 			}

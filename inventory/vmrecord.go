@@ -16,7 +16,8 @@ import (
 // decoding) and its trimmed object ([CompactVM], trimVMI) packed in one
 // string (vmcodec.go), unpacked into an unstructured object only when a
 // reader asks for that one ([Inventory.VM], [Inventory.VMI]). The
-// identity's strings share the packed string.
+// identity's strings share the packed string; its labels map is shared
+// with the identities of the same labels.
 type packedObject struct {
 	metav1.ObjectMeta
 	// packed is the trimmed object; empty when obj holds it instead.
@@ -47,12 +48,7 @@ func identityOf(u *unstructured.Unstructured) metav1.ObjectMeta {
 		ResourceVersion: u.GetResourceVersion(), DeletionTimestamp: u.GetDeletionTimestamp()}
 	meta, _ := u.Object["metadata"].(map[string]any)
 	if l, ok := meta["labels"].(map[string]any); ok && len(l) > 0 {
-		m.Labels = make(map[string]string, len(l))
-		for k, v := range l {
-			if s, ok := v.(string); ok {
-				m.Labels[k] = s
-			}
-		}
+		m.Labels = sharedLabels(l) // shared by the identities of the same labels (labelsets.go)
 	}
 	return m
 }
