@@ -98,7 +98,7 @@ fuzz: ## Run the fuzz targets for longer.
 	done
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, errcheck, errorlint, importas, nolintlint, revive's exported comments, stray loggers, context.Background, gofmt).
+lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, errcheck, errorlint, gosec, bodyclose, noctx, containedctx, importas, nolintlint, revive's exported comments, stray loggers, context.Background, wait.Poll in tests, gofmt).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: generate

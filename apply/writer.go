@@ -334,7 +334,7 @@ func (c *Client) sleep(ctx context.Context, attempt int) error {
 func Backoff(ctx context.Context, attempt int, base, max time.Duration) error {
 	d := base << min(attempt-1, 16)
 	d = min(d, max)
-	d = time.Duration(rand.Int64N(int64(d)) + 1) // full jitter
+	d = time.Duration(rand.Int64N(int64(d)) + 1) //nolint:gosec // G404: full jitter of a retry, not a secret
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -107,7 +107,7 @@ func TestImageCacheUninstall(t *testing.T) {
 	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != fullname {
 		t.Errorf("hook Job runs as %q, want the bridge's ServiceAccount %q", sa, fullname)
 	}
-	out, err := exec.CommandContext(ctx, bin, append(c.Args, "--kubeconfig="+kubeconfig)...).CombinedOutput() //nolint:gosec // the Job's args
+	out, err := exec.CommandContext(ctx, bin, append(c.Args, "--kubeconfig="+kubeconfig)...).CombinedOutput() // the Job's args
 	t.Logf("the hook's container, %v:\n%s", c.Args, out)
 	if err != nil {
 		t.Fatalf("the hook's container failed: %v", err)

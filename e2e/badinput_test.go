@@ -50,7 +50,7 @@ func TestBadInput(t *testing.T) {
 			{"nmi", http.MethodPost, "/redfish/v1/Systems/" + id + "/Actions/ComputerSystem.Reset", `{"ResetType":"Nmi"}`, http.StatusBadRequest, "PropertyValueNotInList"},
 		}
 		client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo's self-signed certificate
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the demo's self-signed certificate
 		}}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

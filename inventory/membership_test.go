@@ -2,14 +2,15 @@ package inventory
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -35,13 +36,12 @@ func TestMembership(t *testing.T) {
 		settled := func(step string, from uint64, by uint64, want int) uint64 {
 			t.Helper()
 			var now uint64
-			err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-				now = inv.Membership()
-				return now >= from+by, nil
+			testutil.Eventually(t, step+": Membership moves", 10*time.Second, 5*time.Millisecond, func(context.Context) error {
+				if now = inv.Membership(); now < from+by {
+					return fmt.Errorf("Membership %d, want %d", now, from+by)
+				}
+				return nil
 			})
-			if err != nil {
-				t.Fatalf("%s: Membership %d, want %d: %v", step, now, from+by, err)
-			}
 			if now != from+by {
 				t.Errorf("%s: Membership moved by %d, want %d", step, now-from, by)
 			}

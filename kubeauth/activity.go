@@ -146,7 +146,7 @@ func (r *ConfigMapRevocations) replace(ctx context.Context, key, old, value stri
 	}
 	_, err = r.kube.CoreV1().ConfigMaps(r.namespace).Patch(ctx, r.name, types.JSONPatchType, patch,
 		metav1.PatchOptions{FieldManager: "redfish-sessions"})
-	return err //nolint:wrapcheck // Touch wraps it
+	return err // Touch wraps it
 }
 
 // touched records this replica's touch of s until the cache shows it.

@@ -8,11 +8,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -46,12 +46,16 @@ func TestOnWhileBootOrderUnsettled(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Wait until the Writer's reads (the cache) show it too.
-		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		testutil.Eventually(t, "the Writer reads the boot order unsettled", 60*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
 			vm, err := e.w.Read(ctx, key)
-			return err == nil && !apply.Settled(vm), nil
-		}); err != nil {
-			t.Fatalf("the Writer never read the boot order unsettled: %v", err)
-		}
+			switch {
+			case err != nil:
+				return err
+			case apply.Settled(vm):
+				return errors.New("still settled")
+			}
+			return nil
+		})
 
 		err := New(frozenLayout{e.w}, e.admin, nil).Reset(ctx, key, system.ResetOn)
 		if !errors.Is(err, ErrBusy) {

@@ -2,15 +2,15 @@ package power
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -156,16 +156,17 @@ func (e *env) eject(t *testing.T, key system.Key, slot string) {
 func (e *env) cachedUntil(t *testing.T, key system.Key, what string, cond func(*apply.VM) bool) *apply.VM {
 	t.Helper()
 	var got *apply.VM
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	testutil.Eventually(t, what+": the Writer reads it", 30*time.Second, 10*time.Millisecond, func(ctx context.Context) error {
 		vm, err := e.w.Read(ctx, key)
-		if err == nil && cond(vm) {
-			got = vm
-			return true, nil
+		switch {
+		case err != nil:
+			return err
+		case !cond(vm):
+			return errors.New("read, not yet as wanted")
 		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("%s: the Writer never read it: %v", what, err)
-	}
+		got = vm
+		return nil
+	})
 	return got
 }
 

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -150,12 +149,10 @@ func (e *env) createVMFrom(t *testing.T, u *unstructured.Unstructured) system.Ke
 	// hand the VM over once the cache has it.
 	// (60 s, as eventually: an informer on a loaded machine took over 10.)
 	for _, r := range e.replicas() { // every replica's, when there are several
-		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		testutil.Eventually(t, "VM "+key.String()+" in the Writer's cache", 60*time.Second, 10*time.Millisecond, func(ctx context.Context) error {
 			_, err := r.w.Read(ctx, key)
-			return err == nil, nil
-		}); err != nil {
-			t.Fatalf("VM %s never reached the Writer's cache: %v", key, err)
-		}
+			return err
+		})
 	}
 	return key
 }

@@ -2,18 +2,19 @@ package power
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -176,13 +177,10 @@ func testRebootWatchThenOff(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.eventually(t, key, "off after guest shutdown", func(vm *apply.VM) bool { return vm.VMI == nil })
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+	testutil.Never(t, "after the guest shut down with no watch", 500*time.Millisecond, 20*time.Millisecond, func(context.Context) error {
 		if st := State(e.live(t, key)); st != system.PowerOff {
-			t.Fatalf("PowerState %s after the guest shut down with no watch, want Off", st)
+			return fmt.Errorf("PowerState %s, want Off", st)
 		}
-		return false, nil
+		return nil
 	})
-	if !wait.Interrupted(err) {
-		t.Fatal(err)
-	}
 }

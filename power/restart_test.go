@@ -2,14 +2,15 @@ package power
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -122,18 +123,15 @@ func (e *env) settlesOff(t *testing.T, key system.Key) *apply.VM {
 // (created after the test's last write) from the one that was stopping.
 func (e *env) staysOff(t *testing.T, key system.Key) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+	testutil.Never(t, key.String()+" stays off", 500*time.Millisecond, 20*time.Millisecond, func(context.Context) error {
 		if vm := e.live(t, key); vm.VMI != nil {
 			owners, _, _ := unstructured.NestedSlice(vm.VMI.Object, "metadata", "ownerReferences")
-			t.Fatalf("%s has a VMI in phase %q, want it off: VMI %s uid %s created %s (now %s), deletionTimestamp %v, ownerReferences %v (the VM's uid %s)",
-				key, kubevirt.PhaseOf(vm.VMI), vm.VMI.GetName(), vm.VMI.GetUID(), vm.VMI.GetCreationTimestamp().UTC().Format(time.RFC3339),
+			return fmt.Errorf("a VMI in phase %q, want it off: VMI %s uid %s created %s (now %s), deletionTimestamp %v, ownerReferences %v (the VM's uid %s)",
+				kubevirt.PhaseOf(vm.VMI), vm.VMI.GetName(), vm.VMI.GetUID(), vm.VMI.GetCreationTimestamp().UTC().Format(time.RFC3339),
 				time.Now().UTC().Format(time.RFC3339Nano), vm.VMI.GetDeletionTimestamp(), owners, vm.Object.GetUID())
 		}
-		return false, nil
+		return nil
 	})
-	if !wait.Interrupted(err) {
-		t.Fatal(err)
-	}
 }
 
 // staleVMICache serves the VM live but a VMI frozen at one moment: the

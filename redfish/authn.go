@@ -14,7 +14,7 @@ import (
 )
 
 // HeaderAuthToken carries the session token.
-const HeaderAuthToken = "X-Auth-Token"
+const HeaderAuthToken = "X-Auth-Token" //nolint:gosec // G101: a header's name, not a credential
 
 const principalKey = "redfish.principal"
 

@@ -107,7 +107,7 @@ func appendSlice(b []byte, isNil bool, n int, elem func([]byte, int) ([]byte, er
 func appendString(b []byte, s string) []byte {
 	for i := range len(s) {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(s) //nolint:errchkjson // a string always marshals
+			enc, _ := json.Marshal(s) // a string always marshals
 			return append(b, enc...)
 		}
 	}
@@ -141,7 +141,7 @@ var marshalResource = marshalBody
 
 // marshalBody is body's JSON as json.Marshal writes it ([appendJSON]).
 func marshalBody(body obj) ([]byte, error) {
-	p := encodeBuffers.Get().(*[]byte) //nolint:forcetypeassert // the pool holds only these
+	p := encodeBuffers.Get().(*[]byte) // the pool holds only these
 	b, err := appendObject((*p)[:0], body)
 	if err != nil {
 		return nil, err

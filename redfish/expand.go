@@ -128,7 +128,7 @@ func expandBody(c echo.Context, body obj) (obj, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out.(obj), nil //nolint:forcetypeassert // walk keeps an object an object
+	return out.(obj), nil // walk keeps an object an object
 }
 
 // walk returns v with the hyperlinks of x.mode replaced by their
@@ -222,7 +222,7 @@ type route struct {
 func (s *Server) read(c echo.Context, uri string) (json.RawMessage, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
-		return nil, nil //nolint:nilerr // not a link the service could have made: shown as is
+		return nil, nil // not a link the service could have made: shown as is
 	}
 	req, err := http.NewRequestWithContext(c.Request().Context(), http.MethodGet, u.Path, nil)
 	if err != nil {
@@ -269,7 +269,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	return r.body.Write(b) //nolint:wrapcheck // bytes.Buffer's Write never fails
+	return r.body.Write(b) // bytes.Buffer's Write never fails
 }
 
 func (r *recorder) WriteHeader(status int) {

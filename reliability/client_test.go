@@ -56,7 +56,7 @@ func newClient(t *testing.T, base, localIP string) *client {
 	tr := &http.Transport{
 		DialContext: d.DialContext,
 		// The demo's certificate is self-signed; TLS is not what is tested.
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // test against a self-signed demo
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // test against a self-signed demo
 	}
 	return &client{base: base, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }

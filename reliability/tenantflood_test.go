@@ -79,7 +79,7 @@ func TestTenantFloods(t *testing.T) {
 	}, a, sys).Proc
 	admin := newClient(t, "http://"+addr, "127.0.0.1")
 	adminFresh := newClient(t, "http://"+addr, "127.0.0.1")
-	adminFresh.hc.Transport.(*http.Transport).DisableKeepAlives = true //nolint:forcetypeassert // newClient's
+	adminFresh.hc.Transport.(*http.Transport).DisableKeepAlives = true // newClient's transport
 
 	certs := sys + "/VirtualMedia/" + media.DefaultSlot + "/Certificates"
 	r := admin.do(ctx, t, http.MethodPost, certs, tenant, certJSON(t, "tenant-flood", certFloodBytes))
@@ -168,7 +168,7 @@ func TestTenantFloods(t *testing.T) {
 			warm := make(chan struct{})
 			var once sync.Once
 			c := newClient(t, "http://"+addr, "127.0.0.3")
-			c.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = tenantReaders //nolint:forcetypeassert // newClient's
+			c.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = tenantReaders // newClient's transport
 			var wg sync.WaitGroup
 			for range tenantReaders {
 				wg.Go(func() {
@@ -200,7 +200,7 @@ func TestTenantFloods(t *testing.T) {
 			warm := make(chan struct{})
 			var once sync.Once
 			c := newClient(t, "http://"+addr, "127.0.0.4")
-			c.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = tenantExpanders //nolint:forcetypeassert // newClient's
+			c.hc.Transport.(*http.Transport).MaxIdleConnsPerHost = tenantExpanders // newClient's transport
 			rf := testutil.Redfish{Base: c.base, User: tenant.user, Password: tenant.password, HTTP: c.hc}
 			var wg sync.WaitGroup
 			for range tenantExpanders {
@@ -282,7 +282,7 @@ func dialKeptHTTP(t *testing.T, addr, src string) *keptHTTP {
 // the bridge closing k is an error.
 func (k *keptHTTP) get(path string, a auth) error {
 	_ = k.c.SetDeadline(time.Now().Add(settle))
-	req, err := http.NewRequest(http.MethodGet, "http://bridge"+path, nil) //nolint:noctx // written by hand
+	req, err := http.NewRequest(http.MethodGet, "http://bridge"+path, nil) // written by hand
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func pct(ds []time.Duration, p int) time.Duration {
 
 // basicHeader is the Authorization header of a's Basic credentials.
 func basicHeader(a auth) http.Header {
-	r, _ := http.NewRequest(http.MethodGet, "/", nil) //nolint:noctx // only its header is used
+	r, _ := http.NewRequest(http.MethodGet, "/", nil) // only its header is used
 	r.SetBasicAuth(a.user, a.password)
 	return r.Header
 }

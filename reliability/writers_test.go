@@ -131,7 +131,7 @@ func (w *writers) kubectlApply(t *testing.T, tag string) error {
 	t.Helper()
 	manifest := fmt.Sprintf(`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":%q,"namespace":%q,"labels":{"applied-by":"kubectl","applied":%q}}}`,
 		w.r.key.Name, w.r.key.Namespace, tag)
-	cmd := exec.CommandContext(t.Context(), w.kubectl, "--kubeconfig", w.kubeconfig, "apply", "-f", "-") //nolint:gosec // our own kubectl
+	cmd := exec.CommandContext(t.Context(), w.kubectl, "--kubeconfig", w.kubeconfig, "apply", "-f", "-") // our own kubectl
 	cmd.Stdin = strings.NewReader(manifest)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl apply: %w: %s", err, out)

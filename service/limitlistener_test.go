@@ -101,7 +101,7 @@ func cappedTLSServer(t *testing.T, limit int) (string, *limitListener) {
 // tlsDialFrom dials addr over TLS from the loopback address src.
 func tlsDialFrom(addr, src string) func(context.Context) (net.Conn, error) {
 	return func(ctx context.Context) (net.Conn, error) {
-		d := tls.Dialer{NetDialer: testutil.FloodDialer(src), Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the test's own certificate
+		d := tls.Dialer{NetDialer: testutil.FloodDialer(src), Config: &tls.Config{InsecureSkipVerify: true}} // the test's own certificate
 		return d.DialContext(ctx, "tcp", addr)
 	}
 }
@@ -127,7 +127,7 @@ func clientFrom(t *testing.T, src string, fresh bool, timeout time.Duration) *ht
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 	tr := &http.Transport{
 		DialContext: d.DialContext, DisableKeepAlives: fresh,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the test's own certificate
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the test's own certificate
 	}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: timeout}

@@ -110,7 +110,7 @@ func (s *server) Addr() string {
 // Start listens and serves until ctx ends; a listen or serve error is
 // returned (and stops the bridge).
 func (s *server) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
 	}

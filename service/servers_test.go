@@ -29,7 +29,7 @@ func TestServeTLSAndHeaderLimits(t *testing.T) {
 	}
 	t.Cleanup(wg.Wait)
 	dial := func(suite uint16) error {
-		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, //nolint:gosec // the test's own certificate
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, // the test's own certificate
 			CipherSuites: []uint16{suite}})
 		if err == nil {
 			_ = c.Close()
@@ -45,7 +45,7 @@ func TestServeTLSAndHeaderLimits(t *testing.T) {
 		t.Errorf("TLS 1.2 with ECDHE-ECDSA-AES128-GCM-SHA256: %v", err)
 	}
 	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
-		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: proto == "HTTP/2.0"} //nolint:gosec // the test's own certificate
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: proto == "HTTP/2.0"} // the test's own certificate
 		if proto == "HTTP/1.1" {
 			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 		}
@@ -95,7 +95,7 @@ func TestHSTS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wg.Wait)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the test's own certificate
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // the test's own certificate
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	for _, tc := range []struct{ url, want string }{

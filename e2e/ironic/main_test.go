@@ -203,7 +203,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 			for j := range data {
 				data[j] = byte(r.Uint32())
 			}
-			if err := os.WriteFile(filepath.Join(s.ironic.HTTPRoot, name), data, 0o644); err != nil { //nolint:gosec // served to the simulator
+			if err := os.WriteFile(filepath.Join(s.ironic.HTTPRoot, name), data, 0o644); err != nil { // served to the simulator
 				return nil, nil, errors.Join(fmt.Errorf("write %s: %w", name, err), stop())
 			}
 		}

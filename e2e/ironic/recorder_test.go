@@ -41,7 +41,7 @@ func startRecorder(target string) (*recorder, error) {
 	r := &recorder{}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	proxy.Transport = recordingTransport{r: r, next: &http.Transport{
-		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo bridge's self-signed certificate
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, // the demo bridge's self-signed certificate
 		MaxIdleConnsPerHost: 32,
 	}}
 	r.srv = httptest.NewTLSServer(proxy)

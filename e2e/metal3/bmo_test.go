@@ -28,7 +28,7 @@ func managerPath(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "bmo.sh"), "path").Output() //nolint:gosec // the repository's script
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "bmo.sh"), "path").Output() // the repository's script
 	if err != nil {
 		return "", fmt.Errorf("hack/bmo.sh path: %w", err)
 	}
@@ -55,7 +55,7 @@ func startBMO(manager, dir, kubeconfig, ironicURL string) (*bmo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bmo log: %w", err)
 	}
-	b.cmd = exec.Command(manager, "-webhook-port=0", "-metrics-addr=0", "-health-addr=0", "-dev") //nolint:gosec,noctx // the built manager; ended by stop
+	b.cmd = exec.Command(manager, "-webhook-port=0", "-metrics-addr=0", "-health-addr=0", "-dev") // the built manager; ended by stop
 	b.cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+kubeconfig,
 		"IRONIC_ENDPOINT="+ironicURL+"/v1/",

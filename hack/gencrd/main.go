@@ -82,7 +82,7 @@ func write(path string, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create output dir: %w", err)
 	}
-	if err := os.WriteFile(path, append([]byte(header), data...), 0o644); err != nil { //nolint:gosec // generated source, world-readable like the rest of the repo
+	if err := os.WriteFile(path, append([]byte(header), data...), 0o644); err != nil { // generated source, world-readable like the rest of the repo
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	slog.Info("wrote CRD", "path", path, "bytes", len(data))

@@ -34,7 +34,7 @@ func NewHTTPClient(conns int) *http.Client {
 	return &http.Client{
 		Timeout: 60 * time.Second, // sushy's read timeout
 		Transport: &http.Transport{
-			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the bench's own self-signed bridge on loopback
+			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, // the bench's own self-signed bridge on loopback
 			MaxIdleConns:        conns,
 			MaxIdleConnsPerHost: conns,
 			IdleConnTimeout:     90 * time.Second,

@@ -67,7 +67,7 @@ func TestCountingTransportSync(t *testing.T) {
 		send(r.Context(), http.MethodPatch)
 	}))
 	defer front.Close()
-	resp, err := http.Get(front.URL) //nolint:noctx // test
+	resp, err := http.Get(front.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ const ServiceUUID = "5b0c2a4e-2d1f-4c36-9e67-fa0f0b7e7a11"
 // must be inside the module.
 func Build(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "redfish-bridge")
-	out, err := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, //nolint:gosec // fixed arguments
+	out, err := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, // fixed arguments
 		"github.com/redfish-bridge/redfish-bridge/cmd/redfish-bridge").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build cmd/redfish-bridge: %w: %s", err, out)
@@ -87,7 +87,7 @@ func Start(o Options) (*Proc, error) {
 		args = append(args, "--insecure-http")
 	}
 	args = append(append(args, "--metrics-listen="+o.MetricsListen, "--pod-name="+o.PodName), o.Args...)
-	cmd := exec.Command(o.Bin, args...) //nolint:gosec,noctx // our own binary; ended by Kill
+	cmd := exec.Command(o.Bin, args...) // our own binary; ended by Kill
 	cmd.Env = append(append(os.Environ(), "REDFISH_BRIDGE_LOG_FORMAT=text"), o.Env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
@@ -117,7 +117,7 @@ func (p *Proc) Done() <-chan struct{} { return p.done }
 // verified (the bridge's own, self-signed on loopback).
 func (p *Proc) WaitServing(ctx context.Context, url, user, password string) error {
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the bridge's self-signed certificate on loopback
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the bridge's self-signed certificate on loopback
 	}}
 	var last string // what the last poll got
 	for {

@@ -15,7 +15,7 @@ import (
 func fakeBin(t *testing.T, script string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "redfish-bridge")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil { //nolint:gosec // an executable test script
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil { // an executable test script
 		t.Fatal(err)
 	}
 	return bin

@@ -107,7 +107,7 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 	}
 	conf := filepath.Join(inside, "ironic.conf")
 	name, args := rel.python(bound, "-c", launcher(rel.Package+".dbsync"), "--config-file", conf, "create_schema")
-	sync := exec.CommandContext(ctx, name, args...) //nolint:gosec // fixed arguments
+	sync := exec.CommandContext(ctx, name, args...) // fixed arguments
 	sync.Env = environ()
 	if out, err := sync.CombinedOutput(); err != nil {
 		return ir, fmt.Errorf("ironic-dbsync create_schema: %w: %s", err, tailBytes(out, 4000))
@@ -115,7 +115,7 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 	// WAL: readers (API polls, power sync) no longer block the writer;
 	// with the default rollback journal, eventlet greenthreads waiting on
 	// sqlite's lock stalled the whole process for tens of seconds.
-	wal := exec.CommandContext(ctx, Python, "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode=WAL')", filepath.Join(o.Dir, "ironic.sqlite")) //nolint:gosec // fixed arguments
+	wal := exec.CommandContext(ctx, Python, "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode=WAL')", filepath.Join(o.Dir, "ironic.sqlite")) // fixed arguments
 	if out, err := wal.CombinedOutput(); err != nil {
 		return ir, fmt.Errorf("sqlite WAL mode: %w: %s", err, out)
 	}
@@ -124,7 +124,7 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 		return ir, fmt.Errorf("ironic log: %w", err)
 	}
 	name, args = rel.python(bound, "-c", launcher(rel.Package+".singleprocess"), "--config-file", conf)
-	ir.cmd = exec.Command(name, args...) //nolint:gosec,noctx // fixed arguments; ended by Stop
+	ir.cmd = exec.Command(name, args...) // fixed arguments; ended by Stop
 	ir.cmd.Env = environ()
 	ir.cmd.Stdout, ir.cmd.Stderr = f, f
 	ir.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -52,7 +52,7 @@ func ChrootPath(ctx context.Context, moduleRoot string) (string, error) {
 	if p := os.Getenv(chrootEnv); p != "" {
 		return p, nil
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(moduleRoot, "hack", "ironic-chroot.sh"), "path").Output() //nolint:gosec // the repository's script
+	out, err := exec.CommandContext(ctx, filepath.Join(moduleRoot, "hack", "ironic-chroot.sh"), "path").Output() // the repository's script
 	if err != nil {
 		return "", fmt.Errorf("hack/ironic-chroot.sh path: %w", err)
 	}
@@ -74,7 +74,7 @@ func (r Release) Available(ctx context.Context) error {
 		}
 	}
 	name, args := r.python("", "-c", "import "+r.Package+".singleprocess")
-	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput() //nolint:gosec // fixed arguments
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput() // fixed arguments
 	if err != nil {
 		return fmt.Errorf("Ironic %s (%s.singleprocess) not importable: %w: %s", r.Name, r.Package, err, bytes.TrimSpace(out))
 	}

@@ -33,7 +33,7 @@ func (c *Cluster) InstallCRDFiles(ctx context.Context, glob string) error {
 		return fmt.Errorf("discovery client: %w", err)
 	}
 	for _, f := range files {
-		raw, err := os.ReadFile(f) //nolint:gosec // the caller's CRD files
+		raw, err := os.ReadFile(f) // the caller's CRD files
 		if err != nil {
 			return fmt.Errorf("read CRD: %w", err)
 		}

@@ -110,7 +110,7 @@ func TestFailureLogs(t *testing.T) {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	ours, theirs := "logs-ours-"+hex.EncodeToString(suffix), "logs-theirs-"+hex.EncodeToString(suffix)
-	helper := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFailureLogsHelper", "-test.count=1") //nolint:gosec // this test binary
+	helper := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFailureLogsHelper", "-test.count=1") // this test binary
 	helper.Env = append(os.Environ(), failureLogsHelperEnv+"=1", "OURS="+ours, "THEIRS="+theirs)
 	outBytes, err := helper.CombinedOutput()
 	out := string(outBytes)

@@ -29,7 +29,7 @@ func startProcess(name, bin string, args []string, dir string) (*process, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
-	cmd := exec.Command(bin, args...) //nolint:gosec,noctx // bin is our own tool binary; lifetime is managed by stop
+	cmd := exec.Command(bin, args...) // bin is our own tool binary; lifetime is managed by stop
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()

@@ -49,3 +49,26 @@ func True(cond func() bool) func(context.Context) error {
 		return nil
 	}
 }
+
+// Never checks every interval, for window, that cond stays nil, and fails
+// the test with what and cond's error the first time it does not. It is the
+// one window of time a test may watch, for a "nothing happens" check that
+// has no event to wait on: on a loaded machine it can only miss a late
+// change (pass wrongly), never fail a correct product. Prefer waiting on the
+// event that shows the decision was made.
+func Never(t testing.TB, what string, window, interval time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), window)
+	defer cancel()
+	for {
+		if err := cond(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}

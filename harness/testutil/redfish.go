@@ -35,7 +35,7 @@ type Response struct {
 // self-signed certificate (the demo's): TLS is not what such a test checks.
 func Insecure() *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the test's own self-signed certificate
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the test's own self-signed certificate
 	}}
 }
 

@@ -100,7 +100,7 @@ func pause(ctx context.Context, d time.Duration) {
 
 // ask makes one GET of path with header on c and reads its answer.
 func ask(c net.Conn, r *bufio.Reader, path string, header http.Header) error {
-	req, err := http.NewRequest(http.MethodGet, "http://bridge"+path, nil) //nolint:noctx // written to c by hand
+	req, err := http.NewRequest(http.MethodGet, "http://bridge"+path, nil) // written to c by hand
 	if err != nil {
 		return fmt.Errorf("request %s: %w", path, err)
 	}
