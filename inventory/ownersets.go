@@ -76,11 +76,11 @@ func hashOwners(fields []metav1.ManagedFieldsEntry) uint64 {
 	h.SetSeed(ownerSetSeed)
 	for _, e := range fields {
 		for _, s := range []string{e.Manager, string(e.Operation), e.Subresource} {
-			h.WriteString(s)
-			h.WriteByte(0)
+			_, _ = h.WriteString(s) // a maphash.Hash never fails a write
+			_ = h.WriteByte(0)
 		}
 		_, _ = h.Write(e.FieldsV1.GetRawBytes())
-		h.WriteByte(0)
+		_ = h.WriteByte(0)
 	}
 	return h.Sum64()
 }

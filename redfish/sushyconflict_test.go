@@ -52,7 +52,7 @@ func TestSushyConflictRetried(t *testing.T) {
 				srv := httptest.NewServer(e.e)
 				t.Cleanup(srv.Close)
 				args := append(python[1:], "-c", string(script))
-				cmd := exec.CommandContext(t.Context(), python[0], args...) //nolint:gosec // fixed interpreters and script
+				cmd := exec.CommandContext(t.Context(), python[0], args...) // fixed interpreters and script
 				cmd.Env = append(os.Environ(), "RF_URL="+srv.URL, "RF_USER=alice", "RF_PASSWORD=alice-pw")
 				stderr := &limitedBuffer{}
 				cmd.Stderr = stderr

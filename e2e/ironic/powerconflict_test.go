@@ -64,7 +64,7 @@ func (n *node) forceOff(t *testing.T) {
 	req.SetBasicAuth(n.env.User, n.env.Password)
 	req.Header.Set("Content-Type", "application/json")
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the demo bridge's self-signed certificate
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the demo bridge's self-signed certificate
 	}}
 	resp, err := c.Do(req)
 	if err != nil {
