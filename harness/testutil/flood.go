@@ -3,10 +3,7 @@ package testutil
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"testing"
 	"time"
 )
@@ -53,7 +50,7 @@ func HoldKeepAlive(t testing.TB, n int, dial func() (net.Conn, error), path stri
 		t.Cleanup(func() { _ = c.Close() })
 		r := bufio.NewReader(c)
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if askAgain(c, r, path) != nil {
+		if ask(c, r, path, nil) != nil {
 			continue
 		}
 		answered++
@@ -74,21 +71,8 @@ func keepAsking(ctx context.Context, c net.Conn, r *bufio.Reader, path string) {
 			return
 		case <-tick.C:
 		}
-		if askAgain(c, r, path) != nil {
+		if ask(c, r, path, nil) != nil {
 			return
 		}
 	}
-}
-
-// askAgain makes one GET of path on c and reads its answer.
-func askAgain(c net.Conn, r *bufio.Reader, path string) error {
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: bridge\r\n\r\n", path); err != nil {
-		return fmt.Errorf("ask %s: %w", path, err)
-	}
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil {
-		return fmt.Errorf("answer to %s: %w", path, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
 }
