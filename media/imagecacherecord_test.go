@@ -27,8 +27,10 @@ import (
 // entry's digest where the tenant cannot write it (a ConfigMap under its
 // MAC), so a later insert of that image gets the image served, not the
 // planted bytes; a record the tenant forges (the planted digest beside the
-// bridge's MAC of the real one) is not honoured. The control, with no
-// digest passed nor checked, copies the planted bytes.
+// bridge's MAC of the real one) is not honoured, a deleted one means a
+// download, and the check of the copy's digest alone (no digest passed)
+// also ends with the served image. The control, with no digest passed
+// nor checked, copies the planted bytes.
 func TestImageCacheRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a test cluster")
@@ -81,6 +83,31 @@ func testImageCacheRecord(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		ready := e.insertReady(t, "record-2", url)
+		e.checkImage(t, ready.ClaimName, real)
+		e.wantRecord(t, entry, real)
+	})
+
+	t.Run("DeletedRecordRefills", func(t *testing.T) {
+		e.plantEntry(t, entry)
+		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		served := im.Served.Load()
+		ready := e.insertReady(t, "record-4", url)
+		e.checkImage(t, ready.ClaimName, real)
+		if im.Served.Load() == served {
+			t.Errorf("the entry without a record was not downloaded again")
+		}
+		e.wantRecord(t, entry, real)
+	})
+
+	t.Run("CopyCheckAloneCatchesPlanted", func(t *testing.T) {
+		// No digest passed: the pod copies the planted bytes, the bridge
+		// finds its sha256 is not the record's and imports again.
+		e.plantEntry(t, entry)
+		podimport.PassRecordedDigest = false
+		defer func() { podimport.PassRecordedDigest = true }()
+		ready := e.insertReady(t, "record-5", url)
 		e.checkImage(t, ready.ClaimName, real)
 		e.wantRecord(t, entry, real)
 	})
