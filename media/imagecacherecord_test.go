@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,6 +110,39 @@ func testImageCacheRecord(t *testing.T, e *env) {
 		defer func() { podimport.PassRecordedDigest = true }()
 		ready := e.insertReady(t, "record-5", url)
 		e.checkImage(t, ready.ClaimName, real)
+		e.wantRecord(t, entry, real)
+	})
+
+	t.Run("FleetOverPlantedEntryWithoutRecord", func(t *testing.T) {
+		// Inserts sharing an entry with no record: the first refills, the
+		// others share it, and every copy is checked when its pod ends.
+		e.plantEntry(t, entry)
+		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 3
+		keys := make([]system.Key, n)
+		for i := range keys {
+			keys[i] = e.createVM(t, fmt.Sprintf("record-fleet-%d", i))
+		}
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i, key := range keys {
+			wg.Go(func() {
+				got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
+				if err != nil {
+					t.Errorf("Insert %s: %v", key, err)
+				}
+				ids[i] = got.InsertID
+			})
+		}
+		wg.Wait()
+		for i, key := range keys {
+			ready := e.waitSlot(t, key, slot, "Ready", func(s system.MediaSlot) bool {
+				return s.InsertID == ids[i] && s.Phase == system.MediaReady
+			})
+			e.checkImage(t, ready.ClaimName, real)
+		}
 		e.wantRecord(t, entry, real)
 	})
 
