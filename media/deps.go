@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/objmac"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
 )
 
@@ -21,6 +22,8 @@ func (r *Reconciler) deps() importer.Deps {
 		Cache:    r.cache,
 		Counters: counters{r.c},
 		Enqueue:  r.ctrl.Add,
+		// The same secret as the Service's (SetObjectSecret): the session key.
+		CacheRecords: objmac.Derive(r.opts.ObjectSecret, importer.CacheRecordPurpose),
 	}
 }
 

@@ -116,6 +116,21 @@
 // HEAD per insert) and again only when it changed. The bridge itself still
 // never contacts the image server.
 //
+// The entry's meta.json is no proof of its image: any namespace user who
+// may mount the entry rewrites both. A pod that downloaded into the entry
+// reports the image's sha256, and the bridge records it (podimport's
+// cacherecord.go): an immutable ConfigMap named after the entry, owned by
+// it, under the bridge's MAC over the namespace, the name, the entry's UID
+// and the digest (keyed from the session key, [Options].ObjectSecret). A
+// later import pod gets --cache-sha256 from a valid record (an entry whose
+// meta.json says otherwise is downloaded again); with no valid record, an
+// entry import pods are using is shared as it is and any other is
+// refilled (--cache-refill). Every copy's reported sha256 must be the
+// record's: a copy without a matching record waits while a download's
+// record may still come, else its pod is deleted and the insert imports
+// again with --cache-refill. A tenant can delete a record (a download
+// follows), never forge one.
+//
 // A download into the entry that fails (the server's answer, not the
 // downloading pod's own end: an eject of its VM fails no other insert) is
 // recorded in the entry (failed.json); every import that was already

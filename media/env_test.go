@@ -220,6 +220,7 @@ func (e *env) startReconciler(t *testing.T, edit func(*media.Options)) (*media.R
 	opts := media.Options{
 		Writer: e.w, Kube: e.kube, Dynamic: e.dyn, Events: e.inv, Namespaces: []string{e.ns},
 		Options: importer.Options{ImporterImage: "redfish-bridge:test"}, OrphanGrace: time.Second, Log: e.log,
+		ObjectSecret: testObjectSecret,
 	}
 	if edit != nil {
 		edit(&opts)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -328,6 +329,9 @@ func testImageCacheBudget(t *testing.T, e *env, r *media.Reconciler) {
 	}
 	if got := state(entryA); got == "present" {
 		t.Errorf("entry %s (least recently used but for the one in use) is %s, want evicted", entryA, got)
+	}
+	if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Get(ctx, entryA, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the digest record of the evicted entry %s: %v, want NotFound", entryA, err)
 	}
 
 	release()

@@ -48,6 +48,10 @@ type Options struct {
 	// PVC class and size, image size and time limits, the image cache's
 	// budget); NewReconciler fills their defaults.
 	importer.Options
+	// ObjectSecret keys the MACs of the image cache entries' digest
+	// records (the session key, as [Service.SetObjectSecret]); without it
+	// no entry is trusted: every insert through the cache downloads.
+	ObjectSecret []byte
 	// OrphanGrace is how old a PVC of an empty slot must be before it is
 	// deleted (another replica's cache may not show its insert yet); default 30s.
 	OrphanGrace time.Duration

@@ -57,6 +57,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 			ImageCacheBudget: cfg.ImageCacheBudget,
 		},
 		ObserveImport: m.ObserveImport,
+		ObjectSecret:  c.key,
 	}
 	if _, err := media.NewReconciler(mediaOpts); err != nil { // check the options now
 		return nil, fmt.Errorf("media reconciler: %w", err)

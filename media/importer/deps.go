@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/objmac"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -33,7 +34,14 @@ type Deps struct {
 	Counters Counters
 	// Enqueue asks for a reconcile of a VM (a waiter of a shared entry).
 	Enqueue func(system.Key)
+	// CacheRecords signs and verifies the image cache entries' digest
+	// records ([CacheRecordPurpose]); the zero Key trusts no entry.
+	CacheRecords objmac.Key
 }
+
+// CacheRecordPurpose is the [objmac.Derive] purpose of the image cache
+// entries' digest records.
+const CacheRecordPurpose = "image-cache-record"
 
 // Options configure the import methods: part of media.Options, which
 // fills their defaults.

@@ -59,27 +59,29 @@ func (p *podImporter) checkCacheEntry(ctx context.Context, o importer.Owner, slo
 	return true, false, importer.DeleteClaim(ctx, p.d.Kube, pvc)
 }
 
-// createCacheEntry creates the slot's cache entry of size.
-func (p *podImporter) createCacheEntry(ctx context.Context, o importer.Owner, slot system.MediaSlot, size resource.Quantity) error {
+// createCacheEntry creates the slot's cache entry of size; created is
+// false when it existed.
+func (p *podImporter) createCacheEntry(ctx context.Context, o importer.Owner, slot system.MediaSlot, size resource.Quantity) (created bool, err error) {
 	pvc := cacheEntryFor(o, slot, size, p.d.Options.StorageClass)
-	_, err := p.d.Kube.CoreV1().PersistentVolumeClaims(o.Key.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
+	_, err = p.d.Kube.CoreV1().PersistentVolumeClaims(o.Key.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		logctx.From(ctx).InfoContext(ctx, "image cache entry created", "vm", o.Key.String(), "pvc", pvc.Name, "size", size.String())
+		return true, nil
 	case apierrors.IsAlreadyExists(err):
 		// Another slot of the key made it first, or it is not ours: the
 		// cache shows only PVCs with the bridge's label, so look.
 		live, err := p.liveEntry(ctx, o.Key.Namespace, pvc.Name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if live != nil && !importer.IsCacheEntry(live, slot.CacheKey) {
-			return &importer.ForeignClaimError{Namespace: o.Key.Namespace, Name: pvc.Name, VM: o.Key, Kind: "image cache PVC"}
+			return false, &importer.ForeignClaimError{Namespace: o.Key.Namespace, Name: pvc.Name, VM: o.Key, Kind: "image cache PVC"}
 		}
+		return false, nil
 	default:
-		return fmt.Errorf("create image cache PVC %s/%s: %w", o.Key.Namespace, pvc.Name, err)
+		return false, fmt.Errorf("create image cache PVC %s/%s: %w", o.Key.Namespace, pvc.Name, err)
 	}
-	return nil
 }
 
 // evictFor makes room for a new entry of need in the namespace under
@@ -126,6 +128,9 @@ func (p *podImporter) evictFor(ctx context.Context, ns, keep string, need resour
 			continue
 		}
 		if err := importer.DeleteClaim(ctx, p.d.Kube, pvc); err != nil {
+			return err
+		}
+		if err := p.deleteRecord(ctx, pvc); err != nil {
 			return err
 		}
 		q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]

@@ -51,6 +51,9 @@ type podImporter struct {
 	pods []corelisters.PodLister
 	// progress holds the last reads of running import pods' logs (progress.go).
 	progress podProgress
+	// refills are the import pods whose copy from the image cache failed
+	// its check (cacherecord.go).
+	refills refillSet
 }
 
 // podEjector deletes the slot's import pods (not the CDI method's check
@@ -130,7 +133,11 @@ func (p *podImporter) Observe(ctx context.Context, t importer.Target) (importer.
 	case current != nil && current.DeletionTimestamp != nil:
 		return importer.Status{State: importer.Waiting}, nil // deleted after it reported (its deletion is an event)
 	case current != nil:
-		return p.withProgress(ctx, current, podStatus(current)), nil
+		st := podStatus(current)
+		if st.State == importer.Succeeded && slot.CacheKey != "" {
+			return p.checkCopy(ctx, o.Key.Namespace, importer.CacheClaimName(slot.CacheKey), current, st)
+		}
+		return p.withProgress(ctx, current, st), nil
 	case others > 0:
 		// Never two imports into one PVC: wait until the older pods are gone
 		// (their deletion is an event).
@@ -195,6 +202,10 @@ func (p *podImporter) Start(ctx context.Context, t importer.Target, st importer.
 			return err
 		}
 	}
+	req := download.ImportRequest{
+		Policy: p.d.Options.AddrPolicy, Timeout: p.d.Options.ImportTimeout,
+		MaxBytes: p.d.Options.MaxImageSize, ClaimSize: n.claimSize,
+	}
 	if slot.CacheKey != "" {
 		// No eviction between the check of which entries are in use and
 		// this pod's create.
@@ -214,20 +225,27 @@ func (p *podImporter) Start(ctx context.Context, t importer.Target, st importer.
 				return fmt.Errorf("image cache PVC %s/%s was evicted before the import pod of %s was created; retrying", key.Namespace, entry, key)
 			}
 		}
+		created := false
 		if !n.cacheExists {
 			if err := p.evictFor(ctx, key.Namespace, entry, n.claimSize); err != nil {
 				return err
 			}
-			if err := p.createCacheEntry(ctx, t.Owner, slot, n.claimSize); err != nil {
+			var err error
+			if created, err = p.createCacheEntry(ctx, t.Owner, slot, n.claimSize); err != nil {
 				return err
 			}
 		}
+		podKey := key.Namespace + "/" + importer.PodName(slot.ClaimName, slot.InsertID)
+		refill := p.refills.take(podKey)
+		var err error
+		if req.CacheSHA256, req.CacheRefill, err = p.entryFlags(ctx, key.Namespace, entry, created, refill); err != nil {
+			if refill {
+				p.refills.add(podKey)
+			}
+			return err
+		}
 	}
-	opts := p.d.Options
-	pod := importer.PodFor(t.Owner, slot, opts.ImporterImage, download.ImportRequest{
-		Policy: opts.AddrPolicy, Timeout: opts.ImportTimeout,
-		MaxBytes: opts.MaxImageSize, ClaimSize: n.claimSize,
-	})
+	pod := importer.PodFor(t.Owner, slot, p.d.Options.ImporterImage, req)
 	_, err := p.d.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
