@@ -3,6 +3,8 @@ package inventory
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
 // The strings every packed object repeats (vmcodec.go) are kept once in
@@ -27,11 +29,12 @@ const (
 // packedValues are the string values seeded in the table: what most VMs
 // and VMIs hold in the fields CompactVM and trimVMI keep.
 var packedValues = []string{
-	"kubevirt.io/v1", "VirtualMachine", "VirtualMachineInstance",
+	kubevirt.APIVersion, kubevirt.Kind, "VirtualMachineInstance",
 	"True", "False", "Unknown", "RestartRequired", "Failure", "Ready", "LiveMigratable",
 	"Running", "Stopped", "Starting", "Stopping", "Paused", "Provisioning", "Terminating", "ErrorUnschedulable",
 	"Pending", "Scheduling", "Scheduled", "Succeeded", "Failed",
-	"Always", "RerunOnFailure", "Manual", "Halted", "Once",
+	string(kubevirt.RunStrategyAlways), string(kubevirt.RunStrategyRerunOnFailure),
+	string(kubevirt.RunStrategyManual), string(kubevirt.RunStrategyHalted), "Once",
 	"virtio", "sata", "scsi", "usb",
 }
 
