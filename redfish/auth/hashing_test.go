@@ -81,6 +81,7 @@ func TestHashSlotsPriority(t *testing.T) {
 	}
 	granted := make(chan string, 3)
 	queue := func(name string, prio int) {
+		want := h.queuedNow() + 1 // counted before the goroutine may queue
 		go func() {
 			if err := h.acquire(t.Context(), prio, time.Hour); err != nil {
 				t.Errorf("%s: %v", name, err)
@@ -88,7 +89,7 @@ func TestHashSlotsPriority(t *testing.T) {
 			}
 			granted <- name
 		}()
-		for want := h.queuedNow() + 1; h.queuedNow() < want; {
+		for h.queuedNow() < want {
 			runtime.Gosched() // until it is queued
 		}
 	}
