@@ -16,9 +16,11 @@ import (
 // apiserver; so that one user's flood of reads cannot hold the others up,
 // they share the server: at most a number of reads run at once, and when
 // one ends the next to run is the waiting read of the reader with the
-// fewest reads running (the longest waiting among equals). A reader alone
-// uses every slot; a flood queues behind itself, and another reader's
-// read waits for at most one of the flood's to end. A reader is the
+// fewest reads running (the longest waiting among equals). One reader
+// runs at most three quarters of the slots (all of one or two): the rest
+// are kept for the others, so a flood of heavy reads (a 100-member
+// $expand page) queues behind itself and another reader's read starts at
+// once, sharing the CPUs with fewer of the flood's. A reader is the
 // authenticated user, or for a public read without credentials the
 // client's address (an IPv6 /64 counts as one).
 
@@ -64,6 +66,9 @@ func (e *ReadThrottledError) answer() *Error {
 // with reads running or waiting.
 type readShares struct {
 	slots, queue int
+	// perReader is how many reads one reader runs at once: slots less
+	// the quarter kept for other readers.
+	perReader int
 
 	mu      sync.Mutex
 	running int
@@ -93,7 +98,8 @@ func newReadShares(share ReadShare) *readShares {
 	if share.Queue <= 0 {
 		share.Queue = DefaultReadQueue
 	}
-	return &readShares{slots: share.Concurrent, queue: share.Queue, runs: map[string]int{}, waits: map[string][]*readWaiter{}}
+	return &readShares{slots: share.Concurrent, perReader: share.Concurrent - share.Concurrent/4, queue: share.Queue,
+		runs: map[string]int{}, waits: map[string][]*readWaiter{}}
 }
 
 // acquire waits until reader's read may run (or ctx ends) and returns the
@@ -103,7 +109,7 @@ func (r *readShares) acquire(ctx context.Context, reader string) (func(), error)
 		return func() {}, nil
 	}
 	r.mu.Lock()
-	if r.running < r.slots {
+	if r.running < r.slots && r.runs[reader] < r.perReader {
 		r.startLocked(reader)
 		r.mu.Unlock()
 		return r.releaser(reader), nil
@@ -152,7 +158,8 @@ func (r *readShares) startLocked(reader string) {
 }
 
 // endLocked ends a read of reader and starts the next waiting one: of the
-// reader with the fewest running, the longest waiting among equals.
+// reader with the fewest running (below its share), the longest waiting
+// among equals.
 func (r *readShares) endLocked(reader string) {
 	r.running--
 	if r.runs[reader] <= 1 {
@@ -163,6 +170,9 @@ func (r *readShares) endLocked(reader string) {
 	var next string
 	var head *readWaiter
 	for who, ws := range r.waits {
+		if r.runs[who] >= r.perReader {
+			continue
+		}
 		if head == nil || r.runs[who] < r.runs[next] || (r.runs[who] == r.runs[next] && ws[0].seq < head.seq) {
 			next, head = who, ws[0]
 		}

@@ -117,6 +117,33 @@ func TestReadShare(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a reader runs at most three quarters of the slots", func(t *testing.T) {
+		// The quarter kept: another reader's read starts at once, sharing
+		// the CPUs with fewer of the flood's reads (a flood of 100-member
+		// $expand pages held every slot, and the administrator's reads
+		// waited for one of them to end: up to 1.6 s in a loaded CI run).
+		const slots, flood = 8, 10
+		s := newSlowReads(t, ReadShare{Concurrent: slots, Queue: 16})
+		var alice []<-chan *httptest.ResponseRecorder
+		for range flood {
+			alice = append(alice, s.read(t.Context(), "alice"))
+		}
+		for range slots - slots/4 {
+			s.expectStarted(t, "alice", "the flood's first reads")
+		}
+		s.waitQueued(t, "user alice", flood-(slots-slots/4))
+		admin := s.read(t.Context(), "admin")
+		s.expectStarted(t, "admin", "the administrator's read, with 6 of alice's running and 4 waiting")
+		close(s.release)
+		if rec := <-admin; rec.Code != http.StatusNoContent {
+			t.Errorf("administrator's read: %d, want 204", rec.Code)
+		}
+		for i, c := range alice {
+			if rec := <-c; rec.Code != http.StatusNoContent {
+				t.Errorf("alice's read %d: %d, want 204", i, rec.Code)
+			}
+		}
+	})
 	t.Run("a reader's queue is bounded", func(t *testing.T) {
 		s := newSlowReads(t, ReadShare{Concurrent: 1, Queue: 2})
 		held := []<-chan *httptest.ResponseRecorder{s.read(t.Context(), "alice")}
