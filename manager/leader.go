@@ -8,19 +8,12 @@ import (
 // startLeader campaigns for the Leader group's terms ([Options.Elect])
 // with a ctx of the group's (as [Manager.startGroup]).
 func (m *Manager) startLeader(ctx context.Context) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.started[Leader], m.cancel[Leader] = true, cancel
-	if m.stopped {
-		cancel()
-		return
-	}
 	elect := m.opts.Elect
 	if elect == nil {
 		elect = leadAlways
 	}
-	m.running[Leader].Go(func() { m.check(ctx, elect(ctx, m.leading.Store, m.term)) })
+	campaign := PartFunc(func(ctx context.Context) error { return elect(ctx, m.leading.Store, m.term) })
+	m.launch(ctx, Leader, func() []Part { return []Part{campaign} })
 }
 
 // leadAlways is the Elect of a replica that leads alone: one term, for as

@@ -179,6 +179,14 @@ func (m *Manager) stop(ctx context.Context) {
 // carries ctx's values and ends when [Manager.stop] stops the group, not
 // when ctx ends: the groups stop one after the other.
 func (m *Manager) startGroup(ctx context.Context, g Group) context.Context {
+	return m.launch(ctx, g, func() []Part { return m.parts[g] })
+}
+
+// launch starts what parts returns (read under the manager's lock) as
+// group g's goroutines, unless the manager is stopping, and returns the
+// group's ctx: [Manager.startGroup] for a group's own parts,
+// [Manager.startLeader] for the Leader group's campaign.
+func (m *Manager) launch(ctx context.Context, g Group, parts func() []Part) context.Context {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -187,7 +195,7 @@ func (m *Manager) startGroup(ctx context.Context, g Group) context.Context {
 		cancel()
 		return ctx
 	}
-	for _, p := range m.parts[g] {
+	for _, p := range parts() {
 		m.running[g].Go(func() { m.check(ctx, p.Start(ctx)) })
 	}
 	return ctx
