@@ -15,7 +15,7 @@ import (
 // a test can send what ipmitool never would: replays, forged codes,
 // truncations.
 type rawClient struct {
-	t        *testing.T
+	t        testing.TB
 	e        *endpoint
 	from     netip.AddrPort
 	suite    suite
@@ -32,7 +32,7 @@ func newTestEndpoint(b Backend) *endpoint {
 	return newEndpoint(NewServer(Config{}, testUsers(), b, auth.NewThrottle()), testKey)
 }
 
-func newRawClient(t *testing.T, e *endpoint, from string) *rawClient {
+func newRawClient(t testing.TB, e *endpoint, from string) *rawClient {
 	t.Helper()
 	return &rawClient{t: t, e: e, from: netip.MustParseAddrPort(from), suite: suites[0], remoteID: 0xA0A1A2A3}
 }
@@ -140,6 +140,13 @@ func (c *rawClient) request(netFn, cmd byte, data ...byte) []byte {
 	msg = append(msg, 0x81, c.rqSeq<<2, cmd)
 	msg = append(msg, data...)
 	msg = append(msg, checksum(msg[start:]))
+	return c.wrap(msg)
+}
+
+// wrap wraps an IPMI message in the session under the next sequence
+// number (not sent).
+func (c *rawClient) wrap(msg []byte) []byte {
+	c.t.Helper()
 	c.seq++
 	pkt, err := wrapV2(payloadIPMI, c.id, c.seq, msg, &c.suite, &c.k)
 	if err != nil {

@@ -152,8 +152,13 @@ func (e *endpoint) inSession(ctx context.Context, p packet, from netip.AddrPort)
 	}
 	var resp []byte
 	if sess.lastReq != nil && bytes.Equal(sess.lastReq, msg) {
+		if sess.lastResp == nil {
+			sess.mu.Unlock()
+			return nil // a retry while the command still runs: the client retries again
+		}
 		resp = sess.lastResp // a retry: the command ran once
 	}
+	sess.lastReq, sess.lastResp = msg, nil
 	sess.mu.Unlock()
 	closing := false
 	if resp == nil {

@@ -12,7 +12,7 @@ import (
 func FuzzHandle(f *testing.F) {
 	b := offBackend()
 	e := newTestEndpoint(b)
-	c := newRawClient(&testing.T{}, e, "192.0.2.1:600")
+	c := newRawClient(f, e, "192.0.2.1:600")
 	if st, _ := c.login("alice", "alice-ipmi-pw"); st != statusOK {
 		f.Fatalf("login: %#x", st)
 	}
