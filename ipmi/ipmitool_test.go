@@ -168,6 +168,47 @@ func TestIpmitool(t *testing.T) {
 			t.Errorf("bootdev bios not refused with 0xCC:\n%s", out)
 		}
 	})
+	// The classic holes, tried with the real client: each fails at once
+	// with the BMC's refusal, and nothing runs.
+	t.Run("refusals", func(t *testing.T) {
+		// ipmitool names the RAKP status only with -v; the raw tests
+		// (attacks_test.go) check each status.
+		const noSession = "Unable to establish IPMI v2 / RMCP+ session"
+		b.mu.Lock()
+		before := len(b.resets)
+		b.mu.Unlock()
+		for _, tc := range []struct {
+			name, user, password string
+			extra                []string
+			want                 string
+		}{
+			{"cipher suite 0", "alice", "alice-ipmi-pw", []string{"-C", "0"}, "invalid authentication algorithm"},
+			{"wrong password", "alice", "wrong", nil, noSession},
+			{"user without an IPMI password", "bob", "x", nil, noSession},
+			{"user without the System in scope", "carol", "carol-ipmi-pw", nil, noSession},
+			{"null user", "", "", nil, noSession},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				out, err := ipmitool(t, port, tc.user, tc.password, tc.extra, "chassis", "power", "on")
+				if err == nil || !strings.Contains(out, tc.want) {
+					t.Errorf("ipmitool %s: err %v, want a failure saying %q:\n%s", tc.name, err, tc.want, out)
+				}
+			})
+		}
+		t.Run("IPMI v1.5", func(t *testing.T) {
+			path, _ := exec.LookPath("ipmitool")
+			out, err := exec.CommandContext(t.Context(), path, "-I", "lan", "-H", "127.0.0.1", "-p", strconv.Itoa(port),
+				"-U", "alice", "-P", "alice-ipmi-pw", "-N", "1", "-R", "1", "chassis", "power", "on").CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "Unable to establish IPMI v1.5 / RMCP session") {
+				t.Errorf("ipmitool -I lan: err %v, want no v1.5 session:\n%s", err, out)
+			}
+		})
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if len(b.resets) != before {
+			t.Errorf("a refused login ran %v", b.resets[before:])
+		}
+	})
 	t.Run("other commands are invalid", func(t *testing.T) {
 		out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "sdr", "list")
 		if err == nil && !strings.Contains(out, "Invalid command") {
