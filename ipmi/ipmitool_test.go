@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -95,7 +96,7 @@ func ipmitool(t *testing.T, port int, user, password string, extra []string, arg
 	t.Helper()
 	path, err := exec.LookPath("ipmitool")
 	if err != nil {
-		t.Skip("ipmitool not installed (.ci/run installs it)")
+		testutil.Missing(t, "ipmitool not installed (.ci/run installs it)")
 	}
 	argv := []string{"-I", "lanplus", "-H", "127.0.0.1", "-p", strconv.Itoa(port), "-U", user, "-P", password, "-N", "5", "-R", "4"}
 	argv = append(append(argv, extra...), args...)
