@@ -40,6 +40,7 @@ type stack struct {
 	w     *apply.Client
 	inv   *inventory.Inventory
 	media *media.Service
+	be    *backend.Backend
 	admin dynamic.Interface
 	// adminKube is the admin's typed client.
 	adminKube kubernetes.Interface
@@ -125,7 +126,7 @@ func newStackLog(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) a
 		t.Fatal(err)
 	}
 	key := system.Key{Namespace: stackNS, Name: "vm-0"}
-	return &stack{h: h, w: w, inv: inv, media: ms, admin: admin, adminKube: kubernetes.NewForConfigOrDie(c.Admin), key: key,
+	return &stack{h: h, w: w, inv: inv, media: ms, be: be, admin: admin, adminKube: kubernetes.NewForConfigOrDie(c.Admin), key: key,
 		uri: "/redfish/v1/Systems/" + key.ID(), requests: requests}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -11,12 +12,13 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 )
 
 // Sample VMs are shared by the tests of one variant's env; each test uses
 // its own so the tests stay independent of their order.
 const (
-	numVMs        = 14
+	numVMs        = 15
 	vmSushyFirst  = 0 // vm-0..vm-5: sushy (3 session, 3 basic)
 	vmRedfishtool = 6
 	vmGofish      = 7
@@ -24,6 +26,7 @@ const (
 	vmSushy39     = 9 // vm-9..vm-11: the Ironic 38/39 sequence through sushy 5.8
 	vmConformance = 12
 	vmAnsible     = 13
+	vmIPMI        = 14
 )
 
 // envs holds one running demo per CRD variant, started on first use and
@@ -32,7 +35,9 @@ var envs = struct {
 	mu   sync.Mutex
 	m    map[crds.Variant]*demo.Env
 	errs map[crds.Variant]error
-}{m: map[crds.Variant]*demo.Env{}, errs: map[crds.Variant]error{}}
+	// ipmiPorts is each env's IPMI port (its range of one port).
+	ipmiPorts map[crds.Variant]int
+}{m: map[crds.Variant]*demo.Env{}, errs: map[crds.Variant]error{}, ipmiPorts: map[crds.Variant]int{}}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -71,6 +76,12 @@ func startAll(t *testing.T) {
 	var mu sync.Mutex
 	log := slog.New(newCaptureHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, v := range crds.Variants {
+		port, err := freeUDPPort()
+		if err != nil {
+			envs.errs[v] = err
+			continue
+		}
+		envs.ipmiPorts[v] = port
 		wg.Go(func() {
 			start := time.Now()
 			// The env outlives the test that starts it: not t.Context().
@@ -78,6 +89,7 @@ func startAll(t *testing.T) {
 				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
 				StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
 				ImageSize: 4 << 20, Log: log,
+				IPMI: ipmi.Config{Address: "127.0.0.1", FirstPort: port, LastPort: port},
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -102,4 +114,14 @@ func forEachVariant(t *testing.T, f func(t *testing.T, env *demo.Env)) {
 			t.Logf("TIMING %s: %s", t.Name(), time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// freeUDPPort is a UDP port of 127.0.0.1 free when asked.
+func freeUDPPort() (int, error) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, fmt.Errorf("free udp port: %w", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
@@ -45,6 +47,8 @@ func newClients(cfg *rest.Config) (clients, error) {
 func addParts(mgr *manager.Manager, con *concerns) error {
 	return errors.Join(
 		con.recs.addTo(mgr),
+		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
+			backend.New(con.caches.inv, con.writer, con.media, con.power, nil).IPMI()),
 	)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
@@ -61,6 +62,8 @@ type Config struct {
 	// image's size is known (zero: the media default).
 	MaxImageSize   int64
 	ImageClaimSize resource.Quantity
+	// IPMI are the IPMI endpoint's settings (off by default).
+	IPMI ipmi.Config
 	// HeldPowerOnTimeout is how long a power-on may wait for a media
 	// import before it is dropped (0: power.DefaultHoldTimeout).
 	HeldPowerOnTimeout time.Duration

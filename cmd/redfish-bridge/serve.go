@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/power"
@@ -52,6 +53,7 @@ type serveOptions struct {
 	maxHeaderBytes, maxConnections      int
 	maxSessionsPerUser                  int
 	heldPowerOn                         time.Duration
+	ipmi                                ipmi.Config
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -119,6 +121,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
+	o.ipmi.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -126,6 +129,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		return nil, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
 	if err := settle(fs, "config", s.lookupEnv); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if err := o.ipmi.Validate(); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if o.serviceUUID == "" {
@@ -205,6 +211,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		MaxImageSize: o.maxImageBytes, ImageClaimSize: o.imageClaim, ImageAddrPolicy: o.addrPolicy, ImportMethod: o.importMethod,
 		ImageCache: o.imageCache, ImageCacheKey: o.imageCacheKey, ImageCacheBudget: o.imageCacheBytes,
 		HeldPowerOnTimeout: o.heldPowerOn,
+		IPMI:               o.ipmi,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
@@ -55,6 +56,8 @@ type Options struct {
 	FirmwareVMs int
 	// Listen is the Redfish address; "127.0.0.1:0" picks a free port.
 	Listen string
+	// IPMI are the IPMI endpoint's settings (zero: off).
+	IPMI ipmi.Config
 	// StartDelay and StopDelay are the node side's VMI delays (sim: how
 	// long a scheduled VMI takes to run, a deleted one to stop).
 	StartDelay, StopDelay time.Duration
@@ -177,6 +180,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		MaxImageSize:         opts.MaxImageSize,
 		ImageClaimSize:       opts.ImageClaimSize,
 		ImageCAConfigMap:     ImageCAConfigMap,
+		IPMI:                 opts.IPMI,
 		Log:                  log.With("component", "bridge"),
 	})
 	if err != nil {

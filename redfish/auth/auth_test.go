@@ -271,7 +271,18 @@ func TestParseSecretData(t *testing.T) {
 			if !u["root"].Scope.Allows(system.Key{Namespace: "zz", Name: "vm"}, nil) {
 				t.Error("root does not see everything")
 			}
+			if u["alice"].IPMIPassword != nil {
+				t.Error("alice has an IPMI password without a .ipmi key")
+			}
 		}},
+		{"ipmi password", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.ipmi": []byte("ipmi-secret")},
+			"", func(t *testing.T, u StaticUsers) {
+				if got := string(u["alice"].IPMIPassword); got != "ipmi-secret" {
+					t.Errorf("IPMI password %q", got)
+				}
+			}},
+		{"ipmi password too long", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.ipmi": []byte("123456789012345678901")}, "IPMI password has 1 to 20 bytes", nil},
+		{"empty ipmi password", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.ipmi": {}}, "IPMI password has 1 to 20 bytes", nil},
 		{"no namespaces", map[string][]byte{"alice": h}, "namespaces", nil},
 		{"empty namespaces", map[string][]byte{"alice": h, "alice.namespaces": []byte(" , ")}, "empty", nil},
 		{"not bcrypt", map[string][]byte{"alice": []byte("plaintext"), "alice.namespaces": []byte("a")}, "hash", nil},

@@ -106,6 +106,14 @@ type Authenticator struct {
 	macs sync.Pool
 }
 
+// Users is the source of accounts the authenticator checks against
+// (the IPMI endpoint logs in the same users).
+func (a *Authenticator) Users() Users { return a.cfg.Users }
+
+// Throttle is the failed-login throttle (the IPMI endpoint counts its
+// failures in it too).
+func (a *Authenticator) Throttle() *Throttle { return a.cfg.Throttle }
+
 // basicCacheTTL bounds how long a verified Basic password is trusted
 // without running bcrypt again (Ironic polls power state every second).
 const basicCacheTTL = time.Minute

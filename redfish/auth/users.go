@@ -20,6 +20,12 @@ type User struct {
 	// PasswordHash is a bcrypt hash ($2a$/$2b$/$2y$).
 	PasswordHash []byte
 	Scope        Scope
+	// IPMIPassword is the user's IPMI password in clear (the Secret's
+	// key <user>.ipmi; nil: no IPMI login). IPMI v2.0's RAKP keys its
+	// HMACs with the password itself (K_UID), so a hash cannot serve it:
+	// it is a separate password, at most 20 bytes, so that the Redfish
+	// password stays a bcrypt hash only.
+	IPMIPassword []byte
 }
 
 // Users is the source of accounts. It is consulted on every request, so a
@@ -46,6 +52,10 @@ func (s StaticUsers) Lookup(_ context.Context, name string) (User, error) {
 const (
 	SuffixNamespaces = ".namespaces"
 	SuffixSelector   = ".selector"
+	// SuffixIPMIPassword holds the user's IPMI password in clear.
+	SuffixIPMIPassword = ".ipmi"
+	// MaxIPMIPassword is the longest IPMI v2.0 password.
+	MaxIPMIPassword = 20
 )
 
 // ParseSecretData reads users from a Secret's data:
@@ -53,6 +63,7 @@ const (
 //	<user>             bcrypt hash of the password
 //	<user>.namespaces  comma-separated namespaces, or "*" for all (required)
 //	<user>.selector    optional label selector on VMs, e.g. "team=a,env!=prod"
+//	<user>.ipmi        optional IPMI password in clear (1-20 bytes)
 //
 // User names therefore cannot contain '.'. A malformed entry (a hash that
 // is not bcrypt, no or empty namespaces, a bad selector, scope keys without
@@ -107,6 +118,12 @@ func parseUser(name string, hash []byte, data map[string][]byte) (User, error) {
 			return User{}, fmt.Errorf("selector: %w", err)
 		}
 		u.Scope.Selector = s
+	}
+	if pw, ok := data[name+SuffixIPMIPassword]; ok {
+		if len(pw) == 0 || len(pw) > MaxIPMIPassword {
+			return User{}, fmt.Errorf("%q: an IPMI password has 1 to %d bytes, not %d", name+SuffixIPMIPassword, MaxIPMIPassword, len(pw))
+		}
+		u.IPMIPassword = pw
 	}
 	return u, nil
 }

@@ -20,6 +20,10 @@
 {{- $_ := set $cfg "image-cache-size" (toString .Values.imageCache.size) }}
 {{- $_ := set $cfg "image-cache-key-file" (printf "%s/image-cache-key" (include "redfish-bridge.imageCacheKeyDir" .)) }}
 {{- end }}
+{{- if .Values.ipmi.enabled }}
+{{- $_ := set $cfg "ipmi-first-port" (int .Values.ipmi.firstPort) }}
+{{- $_ := set $cfg "ipmi-last-port" (int .Values.ipmi.lastPort) }}
+{{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}
 {{- $_ := set $cfg "image-ca-key" $.Values.imageCA.key }}
