@@ -16,7 +16,7 @@ import (
 // Sample VMs are shared by the tests of one variant's env; each test uses
 // its own so the tests stay independent of their order.
 const (
-	numVMs        = 14
+	numVMs        = 15
 	vmSushyFirst  = 0 // vm-0..vm-5: sushy (3 session, 3 basic)
 	vmRedfishtool = 6
 	vmGofish      = 7
@@ -24,6 +24,7 @@ const (
 	vmSushy39     = 9 // vm-9..vm-11: the Ironic 38/39 sequence through sushy 5.8
 	vmConformance = 12
 	vmAnsible     = 13
+	vmWebUI       = 14 // the web pages' browser test (webui_test.go)
 )
 
 // envs holds one running demo per CRD variant, started on first use and

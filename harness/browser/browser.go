@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -123,14 +124,42 @@ func Run[T any](ctx context.Context, b *Browser, a chromedp.Action[T]) (T, error
 }
 
 // WaitFor waits until the JavaScript expression is truthy in b's tab,
-// re-evaluated at every animation frame, for as long as ctx lives.
+// re-evaluated at every animation frame, for as long as ctx lives. A
+// navigation meanwhile (a login that moves to the next page) starts the
+// wait again on the new document.
 func WaitFor(expression string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingTimeout(0))
+	poll := chromedp.Poll[chromedp.Void](expression, chromedp.WithPollingTimeout(0))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := poll(ctx, t)
+			if err == nil || !navigatedAway(err) || ctx.Err() != nil {
+				return v, err
+			}
+		}
+	}
+}
+
+// navigatedAway reports whether err is the DevTools protocol's answer to
+// an evaluation whose document went away.
+func navigatedAway(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "navigated or closed") || strings.Contains(msg, "context was destroyed") ||
+		strings.Contains(msg, "Cannot find context")
 }
 
 // Screenshot writes a PNG of the whole page of b's tab to path.
 func (b *Browser) Screenshot(ctx context.Context, path string) error {
-	png, err := Run(ctx, b, chromedp.FullScreenshot(100))
+	return b.screenshot(ctx, path, chromedp.FullScreenshot(100))
+}
+
+// ScreenshotViewport writes a PNG of what b's viewport shows to path
+// (a phone's screen, not the whole page).
+func (b *Browser) ScreenshotViewport(ctx context.Context, path string) error {
+	return b.screenshot(ctx, path, chromedp.CaptureScreenshot())
+}
+
+func (b *Browser) screenshot(ctx context.Context, path string, capture chromedp.Action[[]byte]) error {
+	png, err := Run(ctx, b, capture)
 	if err != nil {
 		return fmt.Errorf("screenshot %s: %w", path, err)
 	}

@@ -26,17 +26,17 @@ function showError(msg) {
   $('error').hidden = !msg;
 }
 
-// consoleURI is the Manager's GraphicalConsole link, if it names one on
-// this service or over https (never another scheme).
+// consoleURI is the Manager's graphical console page
+// (Oem.RedfishBridge.GraphicalConsolePage) while its GraphicalConsole is
+// enabled, if it is on this service or over https (never another scheme).
 function consoleURI(manager) {
   const gc = manager && manager.GraphicalConsole;
-  if (!gc || gc.ServiceEnabled === false) return '';
-  for (const v of Object.values(gc)) {
-    if (typeof v !== 'string') continue;
-    if (v.startsWith('/') && !v.startsWith('//')) return v;
-    if (v.startsWith('https://')) return v;
-  }
-  return '';
+  if (!gc || !gc.ServiceEnabled) return '';
+  const oem = (manager.Oem && manager.Oem.RedfishBridge) || {};
+  const page = oem.GraphicalConsolePage;
+  if (typeof page !== 'string') return '';
+  if (page.startsWith('/') && !page.startsWith('//')) return page;
+  return page.startsWith('https://') ? page : '';
 }
 
 // page returns {uris, total} of the current window.
@@ -197,6 +197,7 @@ async function consoleLink(card, sys) {
   const a = card.querySelector('.console');
   a.hidden = !href;
   if (href) a.href = href;
+  card.dataset.console = href ? 'linked' : 'none';
 }
 
 function schedule() {
