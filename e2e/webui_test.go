@@ -31,8 +31,10 @@ const hiddenLabel = "webui-e2e/hidden"
 
 // TestWebUI drives the web pages with Debian's headless chromium against
 // the demo: the administrator logs in, the Systems page lists every demo
-// VM with the power state the API reports, powers vm-14 on (the page shows
-// On once the bridge reports it, and the VMI runs); a viewer scoped away
+// VM with the power state the API reports, inserts an image into vm-14
+// and sets its boot once to CD (the page shows both once the VM records
+// them), powers it on (the page shows On once the bridge reports it, and
+// the VMI runs); a viewer scoped away
 // from vm-14 (a label selector), on a phone-sized screen, never sees it;
 // logout returns to the login page and the session's token no longer
 // works.
@@ -89,13 +91,34 @@ func TestWebUI(t *testing.T) {
 			}
 		}
 
-		// Power on: the page shows On once the bridge reports it.
+		// Ironic's sequence through the page: insert an image, boot once
+		// to CD, then power on.
+		cardSel := fmt.Sprintf(`article.system[data-id=%q]`, target)
+		image := imageURL(env, "boot.iso")
 		if err := b.Do(ctx,
-			chromedp.Click(chromedp.CSS(fmt.Sprintf(`article.system[data-id=%q] button[data-reset="On"]`, target))),
-			browser.WaitFor(fmt.Sprintf(`(c => c && c.dataset.power === 'On')(%s)`, card(target))),
+			chromedp.SendKeys(chromedp.CSS(cardSel+" input.image"), image),
+			chromedp.Click(chromedp.CSS(cardSel+" form.insert button[type=submit]")),
 		); err != nil {
 			t.Fatal(err)
 		}
+		waitCard(t, b, target, "media", image+" (inserted)")
+		if err := b.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" button.bootcd"))); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, b, target, "boot", "Cd (Once)")
+		if sl := slot(t, a.vm(ctx, t, vmWebUI)); sl.Image != image || !sl.Inserted() {
+			t.Errorf("the page shows %s inserted, the VM's slot %+v", image, sl)
+		}
+		boot := rf.get(t, "/redfish/v1/Systems/"+target).body["Boot"].(map[string]any)
+		if boot["BootSourceOverrideTarget"] != "Cd" || boot["BootSourceOverrideEnabled"] != "Once" {
+			t.Errorf("the page shows Cd (Once), the API %v", boot)
+		}
+
+		// Power on: the page shows On once the bridge reports it.
+		if err := b.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+` button[data-reset="On"]`))); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, b, target, "power", "On")
 		if got := rf.get(t, "/redfish/v1/Systems/"+target).body["PowerState"]; got != "On" {
 			t.Errorf("the page shows On, the API %v", got)
 		}
@@ -215,6 +238,26 @@ func waitCards(t *testing.T, b *browser.Browser, n int) {
 	if err := b.Do(t.Context(), browser.WaitFor(fmt.Sprintf(
 		`(cs => cs.length === %d && cs.every(c => c.dataset.power))([...document.querySelectorAll('article.system')])`, n))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitCard waits until the card of id shows want in its field (a class:
+// power, media, boot), or its last action's message says it failed,
+// which fails t with that message.
+func waitCard(t *testing.T, b *browser.Browser, id, field, want string) {
+	t.Helper()
+	c := card(id)
+	if err := b.Do(t.Context(), browser.WaitFor(fmt.Sprintf(
+		`%[1]s.querySelector('.%[2]s').textContent === %[3]q || %[1]s.querySelector('.message.bad') !== null`, c, field, want))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := browser.Run(t.Context(), b, chromedp.Evaluate[[]string](fmt.Sprintf(
+		`[%[1]s.querySelector('.%[2]s').textContent, %[1]s.querySelector('.message').textContent]`, c, field)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != want {
+		t.Fatalf("%s's %s shows %q, want %q; the page says %q", id, field, got[0], want, got[1])
 	}
 }
 

@@ -120,7 +120,7 @@ async function act(card, what, f) {
   msg.textContent = `${what}\u2026`;
   for (const b of card.querySelectorAll('button')) b.disabled = true;
   try {
-    await f(card.sys, card.slot);
+    await f(card.rfSystem, card.rfSlot);
     msg.textContent = `${what}: accepted`;
   } catch (e) {
     msg.textContent = `${what}: ${e.message}`;
@@ -167,8 +167,9 @@ async function refresh(uri) {
   try {
     const sys = await RF.get(uri);
     const slot = await cdSlot(sys);
-    card.sys = sys;
-    card.slot = slot;
+    // Not card.slot: every Element has a slot property (a string).
+    card.rfSystem = sys;
+    card.rfSlot = slot;
     const power = card.querySelector('.power');
     power.textContent = sys.PowerState || 'Unknown';
     power.className = `power ${sys.PowerState || ''}`;
