@@ -18,7 +18,7 @@ import (
 // Sample VMs are shared by the tests of one variant's env; each test uses
 // its own so the tests stay independent of their order.
 const (
-	numVMs        = 15
+	numVMs        = 16
 	vmSushyFirst  = 0 // vm-0..vm-5: sushy (3 session, 3 basic)
 	vmRedfishtool = 6
 	vmGofish      = 7
@@ -27,6 +27,7 @@ const (
 	vmConformance = 12
 	vmAnsible     = 13
 	vmIPMI        = 14
+	vmWebUI       = 15 // the web pages' browser test (webui_test.go)
 )
 
 // envs holds one running demo per CRD variant, started on first use and

@@ -21,6 +21,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/webui"
 )
 
 // Config is everything a bridge needs to run.
@@ -95,7 +96,9 @@ type Config struct {
 	// UserWrites is each Redfish user's share of the apiserver budget for
 	// writes (redfish.WriteShare); the zero value does not limit.
 	UserWrites redfish.WriteShare
-	Log        *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// WebUI configures the web pages served beside /redfish (withPages).
+	WebUI webui.Config
+	Log   *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.
@@ -167,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits)
+	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withPages(cfg.WebUI, handler), cfg.TLS, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

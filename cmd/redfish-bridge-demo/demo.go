@@ -68,6 +68,7 @@ func writeBanner(w io.Writer, b banner) {
 redfish-bridge demo is running (Ctrl-C stops everything).
 
   Redfish service   %[1]s/redfish/v1  (self-signed certificate: use -k)
+  web pages         %[1]s/ui/  (log in, the Systems at a glance; docs/web-ui.md)
   user / password   %[2]s / %[3]s
   kubeconfig        %[4]s   (kubectl --kubeconfig %[4]s get vm -n %[5]s --show-managed-fields -o yaml)
   sample ISOs       %[6]s/images/boot.iso, %[6]s/images/deploy.iso

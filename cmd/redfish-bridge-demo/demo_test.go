@@ -30,3 +30,12 @@ func TestBannerBootModes(t *testing.T) {
 		}
 	}
 }
+
+// TestBannerWebPages: the banner names the web pages' URL (package webui).
+func TestBannerWebPages(t *testing.T) {
+	var out bytes.Buffer
+	writeBanner(&out, banner{URL: "https://127.0.0.1:8443", User: "admin", Password: "pw"})
+	if want := "https://127.0.0.1:8443/ui/"; !strings.Contains(out.String(), want) {
+		t.Errorf("banner lacks %q:\n%s", want, out.String())
+	}
+}

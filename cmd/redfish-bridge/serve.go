@@ -22,6 +22,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
+	"github.com/redfish-bridge/redfish-bridge/webui"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -54,6 +55,7 @@ type serveOptions struct {
 	maxSessionsPerUser                  int
 	heldPowerOn                         time.Duration
 	ipmi                                ipmi.Config
+	webUI                               webui.Config
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -122,6 +124,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
 	o.ipmi.AddFlags(fs)
+	o.webUI.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -214,6 +217,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		IPMI:               o.ipmi,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
+		WebUI:              o.webUI,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

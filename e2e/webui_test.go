@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/browser"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+)
+
+// screenshotsEnv, set to 1, makes TestWebUI write its screenshots of the
+// pages into docs/images (referenced by docs/web-ui.md) instead of a
+// temp directory.
+const screenshotsEnv = "REDFISH_BRIDGE_SCREENSHOTS"
+
+// hiddenLabel marks the VM the web test's viewer is scoped away from.
+const hiddenLabel = "webui-e2e/hidden"
+
+// TestWebUI drives the web pages with Debian's headless chromium against
+// the demo: the administrator logs in, the Systems page lists every demo
+// VM with the power state the API reports, inserts an image into vm-15
+// and sets its boot once to CD (the page shows both once the VM records
+// them), powers it on (the page shows On once the bridge reports it, and
+// the VMI runs); a viewer scoped away
+// from vm-15 (a label selector), on a phone-sized screen, never sees it;
+// logout returns to the login page and the session's token no longer
+// works.
+func TestWebUI(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, env *demo.Env) {
+		a := adminFor(t, env)
+		b := browser.Start(t, browser.Options{})
+		ctx := t.Context()
+		shots := t.TempDir()
+		if os.Getenv(screenshotsEnv) == "1" && env.Cluster.Variant == crds.Stock {
+			shots = filepath.Join("..", "docs", "images")
+		}
+		target := sysID(vmWebUI)
+
+		// The bare URL leads to the login page.
+		if err := b.Do(ctx, chromedp.Navigate(env.URL+"/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+			t.Fatal(err)
+		}
+		if path := location(t, b); path != "/ui/" {
+			t.Fatalf("%s/ led to %s, want /ui/", env.URL, path)
+		}
+		if err := b.Screenshot(ctx, filepath.Join(shots, "web-ui-login.png")); err != nil {
+			t.Fatal(err)
+		}
+		loginAs(t, b, env.User, env.Password)
+
+		// Every demo VM is listed with the power state the API reports.
+		want := map[string]string{}
+		rf := newRFClient(env)
+		for _, m := range rf.get(t, "/redfish/v1/Systems").body["Members"].([]any) {
+			uri := m.(map[string]any)["@odata.id"].(string)
+			want[uri[strings.LastIndex(uri, "/")+1:]] = ""
+		}
+		waitCards(t, b, len(want))
+		for id := range want {
+			want[id] = rf.get(t, "/redfish/v1/Systems/"+id).body["PowerState"].(string)
+		}
+		if want[target] != "Off" {
+			t.Fatalf("%s is %s before the test, want Off", target, want[target])
+		}
+		// Other tests power their own VMs meanwhile: the target's state
+		// is the one only this test changes.
+		if err := b.Do(ctx, browser.WaitFor(fmt.Sprintf(`(c => c && c.dataset.power === 'Off')(%s)`, card(target)))); err != nil {
+			t.Fatal(err)
+		}
+		listed, err := browser.Run(ctx, b, chromedp.Evaluate[map[string]string](
+			`Object.fromEntries([...document.querySelectorAll('article.system')].map(c => [c.dataset.id, c.querySelector('.power').textContent]))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range want {
+			if listed[id] == "" {
+				t.Errorf("the Systems page lists no %s (lists %v)", id, listed)
+			}
+		}
+
+		// Ironic's sequence through the page: insert an image, boot once
+		// to CD, then power on.
+		cardSel := fmt.Sprintf(`article.system[data-id=%q]`, target)
+		image := imageURL(env, "boot.iso")
+		if err := b.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS(cardSel+" input.image"), image),
+			chromedp.Click(chromedp.CSS(cardSel+" form.insert button[type=submit]")),
+		); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, b, target, "media", image+" (inserted)")
+		if err := b.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" button.bootcd"))); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, b, target, "boot", "Cd (Once)")
+		if sl := slot(t, a.vm(ctx, t, vmWebUI)); sl.Image != image || !sl.Inserted() {
+			t.Errorf("the page shows %s inserted, the VM's slot %+v", image, sl)
+		}
+		boot := rf.get(t, "/redfish/v1/Systems/"+target).body["Boot"].(map[string]any)
+		if boot["BootSourceOverrideTarget"] != "Cd" || boot["BootSourceOverrideEnabled"] != "Once" {
+			t.Errorf("the page shows Cd (Once), the API %v", boot)
+		}
+
+		// Power on: the page shows On once the bridge reports it.
+		if err := b.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+` button[data-reset="On"]`))); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, b, target, "power", "On")
+		if got := rf.get(t, "/redfish/v1/Systems/"+target).body["PowerState"]; got != "On" {
+			t.Errorf("the page shows On, the API %v", got)
+		}
+		a.waitRunning(t, vmWebUI)
+		if err := b.Screenshot(ctx, filepath.Join(shots, "web-ui-systems.png")); err != nil {
+			t.Fatal(err)
+		}
+
+		t.Run("a viewer scoped away from the VM does not see it", func(t *testing.T) {
+			hideFromViewer(t, env, a)
+			phone := browser.Start(t, browser.Options{Phone: true})
+			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+				t.Fatal(err)
+			}
+			loginAs(t, phone, viewerUser, viewerPass)
+			waitCards(t, phone, len(want)-1)
+			hidden, err := browser.Run(ctx, phone, chromedp.Evaluate[bool](card(target)+` !== null`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hidden {
+				t.Errorf("the viewer's Systems page lists %s", target)
+			}
+			if err := phone.ScreenshotViewport(ctx, filepath.Join(shots, "web-ui-systems-phone.png")); err != nil {
+				t.Fatal(err)
+			}
+			// Filtering for it finds nothing either.
+			if err := phone.Do(ctx, chromedp.SendKeys(chromedp.ID("filter"), target),
+				browser.WaitFor(`document.getElementById('range').textContent === 'no Systems'`)); err != nil {
+				t.Fatal(err)
+			}
+			// Usable on a phone: nothing wider than the screen.
+			overflow, err := browser.Run(ctx, phone, chromedp.Evaluate[int](
+				`document.documentElement.scrollWidth - window.innerWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if overflow > 0 {
+				t.Errorf("the Systems page is %d px wider than a phone's screen", overflow)
+			}
+		})
+
+		// Logout returns to the login page and ends the session.
+		token, err := browser.Run(ctx, b, chromedp.Evaluate[string](`sessionStorage.getItem('rf.token')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Do(ctx, chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+			t.Fatal(err)
+		}
+		if path := location(t, b); path != "/ui/" {
+			t.Errorf("logout led to %s, want /ui/", path)
+		}
+		old := &rfClient{env: env, token: token, http: rf.http}
+		if got := old.do(t, http.MethodGet, "/redfish/v1/Systems", "", nil); got.status != http.StatusUnauthorized {
+			t.Errorf("the logged-out token reads Systems: %d, want 401", got.status)
+		}
+	})
+}
+
+const viewerUser, viewerPass = "webui-viewer", "viewer-pw"
+
+// hideFromViewer labels vm-15 and adds viewerUser, who sees the demo
+// namespace but not VMs with that label, and waits until the viewer can
+// log in.
+func hideFromViewer(t *testing.T, env *demo.Env, a admin) {
+	t.Helper()
+	label, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{hiddenLabel: "true"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(demo.VMNamespace).Patch(t.Context(), vmName(vmWebUI), types.MergePatchType, label, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("label %s: %v", vmName(vmWebUI), err)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(viewerPass), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := json.Marshal(map[string]any{"data": map[string][]byte{
+		viewerUser: hash, viewerUser + auth.SuffixNamespaces: []byte(demo.VMNamespace),
+		viewerUser + auth.SuffixSelector: []byte("!" + hiddenLabel),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.kube.CoreV1().Secrets(env.Cluster.BridgeNamespace).Patch(t.Context(), demo.UsersSecret, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("add the viewer: %v", err)
+	}
+	viewer := &rfClient{env: env, user: viewerUser, pass: viewerPass, http: newRFClient(env).http}
+	waitFor(t, "the viewer is scoped away from "+sysID(vmWebUI), func() (bool, string) {
+		got := viewer.do(t, http.MethodGet, "/redfish/v1/Systems/"+sysID(vmWebUI), "", nil)
+		return got.status == http.StatusNotFound, fmt.Sprint(got.status)
+	})
+}
+
+// loginAs logs in on b's login page and waits for the Systems page.
+func loginAs(t *testing.T, b *browser.Browser, user, password string) {
+	t.Helper()
+	if err := b.Do(t.Context(),
+		chromedp.SendKeys(chromedp.ID("user"), user),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Click(chromedp.ID("login-submit")),
+		browser.WaitFor(`location.pathname === '/ui/systems.html' || !document.getElementById('login-error')?.hidden`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if path := location(t, b); path != "/ui/systems.html" {
+		msg, _ := browser.Run(t.Context(), b, chromedp.Text(chromedp.ID("login-error")))
+		t.Fatalf("%s's login stayed on %s: %s", user, path, msg)
+	}
+}
+
+// waitCards waits until the Systems page shows n Systems, each with its
+// power state read.
+func waitCards(t *testing.T, b *browser.Browser, n int) {
+	t.Helper()
+	if err := b.Do(t.Context(), browser.WaitFor(fmt.Sprintf(
+		`(cs => cs.length === %d && cs.every(c => c.dataset.power))([...document.querySelectorAll('article.system')])`, n))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCard waits until the card of id shows want in its field (a class:
+// power, media, boot), or its last action's message says it failed,
+// which fails t with that message.
+func waitCard(t *testing.T, b *browser.Browser, id, field, want string) {
+	t.Helper()
+	c := card(id)
+	if err := b.Do(t.Context(), browser.WaitFor(fmt.Sprintf(
+		`%[1]s.querySelector('.%[2]s').textContent === %[3]q || %[1]s.querySelector('.message.bad') !== null`, c, field, want))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := browser.Run(t.Context(), b, chromedp.Evaluate[[]string](fmt.Sprintf(
+		`[%[1]s.querySelector('.%[2]s').textContent, %[1]s.querySelector('.message').textContent]`, c, field)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != want {
+		t.Fatalf("%s's %s shows %q, want %q; the page says %q", id, field, got[0], want, got[1])
+	}
+}
+
+// card is the JavaScript expression of the Systems page's card of id.
+func card(id string) string {
+	return fmt.Sprintf("document.querySelector('article.system[data-id=%q]')", id)
+}
+
+func location(t *testing.T, b *browser.Browser) string {
+	t.Helper()
+	path, err := browser.Run(t.Context(), b, chromedp.Evaluate[string](`location.pathname`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
