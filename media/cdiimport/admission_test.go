@@ -2,6 +2,7 @@ package cdiimport
 
 import (
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -33,10 +34,17 @@ import (
 // namespace, so the bridge needs no datavolumes/source grant. Control: the
 // same clone from another namespace, by an identity that may create
 // DataVolumes but holds no clone grant there, is refused by CDI's
-// authorization.
+// authorization. Bad input: CDI's webhook denies a DataVolume without a
+// source and one with an ftp URL. Port 8443, which cdi-apiserver listens
+// on in its own network namespace, is held on the host's loopback
+// meanwhile where it is free: the namespace keeps the two apart
+// (testcluster.RunCDIAPIServer).
 func TestCDIAdmitsTheBridgesDataVolumes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Missing(t, "root, for CDI's network namespace")
+	}
+	if l, err := net.Listen("tcp", "127.0.0.1:8443"); err == nil {
+		t.Cleanup(func() { _ = l.Close() })
 	}
 	c := testcluster.ForTestWith(t, testcluster.Options{Variant: crds.Stock, VirtAPI: true})
 	if err := c.RunCDIAPIServer(t.Context()); errors.Is(err, testcluster.ErrMissingBinary) {
@@ -80,6 +88,29 @@ func TestCDIAdmitsTheBridgesDataVolumes(t *testing.T) {
 			}
 			if _, err := bridge.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 				t.Fatalf("CDI refused the bridge's %s DataVolume: %v", name, err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		source *cdiv1beta1.DataVolumeSource
+		denial string
+	}{
+		{"no source", nil, "Data volume should have either Source or SourceRef, or be externally populated"},
+		{"ftp url", &cdiv1beta1.DataVolumeSource{HTTP: &cdiv1beta1.DataVolumeSourceHTTP{URL: "ftp://images.example/boot.iso"}},
+			"Invalid source URL scheme: ftp://images.example/boot.iso"},
+	} {
+		t.Run("bad input: "+tc.name, func(t *testing.T) {
+			dv := dataVolumeFor(o, slot, size, "")
+			dv.Spec.Source = tc.source
+			u, err := unstructuredDataVolume(dv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = bridge.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err == nil || !strings.Contains(err.Error(), `admission webhook "`+testcluster.CDIWebhookDataVolume+`" denied the request`) ||
+				!strings.Contains(err.Error(), tc.denial) {
+				t.Fatalf("got %v, want CDI's webhook to deny it with %q", err, tc.denial)
 			}
 		})
 	}
