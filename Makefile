@@ -102,7 +102,7 @@ lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, e
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: generate
-generate: generate-crds generate-webhooks ## Regenerate the KubeVirt CRD variants under crds/ and virt-api's webhook configurations under harness/testcluster/webhooks.
+generate: generate-crds generate-webhooks generate-cdi ## Regenerate the KubeVirt CRD variants under crds/, virt-api's webhook configurations under harness/testcluster/webhooks, and what CDI's operator installs (crds/cdi, harness/testcluster/cdi).
 
 .PHONY: verify
 verify: generate ## Regenerate, then fail if anything changed.

@@ -23,12 +23,16 @@ const (
 // Variants lists every variant, for tests that run on each.
 var Variants = []Variant{Stock, MapList}
 
-//go:embed stock/*.yaml maplist/*.yaml kubevirt/*.yaml
+//go:embed stock/*.yaml maplist/*.yaml kubevirt/*.yaml cdi/*.yaml
 var files embed.FS
 
 // controllerDir holds the CRDs virt-operator v1.9.0 installs besides
 // VirtualMachine and VirtualMachineInstance (hack/tools/kubevirt/kubevirt-crds).
 const controllerDir = "kubevirt"
+
+// cdiDir holds the CRDs CDI v1.66.0's operator installs (`make
+// generate-cdi`: hack/cdi.sh, from CDI's own operator code).
+const cdiDir = "cdi"
 
 // Load returns the CRDs of variant v, sorted by name.
 func Load(v Variant) ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -45,6 +49,13 @@ func Load(v Variant) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // are the same for both variants.
 func LoadControllerDeps() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return loadDir(controllerDir)
+}
+
+// LoadCDI returns the CRDs CDI v1.66.0's operator installs (DataVolume,
+// CDI, CDIConfig, StorageProfile, DataSource, DataImportCron, the volume
+// populator sources...), sorted by name, as CDI's own code prints them.
+func LoadCDI() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadDir(cdiDir)
 }
 
 func loadDir(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {

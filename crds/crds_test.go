@@ -1,8 +1,10 @@
 package crds_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -180,4 +182,82 @@ func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinitio
 		t.Fatalf("decode %s: %v", path, err)
 	}
 	return crd
+}
+
+// TestLoadCDI: the CRDs CDI's operator installs, among them the five the
+// test cluster's fixtures stand for.
+func TestLoadCDI(t *testing.T) {
+	list, err := crds.LoadCDI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, crd := range list {
+		if crd.Spec.Group != "cdi.kubevirt.io" && !strings.HasSuffix(crd.Spec.Group, ".kubevirt.io") {
+			t.Errorf("CRD %s is in group %s", crd.Name, crd.Spec.Group)
+		}
+		names[crd.Name] = true
+	}
+	for _, want := range []string{"datavolumes.cdi.kubevirt.io", "cdis.cdi.kubevirt.io", "cdiconfigs.cdi.kubevirt.io",
+		"storageprofiles.cdi.kubevirt.io", "datasources.cdi.kubevirt.io", "volumeclonesources.cdi.kubevirt.io"} {
+		if !names[want] {
+			t.Errorf("no CRD %s in %v", want, names)
+		}
+	}
+}
+
+// TestDataVolumeFixtureMatchesCDI: every field of the DataVolume test
+// fixture is a field of CDI's own DataVolume CRD, of the same type, so the
+// fixture spells nothing CDI would prune or reject. Control: a field CDI
+// does not have, added to a copy of the fixture, is reported.
+func TestDataVolumeFixtureMatchesCDI(t *testing.T) {
+	fixture, err := crds.DataVolumeFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := crds.LoadCDI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cdi *apiextensionsv1.CustomResourceDefinition
+	for _, crd := range list {
+		if crd.Name == fixture.Name {
+			cdi = crd
+		}
+	}
+	if cdi == nil {
+		t.Fatalf("CDI installs no %s", fixture.Name)
+	}
+	for _, m := range notInCDI(fixture, cdi) {
+		t.Error(m)
+	}
+	t.Run("control", func(t *testing.T) {
+		bad := fixture.DeepCopy()
+		spec := bad.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Properties["importFrom"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		bad.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		got := notInCDI(bad, cdi)
+		want := []string{`fixture field "v1beta1 .spec.importFrom" is not in CDI's DataVolume CRD`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("mismatches (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// notInCDI lists the fields of fixture that cdi lacks or types otherwise.
+func notInCDI(fixture, cdi *apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	real := fieldPaths(cdi)
+	for path, desc := range fieldPaths(fixture) {
+		got, ok := real[path]
+		if !ok {
+			out = append(out, fmt.Sprintf("fixture field %q is not in CDI's DataVolume CRD", path))
+			continue
+		}
+		if typ, realTyp := strings.Fields(desc), strings.Fields(got); len(typ) > 0 && len(realTyp) > 0 && typ[0] != realTyp[0] {
+			out = append(out, fmt.Sprintf("fixture field %q is %s, CDI's is %s", path, desc, got))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -17,4 +17,7 @@
 // minimal DataVolume CRD a test installs to stand for CDI
 // (testcluster.Cluster.InstallCDI), with [CDIWatchedFixtures], schemaless
 // CRDs for the other CDI resources KubeVirt's virt-controller watches.
+//
+// [LoadCDI] returns the CRDs CDI v1.66.0's operator installs, generated
+// from CDI's own operator code by `make generate-cdi` (hack/cdi.sh).
 package crds

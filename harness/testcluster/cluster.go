@@ -112,6 +112,8 @@ type Cluster struct {
 	virtControllerRestarts atomic.Int64
 	virtAPIProc            *process
 	virtAPIRestarts        atomic.Int64
+	// cdiProcs are CDI's programs (RunCDIAPIServer); Stop stops them.
+	cdiProcs []*process
 
 	failureLogs failureLogs // Cluster.LogsOnFailure
 }

@@ -54,6 +54,15 @@
 // Without virt-api, KubeVirt's admission webhooks are imitated by the
 // admission policy below.
 //
+// On a virt-api cluster [Cluster.RunCDIAPIServer] installs CDI v1.66.0's
+// own CRDs and runs its cdi-apiserver (bin/cdi-apiserver, built from
+// source) with the admission webhooks CDI's operator registers
+// (harness/testcluster/cdi, generated from CDI's code). CDI's programs
+// listen on the fixed port 8443, so each runs in a network namespace of
+// its own with TCP relays to and from the host's loopback (netns_linux.go;
+// root only). [Cluster.InstallCDI] installs fixture CRDs instead, for the
+// simulator's imitation of CDI's controller.
+//
 // No controller-manager, scheduler or kubelet runs:
 //
 //   - namespaces other than default, kube-system, kube-public and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,15 +25,38 @@ type process struct {
 // startProcess starts bin with args in its own process group, output to
 // dir/<name>.log.
 func startProcess(name, bin string, args []string, dir string) (*process, error) {
+	p, stdin, err := startProcessWith(name, bin, args, nil, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	_ = stdin.Close() // these children read nothing
+	return p, nil
+}
+
+// startProcessWith is startProcess with env added to this process's
+// environment, attrs changed by attr (when not nil), and a pipe to its
+// stdin.
+func startProcessWith(name, bin string, args, env []string, dir string, attr func(*syscall.SysProcAttr)) (*process, io.WriteCloser, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open %s log: %w", name, err)
+		return nil, nil, fmt.Errorf("open %s log: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...) // bin is our own tool binary; lifetime is managed by stop
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
+	if attr != nil {
+		attr(cmd.SysProcAttr)
+	}
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		_ = logFile.Close() // not started
+		return nil, nil, fmt.Errorf("stdin of %s: %w", name, err)
+	}
 	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	started := make(chan error, 1)
 	// Pdeathsig fires when the forking OS thread exits, not the process:
@@ -50,9 +74,9 @@ func startProcess(name, bin string, args []string, dir string) (*process, error)
 		p.err = cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return p, nil
+	return p, stdin, nil
 }
 
 // pid is the process id of a running p (0 for nil or exited).

@@ -148,7 +148,7 @@ func (c *Cluster) VirtControllerPID() int {
 func (c *Cluster) stopKubeVirt() []error {
 	c.mu.Lock()
 	c.stopping = true
-	procs := []*process{c.virtControllerProc, c.virtAPIProc}
+	procs := append([]*process{c.virtControllerProc, c.virtAPIProc}, c.cdiProcs...)
 	c.mu.Unlock()
 	var errs []error
 	for _, p := range procs {

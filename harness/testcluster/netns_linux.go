@@ -1,0 +1,222 @@
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// CDI's cdi-controller and cdi-apiserver both listen on the fixed port
+// 8443 of every address (metrics, and the API and webhooks; neither has a
+// flag for it), so two of them, or one beside anything else on 8443, cannot
+// share a network namespace. The test cluster runs each in a network
+// namespace of its own (as each runs in its own pod), with only its
+// loopback up, and relays TCP across: the apiserver's loopback port into
+// the namespace (the process's kubeconfig stays the cluster's), and a
+// port of the host into the process's 8443 for what kube-apiserver calls.
+// Creating a network namespace needs root (CAP_SYS_ADMIN).
+
+// netnsProcess is a process started in a network namespace of its own,
+// held before exec until its relays listen.
+type netnsProcess struct {
+	*process
+	nsPath string
+	mu     sync.Mutex
+	relays []net.Listener
+}
+
+// startInNetNS starts bin with args and env in a new network namespace:
+// it brings the namespace's loopback up, relays 127.0.0.1:port of the
+// namespace to 127.0.0.1:port of the host for each of hostPorts (the
+// apiserver's), then lets the program run.
+func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []int) (*netnsProcess, error) {
+	// The shell waits for one line on stdin, then becomes the program.
+	shArgs := append([]string{"-c", `read -r _ && exec "$0" "$@"`, bin}, args...)
+	p, stdin, err := startProcessWith(name, "/bin/sh", shArgs, env, dir, func(a *syscall.SysProcAttr) {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	})
+	if err != nil {
+		return nil, err
+	}
+	np := &netnsProcess{process: p, nsPath: "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/ns/net"}
+	fail := func(err error) (*netnsProcess, error) {
+		np.closeRelays()
+		return nil, errors.Join(err, p.stop(0))
+	}
+	if err := inNetNS(np.nsPath, loopbackUp); err != nil {
+		return fail(fmt.Errorf("%s: bring its namespace's loopback up: %w", name, err))
+	}
+	for _, port := range hostPorts {
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		var l net.Listener
+		err := inNetNS(np.nsPath, func() error {
+			var err error
+			l, err = net.Listen("tcp", addr)
+			return err
+		})
+		if err != nil {
+			return fail(fmt.Errorf("%s: listen on %s in its namespace: %w", name, addr, err))
+		}
+		np.addRelay(l, func() (net.Conn, error) { return net.Dial("tcp", addr) })
+	}
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		return fail(fmt.Errorf("%s: release it: %w", name, err))
+	}
+	_ = stdin.Close() // the shell read its line; nothing more to say
+	go func() {
+		<-p.done
+		np.closeRelays()
+	}()
+	return np, nil
+}
+
+// exposeOn relays host (an address of the host's namespace; port 0 picks
+// one) to 127.0.0.1:port inside the process's namespace, and returns the
+// address it listens on.
+func (np *netnsProcess) exposeOn(host string, port int) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("%s: listen for its port %d: %w", np.name, port, err)
+	}
+	target := "127.0.0.1:" + strconv.Itoa(port)
+	np.addRelay(l, func() (net.Conn, error) {
+		var c net.Conn
+		err := inNetNS(np.nsPath, func() error {
+			var err error
+			c, err = net.Dial("tcp", target)
+			return err
+		})
+		return c, err
+	})
+	return l.Addr().String(), nil
+}
+
+// addRelay accepts on l until it is closed and copies each connection
+// both ways to one dial opens.
+func (np *netnsProcess) addRelay(l net.Listener, dial func() (net.Conn, error)) {
+	np.mu.Lock()
+	np.relays = append(np.relays, l)
+	np.mu.Unlock()
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return // closed
+			}
+			go func() {
+				out, err := dial()
+				if err != nil {
+					_ = in.Close() // the peer sees the refusal
+					return
+				}
+				pipe(in, out)
+			}()
+		}
+	}()
+}
+
+// pipe copies a and b into each other until both directions end.
+func pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	half := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, _ = io.Copy(dst, src) // ends with either side; nothing to report
+		if tc, ok := dst.(*net.TCPConn); ok {
+			_ = tc.CloseWrite() // pass the EOF on
+		}
+	}
+	wg.Add(2)
+	go half(a, b)
+	go half(b, a)
+	wg.Wait()
+	_ = a.Close() // both directions ended
+	_ = b.Close()
+}
+
+func (np *netnsProcess) closeRelays() {
+	np.mu.Lock()
+	defer np.mu.Unlock()
+	for _, l := range np.relays {
+		_ = l.Close() // stops its accept loop
+	}
+	np.relays = nil
+}
+
+// inNetNS runs f on an OS thread that has joined the network namespace at
+// nsPath: sockets f creates belong to that namespace for their whole life.
+// The thread returns to this process's namespace afterwards; if it cannot,
+// it is left locked and ends with its goroutine.
+func inNetNS(nsPath string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("open own network namespace: %w", err)
+			return
+		}
+		defer self.Close() // a namespace handle
+		target, err := os.Open(nsPath)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("open %s: %w", nsPath, err)
+			return
+		}
+		defer target.Close() // a namespace handle
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("join %s: %w", nsPath, err)
+			return
+		}
+		ferr := f()
+		if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- errors.Join(ferr, fmt.Errorf("return from %s: %w", nsPath, err))
+			return // the thread stays locked and ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// loopbackUp sets the flag IFF_UP on lo of the calling thread's namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(fd) // an ioctl handle
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("read lo's flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("set lo up: %w", err)
+	}
+	return nil
+}
+
+// canNetNS reports whether this process may create network namespaces.
+func canNetNS() error {
+	if os.Geteuid() != 0 {
+		return errNoNetNS
+	}
+	if _, err := exec.LookPath("/bin/sh"); err != nil {
+		return fmt.Errorf("%w: %w", errNoNetNS, err)
+	}
+	return nil
+}
