@@ -6,6 +6,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/controller"
+	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
@@ -26,6 +27,9 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
+	// bus carries this replica's events (package eventsource publishes
+	// them) to what reads them here: the LogService, SSE, delivery.
+	bus event.Bus
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
