@@ -24,8 +24,11 @@ type state struct {
 	power  system.PowerState
 	vmiUID string // the VMI's ("" without one)
 	vmiRV  string
-	health system.Health
-	boot   system.BootProgressState
+	// lastVMI is the UID of the VMI the VM had last (vmiUID, or the one
+	// before it ended): what an Off is the end of.
+	lastVMI string
+	health  system.Health
+	boot    system.BootProgressState
 	// override is the boot override's Enabled: Once turning Disabled is
 	// an override consumed.
 	override system.BootEnabled
@@ -41,6 +44,7 @@ func stateOf(vm *apply.VM) state {
 	}
 	if vm.VMI != nil {
 		s.vmiUID, s.vmiRV = string(vm.VMI.GetUID()), vm.VMI.GetResourceVersion()
+		s.lastVMI = s.vmiUID
 	}
 	return s
 }
@@ -69,12 +73,20 @@ var healthMessages = map[system.Health]*registry.Message{
 }
 
 // changes are the events that lead from old to cur of the VM k; old nil
-// is a VM not seen before (created), cur nil one gone (removed). Each
-// event's ID is a hash of the VM's UID, the version of the object that
-// carries the change (the VMI's UID and resourceVersion for what the VMI
-// decides, the VM's resourceVersion for what the VM records), the
-// MessageId and its arguments: every replica that saw the change in its
-// cache names it alike.
+// is a VM not seen before (created), cur nil one gone (removed). It
+// carries old's lastVMI into cur when cur has no VMI.
+//
+// Each event's ID is a hash of the VM's UID, what names the change, the
+// MessageId and its arguments, the same on every replica whatever order
+// its caches showed the VM's and the VMI's versions in: a power state,
+// BootProgress or consumed override by the VMI it concerns (a VMI powers
+// off once, boots once: its UID and the new value name the change; a
+// pause and its end by the VMI's resourceVersion), a media change by its
+// insert (each insert passes each phase once), a System by its UID. Only
+// a health change is named by the versions read (the VM's and the VMI's
+// resourceVersions): it may come back within one VMI, so a replica that
+// read it at other versions publishes a duplicate, never one ID for two
+// changes.
 func changes(k system.Key, old, cur *state, now time.Time) []event.Event {
 	b := builder{key: k, now: now}
 	switch {
@@ -96,39 +108,42 @@ func changes(k system.Key, old, cur *state, now time.Time) []event.Event {
 		return b.out
 	}
 	b.uid = cur.uid
-	vmCause := "vm@" + cur.rv
-	vmiCause := vmCause
-	switch {
-	case cur.vmiUID != "":
-		vmiCause = "vmi:" + cur.vmiUID + "@" + cur.vmiRV
-	case old.vmiUID != "":
-		vmiCause = "vmi:" + old.vmiUID + "@gone"
+	if cur.lastVMI == "" {
+		cur.lastVMI = old.lastVMI
 	}
+	vmi := "vmi:" + cur.lastVMI
+	versions := "vm@" + cur.rv + "/vmi@" + cur.vmiUID + "@" + cur.vmiRV
 	if cur.power != old.power {
+		cause := vmi + "/" + string(cur.power)
+		if cur.power == system.PowerPaused || old.power == system.PowerPaused || cur.lastVMI == "" {
+			cause = versions
+		}
 		if m := powerMessages[cur.power]; m != nil {
-			b.add(m, systemURI(k), "ComputerSystem", vmiCause, k.ID())
+			b.add(m, systemURI(k), "ComputerSystem", cause, k.ID())
 		}
 	}
 	if cur.boot != old.boot {
-		b.add(registry.ResourceChanged, systemURI(k), "ComputerSystem", vmiCause+"/BootProgress="+string(cur.boot))
+		b.add(registry.ResourceChanged, systemURI(k), "ComputerSystem", vmi+"/BootProgress="+string(cur.boot))
 	}
 	if old.override == system.BootOnce && cur.override != system.BootOnce {
-		b.add(registry.ResourceChanged, systemURI(k), "ComputerSystem", vmCause+"/Boot="+string(cur.override))
+		b.add(registry.ResourceChanged, systemURI(k), "ComputerSystem", vmi+"/Boot="+string(cur.override))
 	}
 	if cur.health != old.health {
 		if m := healthMessages[cur.health]; m != nil {
-			b.add(m, systemURI(k), "ComputerSystem", vmiCause+"/"+vmCause, k.ID(), string(cur.health))
+			b.add(m, systemURI(k), "ComputerSystem", versions, k.ID(), string(cur.health))
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(joinKeys(old.slots, cur.slots))) {
-		b.slot(old.slots[id], cur.slots[id], id, vmCause)
+		b.slot(old.slots[id], cur.slots[id], id)
 	}
 	return b.out
 }
 
 // slot adds the events of one media slot going from o to c: the slot's
-// own (inserted, imported, failed, ejected) and its insert's Task's.
-func (b *builder) slot(o, c system.MediaSlot, id, cause string) {
+// own (inserted, imported, failed, ejected) and its insert's Task's,
+// each named by the insert and the phase it entered.
+func (b *builder) slot(o, c system.MediaSlot, id string) {
+	cause := "insert:" + c.InsertID + "/" + string(c.Phase)
 	uri := mediaURI(b.key, id)
 	if id == system.HTTPBootSlot {
 		uri = systemURI(b.key) // the HttpBootUri image is the System's Boot
@@ -136,18 +151,18 @@ func (b *builder) slot(o, c system.MediaSlot, id, cause string) {
 	sameInsert := o.InsertID == c.InsertID
 	if sameInsert && o.Phase == c.Phase {
 		if c.Phase == system.MediaImporting && c.Percent != o.Percent && c.Percent > 0 && c.InsertID != "" {
-			b.add(registry.TaskProgressChanged, taskURI(c.InsertID), "Task", cause, c.InsertID, strconv.Itoa(c.Percent))
+			b.add(registry.TaskProgressChanged, taskURI(c.InsertID), "Task", cause+"/"+strconv.Itoa(c.Percent), c.InsertID, strconv.Itoa(c.Percent))
 		}
 		return
 	}
 	if !sameInsert && o.InsertID != "" && o.Phase.Busy() {
-		b.add(registry.TaskRemoved, taskURI(o.InsertID), "Task", cause, o.InsertID)
+		b.add(registry.TaskRemoved, taskURI(o.InsertID), "Task", "insert:"+o.InsertID+"/removed", o.InsertID)
 	}
 	switch {
 	case c.Phase == system.MediaEmpty && o.Phase != system.MediaEmpty:
-		b.add(registry.ResourceChanged, uri, resourceType(id), cause+"/ejected")
+		b.add(registry.ResourceChanged, uri, resourceType(id), "insert:"+o.InsertID+"/ejected")
 	case c.Phase.Busy() && (!sameInsert || !o.Phase.Busy()):
-		b.add(registry.ResourceChanged, uri, resourceType(id), cause+"/inserted")
+		b.add(registry.ResourceChanged, uri, resourceType(id), "insert:"+c.InsertID+"/inserted")
 		if c.InsertID != "" {
 			b.add(registry.TaskStarted, taskURI(c.InsertID), "Task", cause, c.InsertID)
 		}

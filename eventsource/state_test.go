@@ -13,7 +13,7 @@ import (
 var key = system.Key{Namespace: "ns", Name: "vm"}
 
 func running() *state {
-	return &state{uid: "u1", rv: "10", power: system.PowerOn, vmiUID: "i1", vmiRV: "5", health: system.HealthOK,
+	return &state{uid: "u1", rv: "10", power: system.PowerOn, vmiUID: "i1", vmiRV: "5", lastVMI: "i1", health: system.HealthOK,
 		boot: system.BootProgressOSBootStarted, slots: map[string]system.MediaSlot{}}
 }
 
@@ -94,25 +94,36 @@ func withSlot(p system.MediaPhase) *state {
 	return s
 }
 
-// TestIDs: the ID depends on the change (the object version carrying it),
-// not on who computed it or when: two replicas' reads of one version name
-// it alike; another version of the same transition is another event.
+// TestIDs: the ID names the change, not who computed it, when, or at
+// which versions its caches showed it: two replicas' reads of one VMI's
+// end name it alike, whether they saw the VMI Succeeded or already gone;
+// another VMI's end, or a second pause of one VMI, is another event.
 func TestIDs(t *testing.T) {
-	off := func(vmiRV string) *state {
+	off := func(vmiUID, vmiRV string) *state {
 		s := running()
-		s.power, s.vmiRV = system.PowerOff, vmiRV
+		s.power, s.vmiUID, s.vmiRV, s.lastVMI = system.PowerOff, vmiUID, vmiRV, vmiUID // as stateOf: "" when gone
 		return s
 	}
-	a := changes(key, running(), off("6"), time.Unix(1, 0))
-	b := changes(key, running(), off("6"), time.Unix(2, 0))
-	c := changes(key, running(), off("7"), time.Unix(1, 0))
-	if a[0].ID != b[0].ID {
-		t.Errorf("one change read twice: IDs %s and %s", a[0].ID, b[0].ID)
+	succeeded := changes(key, running(), off("i1", "6"), time.Unix(1, 0))
+	gone := changes(key, running(), off("", ""), time.Unix(2, 0))
+	if succeeded[0].ID != gone[0].ID {
+		t.Errorf("one VMI's end read as Succeeded and as gone: IDs %s and %s", succeeded[0].ID, gone[0].ID)
 	}
-	if a[0].ID == c[0].ID {
-		t.Errorf("two versions share ID %s", a[0].ID)
+	next := running()
+	next.vmiUID, next.lastVMI = "i2", "i2"
+	other := changes(key, next, off("i2", "9"), time.Unix(1, 0))
+	if other[0].ID == succeeded[0].ID {
+		t.Errorf("two VMIs' ends share ID %s", other[0].ID)
 	}
-	if a[0].Message != "The resource `ns.vm` has powered off." || a[0].Severity != event.SeverityOK || a[0].ResourceType != "ComputerSystem" {
-		t.Errorf("event %+v", a[0])
+	pause := func(rv string) string {
+		s := running()
+		s.power, s.vmiRV = system.PowerPaused, rv
+		return changes(key, running(), s, time.Time{})[0].ID
+	}
+	if pause("6") == pause("8") {
+		t.Error("two pauses of one VMI share an ID")
+	}
+	if succeeded[0].Message != "The resource `ns.vm` has powered off." || succeeded[0].Severity != event.SeverityOK || succeeded[0].ResourceType != "ComputerSystem" {
+		t.Errorf("event %+v", succeeded[0])
 	}
 }
