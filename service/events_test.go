@@ -73,6 +73,21 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		t.Errorf("guest shutdown event %+v", ev)
 	}
 
+	// Each replica's LogService of vm-0 holds the guest shutdown under
+	// the event's ID; ClearLog empties the log of the replica answering.
+	entries := sys + "/LogServices/Log/Entries"
+	for name, r := range map[string]*bridge{"b": b, "c": c} {
+		if !logHas(t, e, r, entries, ev.ID) {
+			t.Errorf("replica %s's log of %s lacks the guest shutdown %s", name, key, ev.ID)
+		}
+	}
+	if code, resp := e.call(t, c, http.MethodPost, sys+"/LogServices/Log/Actions/LogService.ClearLog", map[string]any{}); code != http.StatusNoContent {
+		t.Fatalf("ClearLog: %d %v", code, resp)
+	}
+	if _, resp := e.call(t, c, http.MethodGet, entries, nil); len(resp["Members"].([]any)) != 0 {
+		t.Errorf("replica c's log after its ClearLog: %v", resp["Members"])
+	}
+
 	vms := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns)
 	if _, err := vms.Create(ctx, demo.SampleVM(e.ns, "vm-new"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -116,4 +131,19 @@ func awaitEvent(t *testing.T, s *event.Subscription, seen map[*event.Subscriptio
 			t.Fatalf("%s: no %s about %s within %s; events read:\n%s", what, msg, origin, waitTimeout, strings.Join(ids, "\n"))
 		}
 	}
+}
+
+// logHas reports whether r's log at entries has an entry of id.
+func logHas(t *testing.T, e *env, r *bridge, entries, id string) bool {
+	t.Helper()
+	code, resp := e.call(t, r, http.MethodGet, entries, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", entries, code, resp)
+	}
+	for _, m := range resp["Members"].([]any) {
+		if m.(map[string]any)["Id"] == id {
+			return true
+		}
+	}
+	return false
 }

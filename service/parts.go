@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/eventsource"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
@@ -47,6 +48,7 @@ func addParts(mgr *manager.Manager, con *concerns) error {
 	return errors.Join(
 		con.recs.addTo(mgr),
 		eventsource.Add(mgr, con.caches.inv, &con.bus),
+		eventlog.Add(mgr, con.log),
 	)
 }
 

@@ -161,10 +161,12 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	r.Writer, r.recs, r.Events = con.writer, con.recs, &con.bus
+	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn)
+	backends.Logs = con.log
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
-	}, backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn))
+	}, backends)
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
