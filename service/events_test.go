@@ -21,8 +21,11 @@ import (
 // for: a runStrategy Halted written by someone else as `virtctl stop`
 // does (ResourcePoweredOff), an On through Redfish (ResourcePoweredOn), a
 // guest shutdown (ResourcePoweredOff), a System created and removed
-// (ResourceCreated, ResourceRemoved). c, started with vm-0 running, must
-// not report vm-0 as created (a restart replays no fleet).
+// (ResourceCreated, ResourceRemoved), an insert, its import and an eject
+// (ResourceChanged, ResourceStateChanged, TaskStarted, TaskCompletedOK),
+// and the guest shutdown's entry in both replicas' LogService. c, started
+// with vm-0 running, must not report vm-0 as created (a restart replays
+// no fleet).
 func testEvents(t *testing.T, e *env, b *bridge) {
 	ctx := t.Context()
 	c := e.start(t, "replica-c")
@@ -88,6 +91,20 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		t.Errorf("replica c's log after its ClearLog: %v", resp["Members"])
 	}
 
+	// Media and its Task: an insert, its import, an eject.
+	slot := "/redfish/v1/Managers/" + key.ID() + "/VirtualMedia/cd0"
+	if code, resp := e.call(t, b, http.MethodPost, slot+"/Actions/VirtualMedia.InsertMedia", map[string]any{"Image": e.image.url()}); code >= 300 {
+		t.Fatalf("InsertMedia: %d %v", code, resp)
+	}
+	both("an insert", "ResourceEvent.1.3.0.ResourceChanged", slot)
+	both("its Task", "TaskEvent.1.0.3.TaskStarted", "/redfish/v1/TaskService/Tasks/")
+	both("its import", "ResourceEvent.1.3.0.ResourceStateChanged", slot)
+	both("its Task's end", "TaskEvent.1.0.3.TaskCompletedOK", "/redfish/v1/TaskService/Tasks/")
+	if code, resp := e.call(t, b, http.MethodPost, slot+"/Actions/VirtualMedia.EjectMedia", map[string]any{}); code >= 300 {
+		t.Fatalf("EjectMedia: %d %v", code, resp)
+	}
+	both("an eject", "ResourceEvent.1.3.0.ResourceChanged", slot)
+
 	vms := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns)
 	if _, err := vms.Create(ctx, demo.SampleVM(e.ns, "vm-new"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -106,8 +123,8 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 	}
 }
 
-// awaitEvent reads s until the event of msg about origin (recording every
-// event read in seen[s]); it fails the test when s ends or waitTimeout
+// awaitEvent reads s until the event of msg about origin (or under it,
+// when origin ends in "/"), recording every event read in seen[s]; it fails the test when s ends or waitTimeout
 // passes first.
 func awaitEvent(t *testing.T, s *event.Subscription, seen map[*event.Subscription][]event.Event, what, msg, origin string) event.Event {
 	t.Helper()
@@ -120,7 +137,7 @@ func awaitEvent(t *testing.T, s *event.Subscription, seen map[*event.Subscriptio
 				t.Fatalf("%s: subscription ended: %v", what, s.Err())
 			}
 			seen[s] = append(seen[s], ev)
-			if ev.MessageID == msg && ev.Origin == origin {
+			if ev.MessageID == msg && (ev.Origin == origin || strings.HasSuffix(origin, "/") && strings.HasPrefix(ev.Origin, origin)) {
 				return ev
 			}
 		case <-ctx.Done():
