@@ -159,6 +159,8 @@ type Backends struct {
 	Media   Media
 	Trust   MediaTrust
 	Auth    *auth.Authenticator
+	// Logs, when set, serves each System's LogService (optional).
+	Logs EventLogs
 }
 
 // complete reports whether every backend is set (all are required).

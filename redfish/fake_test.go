@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -350,10 +351,28 @@ var hashes = sync.OnceValue(func() map[string][]byte {
 // backendsOf is every backend served by f, with authenticator a: the one
 // place the tests name each backend.
 func backendsOf(f *fake, a *auth.Authenticator) Backends {
-	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a}
+	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a, Logs: oneEntryLogs{}}
 }
 
+// oneEntryLogs is an event log holding one power-on event of every System.
+type oneEntryLogs struct{}
+
+func (oneEntryLogs) Entries(key system.Key) []event.Event {
+	return []event.Event{{ID: "e1", System: key, MessageID: "ResourceEvent.1.3.0.ResourcePoweredOn",
+		Message: "The resource `" + key.ID() + "` has powered on.", MessageArgs: []string{key.ID()},
+		Severity: event.SeverityOK, Origin: "/redfish/v1/Systems/" + key.ID(), ResourceType: "ComputerSystem",
+		Time: time.Unix(1800000000, 0)}}
+}
+func (oneEntryLogs) Clear(system.Key) {}
+func (oneEntryLogs) PerSystem() int   { return 1 }
+
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the backends edited by edit (nil: as they are).
+func newEnvWith(t *testing.T, edit func(*Backends)) *env {
 	t.Helper()
 	users := auth.StaticUsers{}
 	for _, u := range testUsers {
@@ -377,8 +396,11 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	f := newFake()
-	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)},
-		backendsOf(f, a))
+	bs := backendsOf(f, a)
+	if edit != nil {
+		edit(&bs)
+	}
+	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)}, bs)
 	if err != nil {
 		t.Fatal(err)
 	}

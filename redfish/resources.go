@@ -80,8 +80,8 @@ func (s *Server) resourceList() []resource {
 			"SimpleStorage.v1_3_2", "SimpleStorageCollection", "Storage.v1_21_0", "StorageCollection", "Drive.v1_22_0",
 			"StorageController.v1_7_0", "StorageControllerCollection", "VolumeCollection",
 			"Bios.v1_2_3", "Settings.v1_4_0", "SecureBoot.v1_1_2",
-		}, virtualMediaTypes...),
-		endpoints: append([]endpoint{
+		}, slices.Concat(virtualMediaTypes, logServiceTypes)...),
+		endpoints: append(append([]endpoint{
 			onGet(systemsURI, s.listSystems),
 			onGet(sys, s.getSystem),
 			onPatch(sys, s.patchSystem),
@@ -110,17 +110,17 @@ func (s *Server) resourceList() []resource {
 			onGet(sys+"/Bios/"+resetBiosActionInfo, s.getResetBiosActionInfo),
 			onGet(sys+"/SecureBoot", s.getSecureBoot),
 			onPatch(sys+"/SecureBoot", s.patchSecureBoot),
-		}, s.virtualMedia(sys)...),
+		}, s.virtualMedia(sys)...), s.logServices(sys)...),
 	}, {
 		root: "Managers", odata: "Managers", kind: entitySet, uri: managersURI,
 		types: append([]string{"Manager.v1_24_0", "ManagerCollection", "ManagerNetworkProtocol.v1_12_0", "EthernetInterfaceCollection"},
-			virtualMediaTypes...),
-		endpoints: append([]endpoint{
+			slices.Concat(virtualMediaTypes, logServiceTypes)...),
+		endpoints: append(append([]endpoint{
 			onGet(managersURI, s.listManagers),
 			onGet(mgr, s.getManager),
 			onGet(mgr+"/NetworkProtocol", s.getNetworkProtocol),
 			onGet(mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces),
-		}, s.virtualMedia(mgr)...),
+		}, s.virtualMedia(mgr)...), s.logServices(mgr)...),
 	}, {
 		root: "Chassis", odata: "Chassis", kind: entitySet, uri: chassisCollURI,
 		types: []string{"Chassis.v1_28_0", "ChassisCollection"},

@@ -151,7 +151,7 @@ const writeableProperties = "@Redfish.WriteableProperties"
 func (s *Server) renderSystem(v SystemView) obj {
 	uri := systemURI(v)
 	cores := v.Sockets * v.Cores
-	return obj{
+	body := obj{
 		"@odata.id":    uri,
 		"@odata.type":  systemType,
 		"Id":           v.Key.ID(),
@@ -195,6 +195,10 @@ func (s *Server) renderSystem(v SystemView) obj {
 			"@Redfish.ActionInfo":               uri + "/ResetActionInfo",
 		}},
 	}
+	if s.b.Logs != nil {
+		body["LogServices"] = link(uri + "/LogServices")
+	}
+	return body
 }
 
 func (s *Server) getResetActionInfo(c echo.Context) error {

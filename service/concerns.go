@@ -6,6 +6,8 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/controller"
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
@@ -26,6 +28,11 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
+	// bus carries this replica's events (package eventsource publishes
+	// them) to what reads them here: the LogService, SSE, delivery.
+	bus event.Bus
+	// log is each System's event log, read by the Redfish LogServices.
+	log *eventlog.Log
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -77,5 +84,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}
+	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
+	return con, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
+	"github.com/redfish-bridge/redfish-bridge/eventlog"
+	"github.com/redfish-bridge/redfish-bridge/eventsource"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
@@ -49,6 +51,8 @@ func addParts(mgr *manager.Manager, con *concerns) error {
 		con.recs.addTo(mgr),
 		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
 			backend.New(con.caches.inv, con.writer, con.media, con.power, nil).IPMI()),
+		eventsource.Add(mgr, con.caches.inv, &con.bus),
+		eventlog.Add(mgr, con.log),
 	)
 }
 
