@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/backend"
-	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/eventsource"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
