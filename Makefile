@@ -54,11 +54,13 @@ ironic-chroot: ## Build the Ironic 39 chroot of e2e/ironic when missing (root, d
 # (hack/bmo.sh: minutes with a cold Go build cache, about one warm). Without the source tree `make test` goes on and e2e/metal3
 # skips; under CI=true the build must succeed.
 .PHONY: bmo
-bmo: ## Build metal3's baremetal-operator for e2e/metal3 when missing (once per machine).
-	@if hack/bmo.sh check 2>/dev/null; then :; \
-	elif [ "$$CI" = true ] || [ -d ../shared/third_party/baremetal-operator-0.13.2 ]; then \
-	  hack/bmo.sh build; \
-	else echo "bmo: not built (no ../shared/third_party/baremetal-operator-0.13.2): e2e/metal3 skips"; fi
+bmo: ## Build metal3's baremetal-operator 0.13.2 and 0.14 for e2e/metal3 when missing (once per machine).
+	@for v in 0.13.2 0.14.0-rc.0; do \
+	  if hack/bmo.sh check $$v 2>/dev/null; then :; \
+	  elif [ "$$CI" = true ] || [ -d ../shared/third_party/baremetal-operator-$$v ]; then \
+	    hack/bmo.sh build $$v || exit 1; \
+	  else echo "bmo: $$v not built (no ../shared/third_party/baremetal-operator-$$v): e2e/metal3 skips it"; fi; \
+	done
 
 .PHONY: test
 test: tools ironic-chroot bmo ## Run unit and end-to-end tests with -race (builds the test tools into ./bin, the Ironic 39 chroot and baremetal-operator when missing).

@@ -88,7 +88,7 @@ func disks(namespace string, spec map[string]any, pvc PVCLookup) []redfish.Disk 
 			slot = ""
 		}
 		out = append(out, redfish.Disk{Name: d.Name, CDROM: d.CDROM, CapacityBytes: capacity(namespace, volumes[d.Name], pvc),
-			BootOrder: d.BootOrder, Slot: slot})
+			BootOrder: d.BootOrder, Slot: slot, Serial: d.Serial})
 	}
 	return out
 }

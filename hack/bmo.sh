@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bmo.sh build|path|check
+# bmo.sh build|path|check [version]
 #
-# metal3's baremetal-operator (BMO) v0.13.2, built from the unmodified tree
+# metal3's baremetal-operator (BMO), v0.13.2 (the default) or v0.14.0-rc.0
+# (`0.14`, or BMO_VERSION), built from the unmodified tree
 # in ../shared/third_party (the Go module proxy refuses it and its
 # ironic-standalone-operator/api dependency: a replace points the second at
 # its source beside it; every other module comes from the proxy), for
@@ -10,6 +11,7 @@
 # ${XDG_CACHE_HOME:-~/.cache}/redfish-bridge) as bmo-<version>-<key>/manager,
 # the key hashing both source trees, the Go version and the recipe number
 # (bump it when the build below changes), so a fresh clone (CI) reuses it.
+# 0.14's manager needs its plugin: PROVISIONER_PLUGIN_DIR=<dir>/plugins.
 #
 #   build  builds the manager when missing and prints its path. The build
 #          runs on a copy of the tree in a temporary directory renamed into
@@ -20,18 +22,28 @@
 #   check  exits 0 when the manager is there.
 set -euo pipefail
 
-version=0.13.2
+version=${2:-${BMO_VERSION:-0.13.2}}
 recipe=1
 here=$(cd "$(dirname "$0")/.." && pwd)
 third=${BMO_THIRD_PARTY:-$here/../shared/third_party}
+# Each BMO release needs its own ironic-standalone-operator/api. 0.14 loads
+# its Ironic provisioner as a Go plugin (-buildmode=plugin, cgo): built
+# beside the manager, from the same tree and toolchain, into
+# plugins/ironic-provisioner.so (the manager's PROVISIONER_PLUGIN_DIR).
+plugin=
+case $version in
+0.13.2) api_version=0.8.2 ;;
+0.14 | 0.14.0-rc.0) version=0.14.0-rc.0 api_version=0.10.0 plugin=ironic recipe=2 ;;
+*) echo "bmo: unknown version $version (0.13.2 or 0.14.0-rc.0)" >&2; exit 2 ;;
+esac
 src=$third/baremetal-operator-$version
-api=$third/ironic-standalone-operator-api-0.8.2/api
+api=$third/ironic-standalone-operator-api-$api_version/api
 cache=${BMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/redfish-bridge}
 go=${GO:-go}
 
 case ${1:-} in
 path | check | build) ;;
-*) echo "usage: $0 build|path|check" >&2; exit 2 ;;
+*) echo "usage: $0 build|path|check [0.13.2|0.14]" >&2; exit 2 ;;
 esac
 
 if [ ! -d "$src" ] || [ ! -d "$api" ]; then
@@ -81,6 +93,10 @@ echo "bmo: building baremetal-operator $version into $root (a cold Go build cach
   "$go" mod edit -replace "github.com/metal3-io/ironic-standalone-operator/api=$(cd "$api" && pwd)"
   # No -trimpath: the flags match the cache warmed by a plain `go build`.
   nice -n 10 "$go" build -o "$tmp/manager" .
+  if [ -n "$plugin" ]; then
+    # The host and its plugin share packages: one tree, one toolchain, cgo.
+    CGO_ENABLED=1 nice -n 10 "$go" build -buildmode=plugin -o "$tmp/plugins/$plugin-provisioner.so" "./pkg/provisioner/$plugin/plugin/"
+  fi
 ) >"$tmp.log" 2>&1 || {
   tail -n 30 "$tmp.log" >&2
   rm -f "$tmp.log"

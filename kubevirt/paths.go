@@ -115,6 +115,7 @@ var (
 	KeyBootOrder  = jsonPath(reflect.TypeFor[kubevirtv1.Disk](), "BootOrder")[0]
 	KeyCDROM      = jsonPath(reflect.TypeFor[kubevirtv1.Disk](), "CDRom")[0]
 	KeyDisk       = jsonPath(reflect.TypeFor[kubevirtv1.Disk](), "Disk")[0]
+	KeySerial     = jsonPath(reflect.TypeFor[kubevirtv1.Disk](), "Serial")[0]
 	KeyBus        = jsonPath(reflect.TypeFor[kubevirtv1.CDRomTarget](), "Bus")[0]
 	KeyReadOnly   = jsonPath(reflect.TypeFor[kubevirtv1.CDRomTarget](), "ReadOnly")[0]
 	KeyMAC        = jsonPath(reflect.TypeFor[kubevirtv1.Interface](), "MacAddress")[0]

@@ -12,6 +12,7 @@ type Disk struct {
 	Name      string
 	BootOrder int64 // 0: none
 	CDROM     bool
+	Serial    string // the serial number the guest sees ("" for none)
 }
 
 // Interface is one network interface of a VM template or VMI spec.
@@ -51,7 +52,7 @@ func SpecDisksOf(spec map[string]any) []Disk {
 	var out []Disk
 	for _, m := range elements(spec, SpecDisks) {
 		_, cd := m[KeyCDROM]
-		out = append(out, Disk{Name: StringAt(m, KeyName), BootOrder: BootOrderOf(m), CDROM: cd})
+		out = append(out, Disk{Name: StringAt(m, KeyName), BootOrder: BootOrderOf(m), CDROM: cd, Serial: StringAt(m, KeySerial)})
 	}
 	return out
 }

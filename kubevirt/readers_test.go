@@ -38,7 +38,7 @@ func splitDots(s string) []string {
 func TestSpecReaders(t *testing.T) {
 	vm := object(t, map[string]any{
 		Disks.String(): []any{
-			map[string]any{"name": "root", "disk": map[string]any{"bus": "virtio"}, "bootOrder": int64(2)},
+			map[string]any{"name": "root", "disk": map[string]any{"bus": "virtio"}, "bootOrder": int64(2), "serial": "ROOT-1"},
 			map[string]any{"name": "media-cd0", "cdrom": map[string]any{}, "bootOrder": float64(1)},
 			"not an object",
 		},
@@ -51,7 +51,7 @@ func TestSpecReaders(t *testing.T) {
 		TemplateSpec.Child(SpecCPU...).Child("cores").String(): int64(4),
 		TemplateSpec.Child(SpecGuestMemory...).String():        "2Gi",
 	})
-	if diff := cmp.Diff([]Disk{{Name: "root", BootOrder: 2}, {Name: "media-cd0", BootOrder: 1, CDROM: true}}, DisksOf(vm)); diff != "" {
+	if diff := cmp.Diff([]Disk{{Name: "root", BootOrder: 2, Serial: "ROOT-1"}, {Name: "media-cd0", BootOrder: 1, CDROM: true}}, DisksOf(vm)); diff != "" {
 		t.Errorf("DisksOf (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]Interface{{Name: "default", BootOrder: 3, MAC: "02:00:00:00:00:01"}}, InterfacesOf(vm)); diff != "" {

@@ -72,6 +72,9 @@ type Disk struct {
 	Name          string
 	CapacityBytes int64
 	CDROM         bool
+	// Serial is the serial number the VM's spec gives the disk ("" for
+	// none): the Drive's SerialNumber, a root-device hint.
+	Serial string
 	// BootOrder is the disk's bootOrder in the VM spec, 0 for none.
 	BootOrder int64
 	// Slot is the media slot whose image the disk holds (a virtual-media

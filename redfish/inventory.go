@@ -185,7 +185,7 @@ func (s *Server) getDrive(c echo.Context) error {
 			if d.Name != c.Param("drive") {
 				continue
 			}
-			return send(c, http.StatusOK, obj{
+			body := obj{
 				"@odata.id":     systemURI(v) + "/Storage/" + storageID + "/Drives/" + d.Name,
 				"@odata.type":   "#Drive.v1_22_0.Drive",
 				"Id":            d.Name,
@@ -194,7 +194,13 @@ func (s *Server) getDrive(c echo.Context) error {
 				"MediaType":     "HDD",
 				"Protocol":      "PCIe",
 				"Status":        statusOK(),
-			})
+			}
+			if d.Serial != "" {
+				// The serial the guest sees: what Ironic's inspection
+				// records and a root-device hint (serialNumber) matches.
+				body["SerialNumber"] = d.Serial
+			}
+			return send(c, http.StatusOK, body)
 		}
 	}
 	return fmt.Errorf("drive %q of %s: %w", c.Param("drive"), v.Key, ErrNotFound)

@@ -18,19 +18,27 @@ import (
 // bmoEnv overrides where the baremetal-operator manager is.
 const bmoEnv = "REDFISH_BRIDGE_BMO"
 
-// managerPath is the manager hack/bmo.sh builds ($REDFISH_BRIDGE_BMO
-// overrides it), whether or not it is there.
-func managerPath(ctx context.Context) (string, error) {
-	if p := os.Getenv(bmoEnv); p != "" {
+// bmoFastEnv overrides where the baremetal-operator 0.14 manager is.
+const bmoFastEnv = "REDFISH_BRIDGE_BMO_014"
+
+// managerPath is the manager of version (0.13.2 or 0.14) hack/bmo.sh
+// builds ($REDFISH_BRIDGE_BMO, $REDFISH_BRIDGE_BMO_014 override them),
+// whether or not it is there.
+func managerPath(ctx context.Context, version string) (string, error) {
+	env := bmoEnv
+	if version != "0.13.2" {
+		env = bmoFastEnv
+	}
+	if p := os.Getenv(env); p != "" {
 		return p, nil
 	}
 	root, err := testutil.FindModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "bmo.sh"), "path").Output() // the repository's script
+	out, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "bmo.sh"), "path", version).Output() // the repository's script
 	if err != nil {
-		return "", fmt.Errorf("hack/bmo.sh path: %w", err)
+		return "", fmt.Errorf("hack/bmo.sh path %s: %w", version, err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -44,8 +52,10 @@ type bmo struct {
 	done chan struct{}
 }
 
-// startBMO starts manager with its log in dir/bmo.log.
-func startBMO(manager, dir, kubeconfig, ironicURL string) (*bmo, error) {
+// startBMO starts manager with its log in dir/bmo.log, watching only
+// namespace (WATCH_NAMESPACE: two releases share a cluster, each its own
+// hosts).
+func startBMO(manager, dir, kubeconfig, ironicURL, namespace string) (*bmo, error) {
 	auth := filepath.Join(dir, "auth") // empty: no ironic/ credentials in it, so noauth
 	if err := os.MkdirAll(auth, 0o755); err != nil {
 		return nil, fmt.Errorf("bmo dir: %w", err)
@@ -61,6 +71,10 @@ func startBMO(manager, dir, kubeconfig, ironicURL string) (*bmo, error) {
 		"IRONIC_ENDPOINT="+ironicURL+"/v1/",
 		"METAL3_AUTH_ROOT_DIR="+auth,
 		"OPERATOR_NAME=baremetal-operator",
+		"WATCH_NAMESPACE="+namespace,
+		// 0.14 loads its Ironic provisioner from a plugin hack/bmo.sh
+		// builds beside it (0.13.2 ignores the variable).
+		"PROVISIONER_PLUGIN_DIR="+filepath.Join(filepath.Dir(manager), "plugins"),
 	)
 	b.cmd.Stdout, b.cmd.Stderr = f, f
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

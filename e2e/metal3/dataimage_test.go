@@ -58,7 +58,7 @@ func (h *host) dataImageScenario(t *testing.T) {
 		vmi := h.runningVMI(t, before)
 		h.waitState(t, "provisioned", true)
 		h.dataImageClean(t)
-		node, err := h.s.api.Node(t.Context(), hostNamespace+"~"+h.name)
+		node, err := h.s.api.Node(t.Context(), h.ns+"~"+h.name)
 		if err != nil {
 			t.Fatalf("Ironic node: %v", err)
 		}
@@ -77,7 +77,7 @@ func (h *host) dataImageScenario(t *testing.T) {
 	})
 	h.step(t, "DataImage deleted: detached at BMO's next reboot", func() {
 		before := h.runningVMI(t, "").GetUID()
-		if err := h.dyn.Resource(dataImages).Namespace(hostNamespace).Delete(t.Context(), h.name, metav1.DeleteOptions{}); err != nil {
+		if err := h.dyn.Resource(dataImages).Namespace(h.ns).Delete(t.Context(), h.name, metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete DataImage %s: %v", h.name, err)
 		}
 		h.reboot(t)
@@ -109,16 +109,16 @@ func (h *host) createDataImage(t *testing.T, url string) {
 	di := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "metal3.io/v1alpha1",
 		"kind":       "DataImage",
-		"metadata":   map[string]any{"name": h.name, "namespace": hostNamespace},
+		"metadata":   map[string]any{"name": h.name, "namespace": h.ns},
 		"spec":       map[string]any{"url": url},
 	}}
-	if _, err := h.dyn.Resource(dataImages).Namespace(hostNamespace).Create(t.Context(), di, metav1.CreateOptions{}); err != nil {
+	if _, err := h.dyn.Resource(dataImages).Namespace(h.ns).Create(t.Context(), di, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create DataImage: %v", err)
 	}
 }
 
 func (h *host) dataImage(ctx context.Context) (*unstructured.Unstructured, error) {
-	di, err := h.dyn.Resource(dataImages).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
+	di, err := h.dyn.Resource(dataImages).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read DataImage %s: %w", h.name, err)
 	}
@@ -141,7 +141,7 @@ func (h *host) dataImageClean(t *testing.T) {
 func (h *host) reboot(t *testing.T) {
 	t.Helper()
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:""}}}`, rebootAnnotation)
-	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Patch(t.Context(), h.name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Patch(t.Context(), h.name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("annotate BareMetalHost %s: %v", h.name, err)
 	}
 }

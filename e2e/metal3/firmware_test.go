@@ -41,7 +41,7 @@ func (h *host) firmwareSettings(t *testing.T, want map[string]string) {
 	t.Helper()
 	var ref map[string]any
 	h.eventually(t, fmt.Sprintf("HostFirmwareSettings %v", want), func(ctx context.Context) error {
-		hfs, err := h.dyn.Resource(hostFirmwareSettings).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
+		hfs, err := h.dyn.Resource(hostFirmwareSettings).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("read HostFirmwareSettings: %w", err)
 		}
@@ -85,11 +85,11 @@ func (h *host) setFirmware(t *testing.T, settings map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.dyn.Resource(hostFirmwareSettings).Namespace(hostNamespace).Patch(t.Context(), h.name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+	if _, err := h.dyn.Resource(hostFirmwareSettings).Namespace(h.ns).Patch(t.Context(), h.name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch HostFirmwareSettings %s %s: %v", h.name, body, err)
 	}
 	h.eventually(t, "HostFirmwareSettings ChangeDetected and Valid", func(ctx context.Context) error {
-		hfs, err := h.dyn.Resource(hostFirmwareSettings).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
+		hfs, err := h.dyn.Resource(hostFirmwareSettings).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("read HostFirmwareSettings: %w", err)
 		}

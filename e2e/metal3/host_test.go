@@ -28,8 +28,13 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// hostNamespace holds the BareMetalHosts and their BMC Secrets.
-const hostNamespace = "metal3"
+// hostNamespace holds the BareMetalHosts and their BMC Secrets of
+// baremetal-operator 0.13.2 (the only namespace its manager watches);
+// fastNamespace those of 0.14.
+const (
+	hostNamespace = "metal3"
+	fastNamespace = "metal3-fast"
+)
 
 // stepTimeout bounds every wait of one step (generous: BMO requeues every
 // 10 s while Ironic works, and two demos share a loaded machine).
@@ -46,7 +51,11 @@ type host struct {
 	dyn     dynamic.Interface
 	kube    kubernetes.Interface
 	key     system.Key // the VM
-	name    string     // the BareMetalHost, in hostNamespace
+	name    string     // the BareMetalHost, in ns
+	ns      string     // the namespace its manager watches
+	// inspection is the host's spec.inspectionMode (BMO 0.14); "" is
+	// inspection disabled by the inspect.metal3.io annotation (0.13.2).
+	inspection string
 }
 
 // TestMetal3 drives a BareMetalHost per CRD variant, side by side, through
@@ -56,7 +65,9 @@ type host struct {
 // virtual media) with SecureBoot Enabled through HostFirmwareSettings
 // (preparing: manual cleaning without an agent) -> provisioned, online
 // false and true, a DataImage attached and detached (each at a reboot:
-// dataImageScenario), deprovisioning -> available, delete.
+// dataImageScenario), deprovisioning -> available, delete. Beside them, in
+// the same clusters and Ironic, BMO 0.14's hosts run at once: fast
+// inspection per variant (fastScenario) and the bad BMCs (badBMCScenario).
 func TestMetal3(t *testing.T) {
 	s := suiteFor(t)
 	for _, v := range crds.Variants {
@@ -65,6 +76,22 @@ func TestMetal3(t *testing.T) {
 			liveISOScenario(t, s, v)
 		})
 	}
+	for _, v := range crds.Variants {
+		t.Run("0.14-fast-"+string(v), func(t *testing.T) {
+			if s.fastMissing != "" {
+				testutil.Missing(t, "%s: 0.14's fast inspection not run", s.fastMissing)
+			}
+			t.Parallel()
+			fastScenario(t, s, v)
+		})
+	}
+	t.Run("0.14-bad-bmc", func(t *testing.T) {
+		if s.fastMissing != "" {
+			testutil.Missing(t, "%s: 0.14's bad BMCs not run", s.fastMissing)
+		}
+		t.Parallel()
+		badBMCScenario(t, s)
+	})
 }
 
 func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
@@ -105,26 +132,31 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.noVMI(t)
 		h.ejected(t)
 	})
-	h.step(t, "delete: the node leaves Ironic, the VM stays", func() {
-		if err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Delete(t.Context(), h.name, metav1.DeleteOptions{}); err != nil {
-			t.Fatalf("delete BareMetalHost %s: %v", h.name, err)
+	h.step(t, "delete: the node leaves Ironic, the VM stays", func() { h.delete(t) })
+}
+
+// delete deletes the BareMetalHost and waits until it is gone: its node
+// left Ironic, its VM is still there.
+func (h *host) delete(t *testing.T) {
+	t.Helper()
+	if err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Delete(t.Context(), h.name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete BareMetalHost %s: %v", h.name, err)
+	}
+	h.eventually(t, "BareMetalHost gone", func(ctx context.Context) error {
+		_, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
 		}
-		h.eventually(t, "BareMetalHost gone", func(ctx context.Context) error {
-			_, err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("read BareMetalHost: %w", err)
-			}
-			return errors.New("still there")
-		})
-		if _, err := s.api.Node(t.Context(), hostNamespace+"~"+h.name); !ironicproc.IsStatus(err, http.StatusNotFound) {
-			t.Errorf("Ironic node %s~%s after the delete: %v, want 404", hostNamespace, h.name, err)
+		if err != nil {
+			return fmt.Errorf("read BareMetalHost: %w", err)
 		}
-		h.vm(t)
-		h.checkFields(t)
+		return errors.New("still there")
 	})
+	if _, err := h.s.api.Node(t.Context(), h.ns+"~"+h.name); !ironicproc.IsStatus(err, http.StatusNotFound) {
+		t.Errorf("Ironic node %s~%s after the delete: %v, want 404", h.ns, h.name, err)
+	}
+	h.vm(t)
+	h.checkFields(t)
 }
 
 // newHost names the host after the variant (both managers share one
@@ -142,7 +174,7 @@ func (s *suite) newHost(t *testing.T, v crds.Variant) *host {
 		t.Fatalf("admin client: %v", err)
 	}
 	h := &host{s: s, variant: v, env: env, bmo: s.bmos[v], dyn: dyn, kube: kube,
-		key: system.Key{Namespace: demo.VMNamespace, Name: demo.SampleVMNames(1)[0]}, name: string(v) + "-host"}
+		key: system.Key{Namespace: demo.VMNamespace, Name: demo.SampleVMNames(1)[0]}, name: string(v) + "-host", ns: hostNamespace}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("diagnostics of BareMetalHost %s (%s):\n%s", h.name, h.key, h.diagnostics())
@@ -153,21 +185,22 @@ func (s *suite) newHost(t *testing.T, v crds.Variant) *host {
 
 // create writes the BMC Secret and the BareMetalHost: the VM's System as a
 // redfish-virtualmedia BMC with the bridge's self-signed certificate,
-// inspection disabled, automated cleaning off, powered off.
+// inspection disabled (or h.inspection), automated cleaning off, powered
+// off.
 func (h *host) create(t *testing.T) {
 	t.Helper()
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: h.name + "-bmc", Namespace: hostNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: h.name + "-bmc", Namespace: h.ns},
 		StringData: map[string]string{"username": h.env.User, "password": h.env.Password},
 	}
-	if _, err := h.kube.CoreV1().Secrets(hostNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+	if _, err := h.kube.CoreV1().Secrets(h.ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create BMC Secret: %v", err)
 	}
 	bmh := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "metal3.io/v1alpha1",
 		"kind":       "BareMetalHost",
 		"metadata": map[string]any{
-			"name": h.name, "namespace": hostNamespace,
+			"name": h.name, "namespace": h.ns,
 			"annotations": map[string]any{"inspect.metal3.io": "disabled"},
 		},
 		"spec": map[string]any{
@@ -181,7 +214,13 @@ func (h *host) create(t *testing.T) {
 			},
 		},
 	}}
-	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Create(t.Context(), bmh, metav1.CreateOptions{}); err != nil {
+	if h.inspection != "" {
+		unstructured.RemoveNestedField(bmh.Object, "metadata", "annotations")
+		if err := unstructured.SetNestedField(bmh.Object, h.inspection, "spec", "inspectionMode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Create(t.Context(), bmh, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create BareMetalHost: %v", err)
 	}
 }
@@ -193,7 +232,7 @@ func (h *host) patch(t *testing.T, spec map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Patch(t.Context(), h.name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+	if _, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Patch(t.Context(), h.name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("patch BareMetalHost %s %s: %v", h.name, body, err)
 	}
 }
@@ -209,7 +248,7 @@ func (st status) String() string {
 }
 
 func (h *host) status(ctx context.Context) (status, error) {
-	bmh, err := h.dyn.Resource(bareMetalHosts).Namespace(hostNamespace).Get(ctx, h.name, metav1.GetOptions{})
+	bmh, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
 	if err != nil {
 		return status{}, fmt.Errorf("read BareMetalHost %s: %w", h.name, err)
 	}
@@ -343,7 +382,7 @@ func (h *host) diagnostics() string {
 	} else {
 		fmt.Fprintf(&b, "BareMetalHost: %s\n", st)
 	}
-	node := hostNamespace + "~" + h.name
+	node := h.ns + "~" + h.name
 	uuid := node
 	if n, err := h.s.api.Node(ctx, node); err != nil {
 		fmt.Fprintf(&b, "Ironic node %s: %v\n", node, err)

@@ -3,11 +3,13 @@ package metal3
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,19 +25,30 @@ import (
 // never boots it).
 const liveISO = "live.iso"
 
-// bmoSource is the baremetal-operator tree in ../shared/third_party whose
-// CRDs the clusters get (hack/bmo.sh builds the manager from it).
-var bmoSource = []string{"third_party", "baremetal-operator-0.13.2"}
+// bmoSource and bmoFastSource are the baremetal-operator trees in
+// ../shared/third_party (hack/bmo.sh builds the managers from them). The
+// clusters get 0.14's CRDs when its manager is there (a superset of
+// 0.13.2's: inspectionMode, HostClaim, ...), else 0.13.2's.
+var (
+	bmoSource     = []string{"third_party", "baremetal-operator-0.13.2"}
+	bmoFastSource = []string{"third_party", "baremetal-operator-0.14.0-rc.0"}
+)
 
 // suite is what the hosts share: Ironic 39, and per CRD variant a demo
 // (cluster, simulator, bridge) with BMO's CRDs and a baremetal-operator
 // manager of its own. Both managers share the Ironic; their hosts have
 // names of their own.
 type suite struct {
-	ironic *ironicproc.Ironic
-	api    *ironicproc.Client
-	envs   map[crds.Variant]*demo.Env
-	bmos   map[crds.Variant]*bmo
+	release ironicproc.Release
+	ironic  *ironicproc.Ironic
+	api     *ironicproc.Client
+	envs    map[crds.Variant]*demo.Env
+	bmos    map[crds.Variant]*bmo
+	// fast are the baremetal-operator 0.14 managers (watching
+	// fastNamespace) beside the 0.13.2 ones (watching hostNamespace), in
+	// the same clusters; nil without 0.14's manager, fastMissing says why.
+	fast        map[crds.Variant]*bmo
+	fastMissing string
 }
 
 var shared = struct {
@@ -46,7 +59,22 @@ var shared = struct {
 	err     error
 }{}
 
+// hostsAtOnce is how many hosts' subtests run at once unless -test.parallel
+// says otherwise: each waits on BMO and Ironic (other processes), so the
+// default (GOMAXPROCS, 2 here) would queue the 0.14 hosts behind the two
+// 0.13.2 ones and add their whole time to the run.
+const hostsAtOnce = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		if err := flag.Set("test.parallel", strconv.Itoa(hostsAtOnce)); err != nil {
+			fmt.Fprintf(os.Stderr, "set -test.parallel: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	code := m.Run()
 	if shared.stop != nil {
 		if err := shared.stop(); err != nil {
@@ -62,7 +90,8 @@ func TestMain(m *testing.M) {
 // skips the test, or fails it under CI=true.
 func suiteFor(t *testing.T) *suite {
 	t.Helper()
-	crdGlob := filepath.Join(testutil.SharedDir(t, bmoSource...), "config", "base", "crds", "bases", "*.yaml")
+	crds013 := filepath.Join(testutil.SharedDir(t, bmoSource...), "config", "base", "crds", "bases", "*.yaml")
+	crds014 := filepath.Join(testutil.SharedDir(t, bmoFastSource...), "config", "base", "crds", "bases", "*.yaml")
 	shared.once.Do(func() {
 		root, err := ironicproc.ChrootPath(t.Context(), testutil.ModuleRoot(t))
 		if err != nil {
@@ -74,7 +103,7 @@ func suiteFor(t *testing.T) *suite {
 			shared.missing = err.Error()
 			return
 		}
-		manager, err := managerPath(t.Context())
+		manager, err := managerPath(t.Context(), "0.13.2")
 		if err != nil {
 			shared.err = err
 			return
@@ -83,10 +112,19 @@ func suiteFor(t *testing.T) *suite {
 			shared.missing = fmt.Sprintf("no baremetal-operator manager (make bmo): %v", err)
 			return
 		}
+		fast, err := managerPath(t.Context(), "0.14")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		crdGlob := crds014
+		if _, err := os.Stat(fast); err != nil {
+			fast, crdGlob = "", crds013
+		}
 		start := time.Now()
-		shared.s, shared.stop, shared.err = startSuite(release, manager, crdGlob)
+		shared.s, shared.stop, shared.err = startSuite(release, manager, fast, crdGlob)
 		if shared.err == nil {
-			t.Logf("TIMING metal3 suite (Ironic 39, a demo and a baremetal-operator per variant) ready in %s", time.Since(start).Round(time.Millisecond))
+			t.Logf("TIMING metal3 suite (Ironic 39, a demo and baremetal-operator managers, 0.13.2 and 0.14, per variant) ready in %s", time.Since(start).Round(time.Millisecond))
 		}
 	})
 	if shared.missing != "" {
@@ -99,14 +137,15 @@ func suiteFor(t *testing.T) *suite {
 }
 
 // startSuite starts Ironic and the demos at once, then BMO's CRDs and a
-// manager per demo. They outlive the test that starts them (TestMain
+// manager per demo, and a 0.14 manager (fast) per demo beside it unless
+// fast is "". They outlive the test that starts them (TestMain
 // calls stop): not t.Context().
-func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, func() error, error) {
+func startSuite(release ironicproc.Release, manager, fast, crdGlob string) (*suite, func() error, error) {
 	dir, err := os.MkdirTemp("", "redfish-bridge-metal3-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("temp dir: %w", err)
 	}
-	s := &suite{envs: map[crds.Variant]*demo.Env{}, bmos: map[crds.Variant]*bmo{}}
+	s := &suite{envs: map[crds.Variant]*demo.Env{}, bmos: map[crds.Variant]*bmo{}, fast: map[crds.Variant]*bmo{}, release: release}
 	stop := func() error { return s.stopAll(dir) }
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -119,6 +158,7 @@ func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, fu
 			Dir: filepath.Join(dir, "ironic"), Release: release,
 			SyncPowerInterval: 5 * time.Second, CheckProvisionInterval: 5 * time.Second,
 			DefaultBIOSInterface: "redfish", // HostFirmwareSettings: BMO names no bios interface
+			VMediaInsertPolling:  true,      // as Ironic's operators run it: every insert reads back Inserted
 		})
 		mu.Lock()
 		defer mu.Unlock()
@@ -139,6 +179,9 @@ func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, fu
 			}
 			if err == nil {
 				err = env.Cluster.CreateNamespace(ctx, hostNamespace)
+			}
+			if err == nil && fast != "" {
+				err = env.Cluster.CreateNamespace(ctx, fastNamespace)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -168,11 +211,20 @@ func startSuite(release ironicproc.Release, manager, crdGlob string) (*suite, fu
 		}
 	}
 	for _, v := range crds.Variants {
-		b, err := startBMO(manager, filepath.Join(dir, "bmo-"+string(v)), s.envs[v].Cluster.Kubeconfig, s.ironic.URL)
+		b, err := startBMO(manager, filepath.Join(dir, "bmo-"+string(v)), s.envs[v].Cluster.Kubeconfig, s.ironic.URL, hostNamespace)
 		if err != nil {
 			return nil, nil, errors.Join(err, stop())
 		}
 		s.bmos[v] = b
+		if fast == "" {
+			s.fastMissing = "no baremetal-operator 0.14 manager (make bmo)"
+			continue
+		}
+		b, err = startBMO(fast, filepath.Join(dir, "bmo-0.14-"+string(v)), s.envs[v].Cluster.Kubeconfig, s.ironic.URL, fastNamespace)
+		if err != nil {
+			return nil, nil, errors.Join(err, stop())
+		}
+		s.fast[v] = b
 	}
 	return s, stop, nil
 }
@@ -186,6 +238,11 @@ func (s *suite) stopAll(dir string) error {
 	for v, b := range s.bmos {
 		if err := b.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop %s baremetal-operator: %w", v, err))
+		}
+	}
+	for v, b := range s.fast {
+		if err := b.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s baremetal-operator 0.14: %w", v, err))
 		}
 	}
 	var wg sync.WaitGroup

@@ -34,6 +34,10 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 	if bios == "" {
 		bios = "no-bios"
 	}
+	polling := ""
+	if o.VMediaInsertPolling {
+		polling = "enable_vmedia_insert_polling = true\n"
+	}
 	inspect, raid, metal3 := "redfish,no-inspect", "no-raid", ""
 	if o.Release.Metal3 {
 		// What baremetal-operator's node creation names; the defaults
@@ -92,12 +96,12 @@ endpoint_override = http://%[3]s:%[4]s
 use_swift = false
 # how often the bios interface polls a node it rebooted to apply settings (Ironic 39; default 60 s)
 firmware_update_status_interval = 5
-[dhcp]
+%[18]s[dhcp]
 dhcp_provider = none
 [oslo_concurrency]
 lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
-		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"))
+		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"), polling)
 }

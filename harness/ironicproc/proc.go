@@ -49,6 +49,11 @@ type Options struct {
 	// redfish nodes name none) shows as HostFirmwareSettings; "" is
 	// no-bios. Both are enabled either way.
 	DefaultBIOSInterface string
+	// VMediaInsertPolling turns on Ironic 39's `[redfish]
+	// enable_vmedia_insert_polling` (its operators' setting; Ironic's
+	// default is off): after each InsertMedia the conductor reads the
+	// slot every 2 s until it reads Inserted, failing the step after 60 s.
+	VMediaInsertPolling bool
 }
 
 // Ironic is a running all-in-one Ironic.

@@ -92,3 +92,17 @@ func TestConfigDefaultBIOS(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigInsertPolling: VMediaInsertPolling writes Ironic 39's option
+// into [redfish]; off, the option is absent (Ironic's default, off).
+func TestConfigInsertPolling(t *testing.T) {
+	const want = "[redfish]\nuse_swift = false\n"
+	for _, on := range []bool{false, true} {
+		conf := config(Options{Dir: "/tmp/d", Release: Chroot("/cache/root"), VMediaInsertPolling: on}, chrootDir, "127.0.0.1:1", "http://127.0.0.1:2")
+		_, redfish, _ := strings.Cut(conf, want)
+		section, _, _ := strings.Cut(redfish, "\n[")
+		if got := strings.Contains(section+"\n", "\nenable_vmedia_insert_polling = true\n"); got != on {
+			t.Errorf("VMediaInsertPolling %v: [redfish] has the option %v:\n%s", on, got, conf)
+		}
+	}
+}
