@@ -5,7 +5,10 @@ import (
 	"net"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/controller"
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
@@ -26,6 +29,12 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
+
+	// bus carries this replica's events (package event); events keeps the
+	// EventService's subscriptions in eventStore.
+	bus        *event.Bus
+	eventStore *eventsub.Store
+	events     *backend.Events
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -77,5 +86,8 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+	evCfg := cfg.Events.WithDefaults()
+	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs,
+		bus: &event.Bus{}, eventStore: store, events: backend.NewEvents(store, evCfg)}, nil
 }
