@@ -30,9 +30,10 @@ type concerns struct {
 	power  *power.Service
 	recs   reconcilers
 
-	// bus carries this replica's events (package event); events keeps the
-	// EventService's subscriptions in eventStore.
-	bus        *event.Bus
+	// bus carries this replica's events (package eventsource publishes
+	// them) to what reads them here: the LogService, SSE, delivery.
+	bus event.Bus
+	// events keeps the EventService's subscriptions in eventStore.
 	eventStore *eventsub.Store
 	events     *backend.Events
 }
@@ -89,5 +90,5 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	evCfg := cfg.Events.WithDefaults()
 	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
 	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs,
-		bus: &event.Bus{}, eventStore: store, events: backend.NewEvents(store, evCfg)}, nil
+		eventStore: store, events: backend.NewEvents(store, evCfg)}, nil
 }

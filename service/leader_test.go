@@ -151,6 +151,8 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	if h := find(fams, "redfish_bridge_media_import_duration_seconds", map[string]string{"result": "succeeded"}); h == nil || h.GetHistogram().GetSampleCount() != 1 {
 		t.Errorf("import duration histogram: %v", h)
 	}
+
+	t.Run("events", func(t *testing.T) { testEvents(t, e, b) })
 }
 
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
+	"github.com/redfish-bridge/redfish-bridge/eventsource"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
@@ -46,8 +47,9 @@ func newClients(cfg *rest.Config) (clients, error) {
 func addParts(mgr *manager.Manager, con *concerns) error {
 	return errors.Join(
 		con.recs.addTo(mgr),
-		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: con.bus, Kube: con.clients.kube,
+		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: &con.bus, Kube: con.clients.kube,
 			Namespace: con.cfg.Namespace, Store: con.eventStore, Users: con.caches.users, VMs: con.caches.inv}),
+		eventsource.Add(mgr, con.caches.inv, &con.bus),
 	)
 }
 

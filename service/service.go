@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -107,8 +108,11 @@ type Running struct {
 	MetricsAddr string
 	Writer      *apply.Client
 	Metrics     *metrics.Metrics
-	mgr         *manager.Manager
-	recs        reconcilers
+	// Events is this replica's event bus: what package eventsource
+	// publishes of every VM change.
+	Events *event.Bus
+	mgr    *manager.Manager
+	recs   reconcilers
 }
 
 // Wait blocks until the bridge stopped (its ctx ended or a part failed)
@@ -160,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Writer, r.recs = con.writer, con.recs
+	r.Writer, r.recs, r.Events = con.writer, con.recs, &con.bus
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,

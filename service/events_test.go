@@ -1,0 +1,119 @@
+package service_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// testEvents runs on testLeaderFailover's cluster once b leads and vm-0 is
+// on (no cluster of its own): a third replica c starts, and b and c must
+// each publish, under the same Event.ID, what nobody asked the bridge
+// for: a runStrategy Halted written by someone else as `virtctl stop`
+// does (ResourcePoweredOff), an On through Redfish (ResourcePoweredOn), a
+// guest shutdown (ResourcePoweredOff), a System created and removed
+// (ResourceCreated, ResourceRemoved). c, started with vm-0 running, must
+// not report vm-0 as created (a restart replays no fleet).
+func testEvents(t *testing.T, e *env, b *bridge) {
+	ctx := t.Context()
+	c := e.start(t, "replica-c")
+	subB, subC := b.Events.Subscribe(1000), c.Events.Subscribe(1000)
+	t.Cleanup(subB.Close)
+	t.Cleanup(subC.Close)
+	key := system.Key{Namespace: e.ns, Name: "vm-0"}
+	sys := "/redfish/v1/Systems/" + key.ID()
+	seen := map[*event.Subscription][]event.Event{}
+	// both waits for the event of msg about origin on b's and c's buses,
+	// and requires the same ID on both.
+	both := func(what, msg, origin string) event.Event {
+		t.Helper()
+		var got []event.Event
+		for _, s := range []*event.Subscription{subB, subC} {
+			got = append(got, awaitEvent(t, s, seen, what, msg, origin))
+		}
+		if got[0].ID != got[1].ID {
+			t.Errorf("%s: replica b published ID %s, replica c %s: want one ID", what, got[0].ID, got[1].ID)
+		}
+		return got[0]
+	}
+
+	// virtctl stop of a VM run by runStrategy: someone else's write.
+	patch := []byte(`{"spec":{"runStrategy":"` + string(kubevirt.RunStrategyHalted) + `"}}`)
+	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Patch(ctx, "vm-0", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	both("someone else's runStrategy Halted", "ResourceEvent.1.3.0.ResourcePoweredOff", sys)
+
+	if code, resp := e.call(t, b, http.MethodPost, sys+"/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "On"}); code >= 300 {
+		t.Fatalf("On: %d %v", code, resp)
+	}
+	both("an On", "ResourceEvent.1.3.0.ResourcePoweredOn", sys)
+
+	// The Once boot is long done: this VMI's end is the guest's own, once
+	// it runs (an On reads On while a restart the bridge follows is under
+	// way).
+	eventually(t, "vm-0's new VMI to run", func() bool {
+		vmi, err := e.admin.Resource(kubevirt.VirtualMachineInstances).Namespace(e.ns).Get(ctx, "vm-0", metav1.GetOptions{})
+		return err == nil && kubevirt.PhaseOf(vmi) == kubevirt.PhaseRunning
+	})
+	if err := e.sim.GuestShutdown(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	ev := both("a guest shutdown", "ResourceEvent.1.3.0.ResourcePoweredOff", sys)
+	if ev.System != key || ev.ResourceType != "ComputerSystem" || ev.Message != "The resource `"+key.ID()+"` has powered off." {
+		t.Errorf("guest shutdown event %+v", ev)
+	}
+
+	vms := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns)
+	if _, err := vms.Create(ctx, demo.SampleVM(e.ns, "vm-new"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	newSys := "/redfish/v1/Systems/" + e.ns + ".vm-new"
+	both("a VM created", "ResourceEvent.1.3.0.ResourceCreated", newSys)
+	if err := vms.Delete(ctx, "vm-new", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	both("a VM deleted", "ResourceEvent.1.3.0.ResourceRemoved", newSys)
+
+	for _, ev := range seen[subC] {
+		if ev.MessageID == "ResourceEvent.1.3.0.ResourceCreated" && ev.Origin == sys {
+			t.Errorf("replica c reported %s created at its start: %+v", key, ev)
+		}
+	}
+}
+
+// awaitEvent reads s until the event of msg about origin (recording every
+// event read in seen[s]); it fails the test when s ends or waitTimeout
+// passes first.
+func awaitEvent(t *testing.T, s *event.Subscription, seen map[*event.Subscription][]event.Event, what, msg, origin string) event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	for {
+		select {
+		case ev, ok := <-s.C:
+			if !ok {
+				t.Fatalf("%s: subscription ended: %v", what, s.Err())
+			}
+			seen[s] = append(seen[s], ev)
+			if ev.MessageID == msg && ev.Origin == origin {
+				return ev
+			}
+		case <-ctx.Done():
+			var ids []string
+			for _, ev := range seen[s] {
+				ids = append(ids, ev.MessageID+" "+ev.Origin)
+			}
+			t.Fatalf("%s: no %s about %s within %s; events read:\n%s", what, msg, origin, waitTimeout, strings.Join(ids, "\n"))
+		}
+	}
+}
