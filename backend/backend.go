@@ -37,9 +37,10 @@ func New(inv *inventory.Inventory, w apply.Writer, m *media.Service, p PowerVerb
 	return &Backend{inv: inv, w: w, media: m, power: p, slots: slots}
 }
 
-// Backends returns the four redfish backends plus the given authenticator.
-func (b *Backend) Backends(a *auth.Authenticator) redfish.Backends {
-	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Trust: b, Auth: a}
+// Backends returns the four redfish backends plus the given authenticator
+// and EventService.
+func (b *Backend) Backends(a *auth.Authenticator, ev redfish.Events) redfish.Backends {
+	return redfish.Backends{Systems: b, Power: b, Boot: b, Media: b, Trust: b, Events: ev, Auth: a}
 }
 
 // List implements redfish.Systems: the VMs in scope, sorted by id. Its

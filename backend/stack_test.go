@@ -16,6 +16,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
@@ -121,7 +123,8 @@ func newStackLog(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) a
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := redfish.New(redfish.Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "test", Logger: log}, be.Backends(authn))
+	h, err := redfish.New(redfish.Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "test", Logger: log}, be.Backends(authn,
+		backend.NewEvents(eventsub.NewStore(kube, stackNS, "events", eventsub.Limits{}), eventdelivery.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,7 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	usersSecret := env.configString(t, "users-secret")
 	keySecret := env.configString(t, "session-key-secret")
 	sessions := env.configString(t, "sessions-configmap")
+	events := env.configString(t, "event-subscriptions-secret")
 	lease := env.configString(t, "lease-name")
 	imageCA := env.configString(t, "image-ca-configmap")
 	dryRun := []string{metav1.DryRunAll}
@@ -217,6 +218,19 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		},
 		{"", "secrets", "list", releaseNS}:  func(ctx context.Context) error { _, err := secrets.List(ctx, byName(usersSecret)); return err },
 		{"", "secrets", "watch", releaseNS}: func(ctx context.Context) error { return stopWatch(secrets.Watch(ctx, byName(usersSecret))) },
+		// eventsub.Store: the subscriptions' Secret updated under its
+		// resourceVersion, created by the first subscription (eventsub.Watch
+		// lists and watches it by name, as the users above).
+		{"", "secrets", "update", releaseNS}: func(ctx context.Context) error {
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: events, Namespace: releaseNS}}
+			_, err := secrets.Update(ctx, sec, metav1.UpdateOptions{DryRun: dryRun})
+			return err
+		},
+		{"", "secrets", "create", releaseNS}: func(ctx context.Context) error {
+			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: events, Namespace: releaseNS}}
+			_, err := secrets.Create(ctx, sec, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		},
 		// kubeauth.ConfigMapRevocations: informer, Revoke's patch, first create.
 		{"", "configmaps", "list", releaseNS}:  func(ctx context.Context) error { _, err := cms.List(ctx, byName(sessions)); return err },
 		{"", "configmaps", "watch", releaseNS}: func(ctx context.Context) error { return stopWatch(cms.Watch(ctx, byName(sessions))) },

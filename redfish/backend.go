@@ -2,7 +2,10 @@ package redfish
 
 import (
 	"context"
+	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -154,6 +157,29 @@ type MediaTrust interface {
 	DeleteCertificate(ctx context.Context, key system.Key, slot, id string) error
 }
 
+// Events keeps the EventService's subscriptions and sends test events.
+type Events interface {
+	// Subscribe validates r and records it for owner (an error wrapping
+	// eventsub.InvalidError or eventsub.ErrLimit when refused).
+	Subscribe(ctx context.Context, owner string, r eventsub.Request) (eventsub.Subscription, error)
+	// Subscriptions returns every subscription; the service shows a caller
+	// its own (an Administrator every one).
+	Subscriptions(ctx context.Context) ([]eventsub.Subscription, error)
+	// Unsubscribe deletes a subscription (eventsub.ErrNotFound if gone).
+	Unsubscribe(ctx context.Context, id string) error
+	// SubmitTestEvent sends e, of eventType, to p's enabled subscriptions
+	// (an Administrator's: every one).
+	SubmitTestEvent(ctx context.Context, p auth.Principal, e event.Event, eventType string) error
+	// Settings are the EventService's delivery retry settings.
+	Settings() EventSettings
+}
+
+// EventSettings are what the EventService shows of its delivery.
+type EventSettings struct {
+	RetryAttempts int
+	RetryInterval time.Duration
+}
+
 // Backends is everything the service calls.
 type Backends struct {
 	Systems Systems
@@ -161,6 +187,7 @@ type Backends struct {
 	Boot    Boot
 	Media   Media
 	Trust   MediaTrust
+	Events  Events
 	Auth    *auth.Authenticator
 	// Logs, when set, serves each System's LogService (optional).
 	Logs EventLogs
@@ -168,5 +195,5 @@ type Backends struct {
 
 // complete reports whether every backend is set (all are required).
 func (b Backends) complete() bool {
-	return b.Systems != nil && b.Power != nil && b.Boot != nil && b.Media != nil && b.Trust != nil && b.Auth != nil
+	return b.Systems != nil && b.Power != nil && b.Boot != nil && b.Media != nil && b.Trust != nil && b.Events != nil && b.Auth != nil
 }

@@ -71,6 +71,7 @@ func TestCrawlValidatesAgainstSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTestCertificate(t, e.fake, system.Key{Namespace: "team-a", Name: "vm1"}, "cd0")
+	e.subscribe(t, "alice")
 	key2 := system.Key{Namespace: "team-a", Name: "vm2"}
 	if _, err := e.fake.Insert(ctx, key2, "cd0", system.MediaInsert{Image: "http://images.example/x.iso"}); err != nil {
 		t.Fatal(err)

@@ -14,8 +14,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/labels"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -41,10 +43,15 @@ type fake struct {
 	memberLists int
 	// gets counts Get calls.
 	gets int
+	// subs keeps event subscriptions (a Secret of a fake clientset);
+	// testEvents records SubmitTestEvent calls as "<user> <event id>".
+	subs       *eventsub.Store
+	testEvents []string
 }
 
 func newFake() *fake {
-	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{}}
+	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{},
+		subs: eventsub.NewStore(kubefake.NewClientset(), "bridge", "events", eventsub.Limits{PerUser: fakeSubsPerUser})}
 	f.add("team-a", "vm1", map[string]string{"tier": "gold"}, "52:54:00:00:00:01")
 	f.add("team-a", "vm2", nil, "52:54:00:00:00:02")
 	f.add("team-b", "vm3", nil, "")
@@ -351,7 +358,7 @@ var hashes = sync.OnceValue(func() map[string][]byte {
 // backendsOf is every backend served by f, with authenticator a: the one
 // place the tests name each backend.
 func backendsOf(f *fake, a *auth.Authenticator) Backends {
-	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Auth: a, Logs: oneEntryLogs{}}
+	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Events: f, Auth: a, Logs: oneEntryLogs{}}
 }
 
 // oneEntryLogs is an event log holding one power-on event of every System.

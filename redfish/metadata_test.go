@@ -57,6 +57,7 @@ func TestMetadataCoversServedTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTestCertificate(t, e.fake, system.Key{Namespace: "team-a", Name: "vm1"}, "cd0")
+	e.subscribe(t, "alice")
 	for uri, body := range crawl(t, e, "admin") {
 		if !strings.HasSuffix(uri, ".json") {
 			walk(body)

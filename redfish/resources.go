@@ -169,6 +169,17 @@ func (s *Server) resourceList() []resource {
 			onPost(updateServiceURI+"/Actions/"+simpleUpdate, s.simpleUpdate),
 		},
 	}, {
+		root: "EventService", odata: "EventService", kind: singleton, uri: eventServiceURI,
+		types: eventTypes,
+		endpoints: []endpoint{
+			onGet(eventServiceURI, s.getEventService),
+			onPost(eventServiceURI+"/Actions/"+submitTestEvent, s.submitTestEvent),
+			onGet(subscriptionsURI, s.listSubscriptions),
+			onPost(subscriptionsURI, s.postSubscription),
+			onGet(subscriptionsURI+"/:sub", s.getSubscription),
+			onDelete(subscriptionsURI+"/:sub", s.deleteSubscription),
+		},
+	}, {
 		root: "Registries", odata: "Registries", kind: entitySet, uri: registriesURI,
 		types: []string{"MessageRegistryFile.v1_1_3", "MessageRegistryFileCollection"},
 		endpoints: []endpoint{

@@ -5,9 +5,11 @@ import (
 	"net"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
@@ -28,11 +30,15 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
+
 	// bus carries this replica's events (package eventsource publishes
 	// them) to what reads them here: the LogService, SSE, delivery.
 	bus event.Bus
 	// log is each System's event log, read by the Redfish LogServices.
 	log *eventlog.Log
+	// events keeps the EventService's subscriptions in eventStore.
+	eventStore *eventsub.Store
+	events     *backend.Events
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -84,7 +90,10 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}
+	evCfg := cfg.Events.WithDefaults()
+	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
+	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs,
+		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
 	return con, nil
 }

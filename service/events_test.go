@@ -49,17 +49,32 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		return got[0]
 	}
 
+	// A subscription made through c (any replica), delivered by b (the
+	// leader): the events reach its receiver with the bus's IDs.
+	rc := newReceiver(t)
+	if code, resp := e.call(t, c, http.MethodPost, "/redfish/v1/EventService/Subscriptions",
+		map[string]any{"Destination": rc.URL, "Protocol": "Redfish", "Context": "failover", "EventTypes": []string{"Alert"}}); code != http.StatusCreated {
+		t.Fatalf("subscribe: %d %v", code, resp)
+	}
+	delivered := func(what string, ev event.Event) {
+		t.Helper()
+		got := rc.await(t, what, ev.MessageID, ev.Origin)
+		if got.id != ev.ID || got.context != "failover" {
+			t.Errorf("%s: delivered %+v, want ID %s and the subscription's Context", what, got, ev.ID)
+		}
+	}
+
 	// virtctl stop of a VM run by runStrategy: someone else's write.
 	patch := []byte(`{"spec":{"runStrategy":"` + string(kubevirt.RunStrategyHalted) + `"}}`)
 	if _, err := e.admin.Resource(kubevirt.VirtualMachines).Namespace(e.ns).Patch(ctx, "vm-0", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	both("someone else's runStrategy Halted", "ResourceEvent.1.3.0.ResourcePoweredOff", sys)
+	delivered("someone else's runStrategy Halted", both("someone else's runStrategy Halted", "ResourceEvent.1.3.0.ResourcePoweredOff", sys))
 
 	if code, resp := e.call(t, b, http.MethodPost, sys+"/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "On"}); code >= 300 {
 		t.Fatalf("On: %d %v", code, resp)
 	}
-	both("an On", "ResourceEvent.1.3.0.ResourcePoweredOn", sys)
+	delivered("an On", both("an On", "ResourceEvent.1.3.0.ResourcePoweredOn", sys))
 
 	// The Once boot is long done: this VMI's end is the guest's own, once
 	// it runs (an On reads On while a restart the bridge follows is under
@@ -72,6 +87,7 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		t.Fatal(err)
 	}
 	ev := both("a guest shutdown", "ResourceEvent.1.3.0.ResourcePoweredOff", sys)
+	delivered("a guest shutdown", ev)
 	if ev.System != key || ev.ResourceType != "ComputerSystem" || ev.Message != "The resource `"+key.ID()+"` has powered off." {
 		t.Errorf("guest shutdown event %+v", ev)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/eventsource"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
@@ -51,6 +52,8 @@ func addParts(mgr *manager.Manager, con *concerns) error {
 		con.recs.addTo(mgr),
 		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
 			backend.New(con.caches.inv, con.writer, con.media, con.power, nil).IPMI()),
+		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: &con.bus, Kube: con.clients.kube,
+			Namespace: con.cfg.Namespace, Store: con.eventStore, Users: con.caches.users, VMs: con.caches.inv}),
 		eventsource.Add(mgr, con.caches.inv, &con.bus),
 		eventlog.Add(mgr, con.log),
 	)

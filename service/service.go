@@ -15,6 +15,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -83,6 +84,9 @@ type Config struct {
 	// ImageCacheBudget bounds each namespace's image cache entries (bytes;
 	// 0: no bound; media.Options.ImageCacheBudget).
 	ImageCacheBudget int64
+	// Events are the EventService's settings (zero ones take
+	// eventdelivery.DefaultConfig's).
+	Events eventdelivery.Config
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.
@@ -167,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	r.Writer, r.recs, r.Events = con.writer, con.recs, &con.bus
-	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn)
+	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn, con.events)
 	backends.Logs = con.log
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,

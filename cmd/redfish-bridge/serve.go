@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -45,6 +46,7 @@ type serveOptions struct {
 	kubeQPS                             float64
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
+	events                              eventdelivery.Config
 	maxImageSize, imageClaimSize        string
 	imageCacheSize, imageCacheKeyFile   string
 	imageCacheKey                       []byte
@@ -86,8 +88,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if podName == "" {
 		podName, _ = os.Hostname()
 	}
-	o := &serveOptions{}
+	o := &serveOptions{events: eventdelivery.DefaultConfig()}
 	fs := flagSet("serve", serveSummary, s)
+	o.events.RegisterFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
@@ -218,6 +221,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
 		WebUI:              o.webUI,
+		Events:             o.events,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

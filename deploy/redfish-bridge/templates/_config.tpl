@@ -5,6 +5,7 @@
   "users-secret" (include "redfish-bridge.usersSecret" .)
   "session-key-secret" (include "redfish-bridge.sessionKeySecret" .)
   "sessions-configmap" (include "redfish-bridge.sessionsConfigMap" .)
+  "event-subscriptions-secret" (include "redfish-bridge.eventsSecret" .)
   "listen" ":8443"
   "metrics-listen" (printf ":%d" (int .Values.service.metricsPort))
   "service-uuid" (include "redfish-bridge.serviceUUID" .)

@@ -58,6 +58,10 @@ app.kubernetes.io/part-of: redfish-bridge
 {{- printf "%s-sessions" (include "redfish-bridge.fullname" .) }}
 {{- end }}
 
+{{- define "redfish-bridge.eventsSecret" -}}
+{{- printf "%s-events" (include "redfish-bridge.fullname" .) }}
+{{- end }}
+
 {{- define "redfish-bridge.leaseName" -}}
 {{- default (include "redfish-bridge.fullname" .) .Values.leaderElection.leaseName }}
 {{- end }}

@@ -1,0 +1,209 @@
+package eventdelivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/manager"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+// VMs are the cached VirtualMachines (inventory.Inventory), read for
+// the labels an owner's scope selects on.
+type VMs interface {
+	VM(key system.Key) (*unstructured.Unstructured, error)
+}
+
+// Deps are what the delivery reads and writes.
+type Deps struct {
+	Bus *event.Bus
+	// Kube and Namespace are where the subscriptions' Secret
+	// ([Config.Secret]) is watched.
+	Kube      kubernetes.Interface
+	Namespace string
+	// Store applies a subscription's policy when it gives up.
+	Store *eventsub.Store
+	Users auth.Users
+	VMs   VMs
+	// Observe, if set, is told of every attempt (err nil: delivered).
+	Observe func(sub string, e event.Event, err error, took time.Duration)
+	// Listening, if set, is called once the delivery receives the bus's
+	// events: every event published from then on is delivered.
+	Listening func()
+}
+
+// Delivery is the Leader part posting the bus's events to the
+// subscriptions.
+type Delivery struct {
+	Deps
+	cfg    Config
+	poster *poster
+}
+
+// busBuffer is how many events the delivery's bus subscription holds
+// before it is ended with event.ErrOverflow (dispatching one event only
+// queues it, so it stays far behind this).
+const busBuffer = 1 << 16
+
+// New returns the delivery.
+func New(cfg Config, deps Deps) (*Delivery, error) {
+	if deps.Bus == nil || deps.Kube == nil || deps.Store == nil || deps.Users == nil || deps.VMs == nil {
+		return nil, errors.New("event delivery: bus, kube client, store, users and VMs are required")
+	}
+	if cfg.QueueSize < 1 {
+		return nil, fmt.Errorf("event delivery: queue size %d, want at least 1", cfg.QueueSize)
+	}
+	return &Delivery{Deps: deps, cfg: cfg, poster: newPoster(cfg.AddrPolicy, cfg.Timeout)}, nil
+}
+
+// Add builds the delivery and adds it to mgr's Leader group: one replica
+// delivers each event.
+func Add(mgr *manager.Manager, cfg Config, deps Deps) error {
+	d, err := New(cfg, deps)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(d, manager.Leader); err != nil {
+		return fmt.Errorf("event delivery: %w", err)
+	}
+	return nil
+}
+
+// Start implements manager.Part: it delivers the events published from
+// now until ctx ends.
+func (d *Delivery) Start(ctx context.Context) error {
+	log := logctx.From(ctx).With("part", "event-delivery")
+	ctx = logctx.Into(ctx, log)
+	bus := d.Bus.Subscribe(busBuffer) // before the watch: nothing published from now is missed
+	defer bus.Close()
+	if d.Listening != nil {
+		d.Listening()
+	}
+	subs, err := eventsub.Watch(ctx, d.Kube, d.Namespace, d.cfg.Secret)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("event delivery: %w", err)
+	}
+	senders := map[string]*sender{}
+	defer func() {
+		for _, sn := range senders {
+			sn.stop()
+			<-sn.done
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-bus.C:
+			if !ok {
+				if ctx.Err() != nil || errors.Is(bus.Err(), event.ErrClosed) {
+					return nil
+				}
+				log.ErrorContext(ctx, "event delivery fell behind the bus: events were lost", "error", bus.Err())
+				bus = d.Bus.Subscribe(busBuffer)
+				continue
+			}
+			d.dispatch(ctx, e, subs.Subscriptions(), senders)
+		}
+	}
+}
+
+// dispatch queues e for every enabled subscription that matches it and
+// whose owner may read its System, starting and stopping senders as
+// subscriptions come and go.
+func (d *Delivery) dispatch(ctx context.Context, e event.Event, subs []eventsub.Subscription, senders map[string]*sender) {
+	live := make(map[string]bool, len(subs))
+	scopes := map[string]*auth.Scope{}
+	for i := range subs {
+		s := &subs[i]
+		live[s.ID] = true
+		if s.State != eventsub.StateEnabled || !s.Matches(e, EventType) || !d.mayRead(ctx, s.Owner, e.System, scopes) {
+			continue
+		}
+		sn := senders[s.ID]
+		if sn != nil {
+			select {
+			case <-sn.ended:
+				continue // given up; the store records it
+			default:
+			}
+		} else {
+			sn = d.startSender(ctx, *s)
+			senders[s.ID] = sn
+		}
+		if !sn.enqueue(queued{e: e, eventType: EventType}) {
+			sn.stop()
+			delete(senders, s.ID)
+			d.giveUp(ctx, s, errQueueFull)
+		}
+	}
+	for id, sn := range senders {
+		if !live[id] {
+			sn.stop()
+			delete(senders, id)
+		}
+	}
+}
+
+// mayRead reports whether owner's scope (looked up now, cached for one
+// event in scopes) covers sys; an event of the service itself goes to
+// administrators only, and one of a System whose labels are unknown only
+// to owners that need none.
+func (d *Delivery) mayRead(ctx context.Context, owner string, sys system.Key, scopes map[string]*auth.Scope) bool {
+	sc, ok := scopes[owner]
+	if !ok {
+		if u, err := d.Users.Lookup(ctx, owner); err == nil {
+			sc = &u.Scope
+		}
+		scopes[owner] = sc
+	}
+	if sc == nil {
+		return false // the owner is gone
+	}
+	if sys == (system.Key{}) {
+		return sc.Unrestricted()
+	}
+	vm, err := d.VMs.VM(sys)
+	if err != nil {
+		return sc.AllowsNamespace(sys.Namespace) && (sc.Selector == nil || sc.Selector.Empty())
+	}
+	return sc.Allows(sys, vm.GetLabels())
+}
+
+// giveUp applies s's DeliveryRetryPolicy: terminate deletes it, any other
+// suspends it.
+func (d *Delivery) giveUp(ctx context.Context, s *eventsub.Subscription, why error) {
+	log := logctx.From(ctx)
+	var err error
+	if s.RetryPolicy == eventsub.RetryTerminate {
+		log.WarnContext(ctx, "event subscription deleted: delivery failed after its retries", "subscription", s.ID, "owner", s.Owner, "error", why.Error())
+		err = d.Store.Delete(context.WithoutCancel(ctx), s.ID)
+		if errors.Is(err, eventsub.ErrNotFound) {
+			err = nil
+		}
+	} else {
+		log.WarnContext(ctx, "event subscription suspended", "subscription", s.ID, "owner", s.Owner, "error", why.Error())
+		err = d.Store.SetState(context.WithoutCancel(ctx), s.ID, eventsub.StateDisabled)
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "apply event subscription's retry policy", "subscription", s.ID, "error", err.Error())
+	}
+}
+
+func (d *Delivery) observe(sub string, e event.Event, err error, took time.Duration) {
+	if d.Observe != nil {
+		d.Observe(sub, e, err, took)
+	}
+}

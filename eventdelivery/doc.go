@@ -1,0 +1,18 @@
+// Package eventdelivery posts the bridge's events to the EventService's
+// subscriptions: a part of the manager's Leader group (one replica
+// delivers each event; see docs/events.md for what a leader change
+// costs), added by [Add].
+//
+// Each subscription has a queue of its own, bounded ([Config.QueueSize])
+// and drained by one sender in the order events were published, so the
+// events of one System reach a receiver in order and a receiver that
+// hangs or answers slowly holds up only its own subscription. A delivery
+// that fails is retried by the subscription's DeliveryRetryPolicy with
+// backoff; a subscription whose retries are exhausted (or whose queue
+// fills) is suspended (Status.State Disabled) or deleted, as DMTF says.
+//
+// A subscription receives only events of Systems its owner may read now
+// (the owner's scope, looked up at each event), and every connection is
+// checked against the destination address policy at dial time; no
+// redirect is followed.
+package eventdelivery

@@ -1,0 +1,107 @@
+package eventdelivery
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+)
+
+// queued is one event waiting for a subscription.
+type queued struct {
+	e         event.Event
+	eventType string
+}
+
+// sender drains one subscription's queue in order.
+type sender struct {
+	sub  eventsub.Subscription
+	q    chan queued
+	stop context.CancelFunc
+	done chan struct{}
+	// ended is closed once the sender gave up (its policy applied).
+	ended chan struct{}
+}
+
+func (d *Delivery) startSender(ctx context.Context, s eventsub.Subscription) *sender {
+	ctx, stop := context.WithCancel(ctx)
+	sn := &sender{sub: s, q: make(chan queued, d.cfg.QueueSize), stop: stop, done: make(chan struct{}), ended: make(chan struct{})}
+	go func() {
+		defer close(sn.done)
+		d.run(ctx, sn)
+	}()
+	return sn
+}
+
+// enqueue queues e without blocking; false when the queue is full.
+func (sn *sender) enqueue(q queued) bool {
+	select {
+	case sn.q <- q:
+		return true
+	default:
+		return false
+	}
+}
+
+// run posts the queued events one at a time, each retried until it is
+// delivered or the subscription's policy gives up.
+func (d *Delivery) run(ctx context.Context, sn *sender) {
+	for {
+		var q queued
+		select {
+		case <-ctx.Done():
+			return
+		case q = <-sn.q:
+		}
+		if err := d.deliver(ctx, sn, q); err != nil {
+			if ctx.Err() == nil {
+				close(sn.ended)
+				d.giveUp(ctx, &sn.sub, err)
+			}
+			return
+		}
+	}
+}
+
+// errQueueFull is why a subscription whose queue filled was suspended.
+var errQueueFull = errors.New("the subscription's delivery queue is full: its destination does not keep up")
+
+// deliver posts q until it is delivered, retried by the subscription's
+// policy; the error is the last failure once the policy gives up.
+func (d *Delivery) deliver(ctx context.Context, sn *sender, q queued) error {
+	body, err := Body(q.e, q.eventType, sn.sub.Context)
+	if err != nil {
+		return err
+	}
+	log := logctx.From(ctx)
+	wait := d.cfg.RetryInterval
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		err := d.poster.post(ctx, &sn.sub, body)
+		d.observe(sn.sub.ID, q.e, err, time.Since(start))
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		forever := sn.sub.RetryPolicy == eventsub.RetryForever || sn.sub.RetryPolicy == eventsub.RetryForeverWithBackoff
+		if !forever && attempt >= d.cfg.RetryAttempts {
+			return err
+		}
+		log.WarnContext(ctx, "event delivery failed, retrying", "subscription", sn.sub.ID, "event", q.e.ID, "attempt", attempt+1, "error", err.Error())
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if sn.sub.RetryPolicy != eventsub.RetryForever {
+			wait = min(2*wait, MaxBackoff)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package eventsub
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Watcher holds the subscriptions of the watched Secret, decoded once per
+// change of it.
+type Watcher struct {
+	mu      sync.RWMutex
+	subs    []Subscription
+	changed chan struct{} // closed and replaced at each change
+}
+
+// Watch watches the Secret namespace/name until ctx ends and returns once
+// it was read (a missing Secret holds no subscriptions).
+func Watch(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*Watcher, error) {
+	w := &Watcher{changed: make(chan struct{})}
+	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+	inf := f.Core().V1().Secrets().Informer()
+	set := func(obj any) {
+		sec, ok := obj.(*corev1.Secret)
+		if !ok {
+			return
+		}
+		w.set(Decode(sec))
+	}
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(any) { w.set(nil) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch event subscriptions: %w", err)
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+		return nil, fmt.Errorf("watch event subscriptions %s/%s: cache did not sync", namespace, name)
+	}
+	return w, nil
+}
+
+func (w *Watcher) set(subs []Subscription) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.subs = subs
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Subscriptions returns the subscriptions last read (shared: do not
+// modify).
+func (w *Watcher) Subscriptions() []Subscription {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.subs
+}
+
+// Changed is closed at the next change of the subscriptions.
+func (w *Watcher) Changed() <-chan struct{} {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.changed
+}
