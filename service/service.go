@@ -160,10 +160,14 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	r.Writer, r.recs = con.writer, con.recs
+	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn)
+	if cfg.IPMI.Enabled() {
+		backends.Protocols = ipmi.NewPortTable(cfg.IPMI, c.inv)
+	}
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
-	}, backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn))
+	}, backends)
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
