@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ import (
 // cipher suite 17) through the bridge's IPMI endpoint, on the shared demo
 // env: the VM's author gives it a port (ipmi.PortAnnotation), the
 // administrator an IPMI password (<user>.ipmi in the users Secret); then
-// mc info, chassis power on (the VMI runs), status, bootdev cdrom
+// mc info (and the Manager's NetworkProtocol shows IPMI enabled on the
+// port), chassis power on (the VMI runs), status, bootdev cdrom
 // options=efiboot (the Redfish System shows the Cd Once UEFI override the
 // same writer wrote), power off (the VMI ends).
 func TestIpmitool(t *testing.T) {
@@ -68,13 +70,17 @@ func TestIpmitool(t *testing.T) {
 			out, err := run("mc", "info")
 			return err == nil && strings.Contains(out, "IPMI Version              : 2.0"), out
 		})
+		// The Manager shows the port the endpoint serves.
+		rf := newRFClient(env)
+		if got := rf.get(t, "/redfish/v1/Managers/"+sysID(vmIPMI)+"/NetworkProtocol").body["IPMI"]; !reflect.DeepEqual(got, map[string]any{"ProtocolEnabled": true, "Port": float64(port)}) {
+			t.Errorf("NetworkProtocol IPMI: %v, want enabled on port %d", got, port)
+		}
 		must("chassis", "power", "on")
 		a.waitRunning(t, vmIPMI)
 		if out := must("chassis", "power", "status"); !strings.Contains(out, "Chassis Power is on") {
 			t.Errorf("power status after on: %s", out)
 		}
 		must("chassis", "bootdev", "cdrom", "options=efiboot")
-		rf := newRFClient(env)
 		boot, _ := rf.get(t, "/redfish/v1/Systems/"+sysID(vmIPMI)).body["Boot"].(map[string]any)
 		if boot["BootSourceOverrideTarget"] != "Cd" || boot["BootSourceOverrideEnabled"] != "Once" || boot["BootSourceOverrideMode"] != "UEFI" {
 			t.Errorf("Redfish Boot after ipmitool bootdev cdrom options=efiboot: %v", boot)

@@ -191,6 +191,17 @@ type Backends struct {
 	Auth    *auth.Authenticator
 	// Logs, when set, serves each System's LogService (optional).
 	Logs EventLogs
+	// Protocols, optional, reports the protocols other parts serve per
+	// System (IPMI); nil when none runs, and then none is shown.
+	Protocols Protocols
+}
+
+// Protocols reports what the bridge's other endpoints serve for a System,
+// shown in its Manager's NetworkProtocol.
+type Protocols interface {
+	// IPMIPort returns the UDP port key's IPMI endpoint is served on
+	// (every replica computes the same); ok is false when none is.
+	IPMIPort(key system.Key) (port int, ok bool)
 }
 
 // complete reports whether every backend is set (all are required).

@@ -3,12 +3,15 @@ package redfish
 import (
 	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // TestNetworkProtocol: each Manager links its NetworkProtocol, which shows
@@ -54,5 +57,42 @@ func TestNetworkProtocol(t *testing.T) {
 				t.Errorf("protocols (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// ipmiPorts is a Protocols serving IPMI on the listed Systems' ports.
+type ipmiPorts map[system.Key]int
+
+func (p ipmiPorts) IPMIPort(key system.Key) (int, bool) {
+	port, ok := p[key]
+	return port, ok
+}
+
+// TestNetworkProtocolIPMI: with the IPMI endpoint running, a Manager's
+// NetworkProtocol shows IPMI enabled on its System's served UDP port, and
+// disabled without a port for a System it serves none for; without the
+// endpoint no IPMI is shown (TestNetworkProtocol).
+func TestNetworkProtocolIPMI(t *testing.T) {
+	e := newEnv(t)
+	v := newValidator(t)
+	b := backendsOf(e.fake, e.auth)
+	b.Protocols = ipmiPorts{{Namespace: "team-a", Name: "vm1"}: 6231}
+	srv, ech, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withIPMI := &env{fake: e.fake, srv: srv, e: ech, auth: e.auth, revs: e.revs, clock: e.clock}
+	for _, tt := range []struct {
+		mgr  string
+		want map[string]any
+	}{
+		{"/redfish/v1/Managers/team-a.vm1", map[string]any{"ProtocolEnabled": true, "Port": 6231.0}},
+		{"/redfish/v1/Managers/team-a.vm2", map[string]any{"ProtocolEnabled": false, "Port": nil}},
+	} {
+		checkServed(t, withIPMI, v, tt.mgr+"/NetworkProtocol", "", map[string]any{"IPMI": tt.want})
+	}
+	body := checkServed(t, e, v, "/redfish/v1/Managers/team-a.vm1/NetworkProtocol", "", map[string]any{})
+	if ipmi, ok := body["IPMI"]; ok {
+		t.Errorf("without the IPMI endpoint: IPMI %v shown", ipmi)
 	}
 }

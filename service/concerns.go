@@ -10,11 +10,13 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/eventsub"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/redfish"
 )
 
 // concerns are what the Redfish backend and the long-running parts are
@@ -96,4 +98,17 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
 	return con, nil
+}
+
+// redfishBackends are the backends the Redfish service answers through:
+// the concerns' verbs, the authenticator, the EventService's
+// subscriptions, each System's event log and, when the IPMI endpoint
+// runs, the ports it serves (shown in each Manager's NetworkProtocol).
+func (con *concerns) redfishBackends() redfish.Backends {
+	b := backend.New(con.caches.inv, con.writer, con.media, con.power, nil).Backends(con.caches.authn, con.events)
+	b.Logs = con.log
+	if con.cfg.IPMI.Enabled() {
+		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
+	}
+	return b
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
-	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -171,8 +170,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	r.Writer, r.recs, r.Events = con.writer, con.recs, &con.bus
-	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn, con.events)
-	backends.Logs = con.log
+	backends := con.redfishBackends()
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
