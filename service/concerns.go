@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -23,9 +24,11 @@ type concerns struct {
 	cfg     Config
 
 	writer *apply.Client
-	media  *media.Service
-	power  *power.Service
-	recs   reconcilers
+	// console opens VMs' serial consoles for the console front ends.
+	console *console.Opener
+	media   *media.Service
+	power   *power.Service
+	recs    reconcilers
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -77,5 +80,13 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+	consoleCfg := cfg.Console
+	if consoleCfg == (console.Config{}) {
+		consoleCfg = console.DefaultConfig()
+	}
+	consoles, err := console.New(cfg.Kube, console.FromVMs(c.inv), consoleCfg)
+	if err != nil {
+		return nil, err
+	}
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs}, nil
 }
