@@ -20,8 +20,8 @@ type Config struct {
 	SessionsPerAddress, MaxSessions int
 }
 
-// AddFlags registers the settings on fs.
-func (c *Config) AddFlags(fs *flag.FlagSet) {
+// RegisterFlags registers the settings on fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Address, "ipmi-address", "", "host the IPMI UDP ports bind (empty: all addresses)")
 	fs.IntVar(&c.FirstPort, "ipmi-first-port", 0, "first UDP port a System's IPMI endpoint may have (0 with --ipmi-last-port 0: IPMI off)")
 	fs.IntVar(&c.LastPort, "ipmi-last-port", 0, "last UDP port a System's IPMI endpoint may have")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
@@ -29,9 +30,11 @@ type concerns struct {
 	cfg     Config
 
 	writer *apply.Client
-	media  *media.Service
-	power  *power.Service
-	recs   reconcilers
+	// console opens VMs' serial consoles for the console front ends.
+	console *console.Opener
+	media   *media.Service
+	power   *power.Service
+	recs    reconcilers
 
 	// bus carries this replica's events (package eventsource publishes
 	// them) to what reads them here: the LogService, SSE, delivery.
@@ -92,9 +95,17 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
+	consoleCfg := cfg.Console
+	if consoleCfg == (console.Config{}) {
+		consoleCfg = console.DefaultConfig()
+	}
+	consoles, err := console.New(cfg.Kube, console.FromVMs(c.inv), consoleCfg)
+	if err != nil {
+		return nil, err
+	}
 	evCfg := cfg.Events.WithDefaults()
 	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
-	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs,
+	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
 	return con, nil

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -102,7 +103,9 @@ type Config struct {
 	UserWrites redfish.WriteShare
 	// WebUI configures the web pages served beside /redfish (withPages).
 	WebUI webui.Config
-	Log   *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// Console are the serial console stream's limits (package console).
+	Console console.Config
+	Log     *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
@@ -58,6 +59,7 @@ type serveOptions struct {
 	heldPowerOn                         time.Duration
 	ipmi                                ipmi.Config
 	webUI                               webui.Config
+	console                             console.Config
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -91,6 +93,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	o := &serveOptions{events: eventdelivery.DefaultConfig()}
 	fs := flagSet("serve", serveSummary, s)
 	o.events.RegisterFlags(fs)
+	o.console = console.DefaultConfig()
+	o.console.RegisterFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
@@ -126,7 +130,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
-	o.ipmi.AddFlags(fs)
+	o.ipmi.RegisterFlags(fs)
 	o.webUI.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -222,6 +226,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		UserWrites:         o.userWrites,
 		WebUI:              o.webUI,
 		Events:             o.events,
+		Console:            o.console,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -1,0 +1,243 @@
+package sshconsole_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/redfish-bridge/redfish-bridge/console"
+	"github.com/redfish-bridge/redfish-bridge/harness/sim"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
+	"github.com/redfish-bridge/redfish-bridge/system"
+)
+
+const ns = "ssh-console"
+
+// guard bounds a wait on the client: a failure guard, never what decides.
+const guard = 2 * time.Minute
+
+// passwords are the test's users: admin (every namespace) and away
+// (another namespace), password "secret".
+type passwords struct{}
+
+func (passwords) Password(_ context.Context, _, name, password string) (auth.Principal, error) {
+	if password != "secret" {
+		return auth.Principal{}, auth.ErrBadCredentials
+	}
+	switch name {
+	case "admin":
+		return auth.Principal{User: name, Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}}, nil
+	case "away":
+		return auth.Principal{User: name, Scope: auth.Scope{Namespaces: []string{"elsewhere"}}}, nil
+	}
+	return auth.Principal{}, auth.ErrBadCredentials
+}
+
+type vms struct{}
+
+func (vms) Labels(_ context.Context, key system.Key) (map[string]string, bool) {
+	return nil, key.Namespace == ns
+}
+
+// TestSSHConsole: Debian's OpenSSH client (password fed through
+// SSH_ASKPASS) reaches a VM's serial console through the SSH console, the
+// console stream, kube-apiserver, the real virt-api and the simulated
+// virt-handler: it sees the guest's login prompt, gets its input echoed,
+// and leaves with "~."; a user scoped away is told the System does not
+// exist.
+func TestSSHConsole(t *testing.T) {
+	sshBin, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Fatalf("OpenSSH's client is needed (.ci/run installs openssh-client): %v", err)
+	}
+	c := testcluster.ForTestWith(t, testcluster.Options{VirtAPI: true})
+	if err := c.CreateNamespace(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(c.VirtHandler, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	dyn := dynamic.NewForConfigOrDie(c.Admin)
+	if _, err := dyn.Resource(sim.VMResource).Namespace(ns).Create(t.Context(), testutil.VM(ns, "web", "Always"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, "VMI web running", guard, 20*time.Millisecond, func(ctx context.Context) error {
+		vmi, err := dyn.Resource(sim.VMIResource).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if st, _ := vmi.Object["status"].(map[string]any); st["phase"] != "Running" {
+			return errors.New("not running")
+		}
+		return nil
+	})
+
+	opener, err := console.New(c.Bridge, vms{}, console.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKey, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sshconsole.NewServer(ctx, hostKey, passwords{}, opener)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+
+	t.Run("LoginPromptEchoEscape", func(t *testing.T) {
+		cmd, stdin, out := startSSH(t, sshBin, port, "admin", ns+".web")
+		typeIn(t, stdin, "\r")
+		if got := out.until(t, "\r\n"+sim.GuestLoginPrompt("web")); !strings.Contains(got, sim.GuestBootBanner(ns, "web")) {
+			t.Errorf("read %q: no boot log naming the VM", got)
+		}
+		typeIn(t, stdin, "root\r")
+		out.until(t, "root\r\n"+sim.GuestLoginPrompt("web"))
+		typeIn(t, stdin, "~.")
+		if err := waitExit(cmd); err != nil {
+			t.Errorf("ssh after ~.: %v (stderr %s)", err, out.stderr.String())
+		}
+		if n := opener.OpenCount(); n != 0 {
+			t.Errorf("%d consoles open after ~.", n)
+		}
+	})
+	t.Run("ScopedAway", func(t *testing.T) {
+		cmd, _, out := startSSH(t, sshBin, port, "away", ns+".web")
+		err := waitExit(cmd)
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), `no such system "ssh-console.web"`) {
+			t.Errorf("scoped-away user: %v, stderr %q; want exit 1 and no such system", err, out.stderr.String())
+		}
+	})
+}
+
+// output collects the client's stdout.
+type output struct {
+	chunks chan []byte
+	buf    bytes.Buffer
+	stderr bytes.Buffer
+}
+
+func (o *output) until(t *testing.T, want string) string {
+	t.Helper()
+	timer := time.NewTimer(guard)
+	defer timer.Stop()
+	for !strings.Contains(o.buf.String(), want) {
+		select {
+		case b, ok := <-o.chunks:
+			if !ok {
+				t.Fatalf("ssh output ended: %q (stderr %q), want %q", o.buf.String(), o.stderr.String(), want)
+			}
+			o.buf.Write(b)
+		case <-timer.C:
+			t.Fatalf("ssh output %q (stderr %q), want %q", o.buf.String(), o.stderr.String(), want)
+		}
+	}
+	got := o.buf.String()
+	o.buf.Reset()
+	return got
+}
+
+// startSSH runs OpenSSH's client as user, password "secret" through
+// SSH_ASKPASS, with command.
+func startSSH(t *testing.T, sshBin, port, user, command string) (*exec.Cmd, io.WriteCloser, *output) {
+	t.Helper()
+	askpass := filepath.Join(t.TempDir(), "askpass")
+	if err := os.WriteFile(askpass, []byte("#!/bin/sh\necho secret\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), sshBin, "-T", "-p", port,
+		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+		"-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no", "-o", "NumberOfPasswordPrompts=1",
+		user+"@127.0.0.1", command)
+	cmd.Env = append(os.Environ(), "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=:0")
+	out := &output{chunks: make(chan []byte, 64)}
+	cmd.Stderr = &out.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(out.chunks)
+		for {
+			b := make([]byte, 4096)
+			n, err := stdout.Read(b)
+			if n > 0 {
+				out.chunks <- b[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, stdin, out
+}
+
+func waitExit(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.Wait() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(guard):
+		return errors.New("ssh did not exit")
+	}
+}
+
+func typeIn(t *testing.T, w io.Writer, s string) {
+	t.Helper()
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatalf("type %q: %v", s, err)
+	}
+}
