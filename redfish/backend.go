@@ -159,6 +159,9 @@ type Backends struct {
 	Media   Media
 	Trust   MediaTrust
 	Auth    *auth.Authenticator
+	// Consoles is the graphical console; nil: none (GraphicalConsole
+	// ServiceEnabled false).
+	Consoles Consoles
 }
 
 // complete reports whether every backend is set (all are required).

@@ -22,7 +22,7 @@ func (s *Server) getManager(c echo.Context) error {
 		return err
 	}
 	uri := managerURI(v)
-	return send(c, http.StatusOK, obj{
+	body := obj{
 		"@odata.id":          uri,
 		"@odata.type":        "#Manager.v1_24_0.Manager",
 		"Id":                 v.Key.ID(),
@@ -42,7 +42,10 @@ func (s *Server) getManager(c echo.Context) error {
 			// the bridge: the only software a manager runs
 			"ActiveSoftwareImage": link(firmwareURI + "/" + bridgeFirmwareID),
 		},
-	})
+		"GraphicalConsole": s.graphicalConsole(),
+	}
+	s.consoleLinks(uri, v.Key.ID(), body)
+	return send(c, http.StatusOK, body)
 }
 
 // listManagerEthernetInterfaces is the manager's own network interfaces:
