@@ -70,10 +70,11 @@ func (s *Server) issueConsoleToken(c echo.Context) error {
 		m.Resolution = "Open the console with a Redfish session (POST " + sessionsURI + "), not Basic credentials: a console ends with its session."
 		return newError(http.StatusForbidden, m)
 	}
-	tok, err := s.b.Consoles.Issue(p.Session, p.User, v.Key.ID(), roleOf(p) == roleReadOnly)
+	viewOnly := roleOf(p) == roleReadOnly
+	tok, err := s.b.Consoles.Issue(p.Session, p.User, v.Key.ID(), viewOnly)
 	if err != nil {
 		return fmt.Errorf("console token for %s: %w", v.Key, err)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return send(c, http.StatusOK, obj{"Token": tok})
+	return send(c, http.StatusOK, obj{"Token": tok, "ViewOnly": viewOnly})
 }
