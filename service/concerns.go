@@ -11,6 +11,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
 // concerns are what the Redfish backend and the long-running parts are
@@ -26,6 +27,8 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
+	// console is the graphical console (page, WebSocket, tokens).
+	console *vncconsole.Console
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -77,5 +80,9 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs}, nil
+	console, err := vncconsole.New(cfg.Console, c.key, cl.screen, c.revs)
+	if err != nil {
+		return nil, fmt.Errorf("graphical console: %w", err)
+	}
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs, console: console}, nil
 }

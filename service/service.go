@@ -20,6 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
 // Config is everything a bridge needs to run.
@@ -46,6 +47,9 @@ type Config struct {
 	TLS *tls.Config
 	// Limits bound header size and open connections of both servers.
 	Limits Limits
+	// Console is the graphical console's settings (package vncconsole):
+	// served on the HTTPS port under /console/.
+	Console vncconsole.Config
 	// ServiceUUID is the Redfish service root UUID (same on every replica).
 	ServiceUUID string
 	Version     string
@@ -157,14 +161,16 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 		return nil, err
 	}
 	r.Writer, r.recs = con.writer, con.recs
+	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn)
+	backends.Consoles = con.console
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
-	}, backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn))
+	}, backends)
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, handler, cfg.TLS, cfg.Limits)
+	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withConsole(handler, con.console), cfg.TLS, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

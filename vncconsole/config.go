@@ -8,7 +8,7 @@ import (
 // Defaults of [Config].
 const (
 	DefaultMaxSessionsPerUser   = 4
-	DefaultMaxSessionsPerSystem = 4
+	DefaultMaxSessionsPerSystem = 1
 	DefaultIdleTimeout          = 15 * time.Minute
 	DefaultWriteTimeout         = 10 * time.Second
 	DefaultSessionCheck         = 5 * time.Second
@@ -24,7 +24,10 @@ type Config struct {
 	// together; a console past it is refused (429).
 	MaxSessionsPerUser int
 	// MaxSessionsPerSystem bounds the open consoles of one System (the
-	// Manager's GraphicalConsole.MaxConcurrentSessions).
+	// Manager's GraphicalConsole.MaxConcurrentSessions). KubeVirt's
+	// virt-handler keeps one VNC connection per VMI (a new one closes the
+	// one before it), so the default is 1: a second console is refused
+	// rather than cutting off the first.
 	MaxSessionsPerSystem int
 	// IdleTimeout ends a console whose browser sent nothing for so long.
 	IdleTimeout time.Duration
@@ -69,7 +72,7 @@ func (c Config) withDefaults() Config {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Disabled, "console-disabled", false, "turn the graphical console off (the Managers advertise GraphicalConsole.ServiceEnabled false)")
 	fs.IntVar(&c.MaxSessionsPerUser, "console-max-sessions-per-user", DefaultMaxSessionsPerUser, "open graphical consoles one user may hold, all Systems together")
-	fs.IntVar(&c.MaxSessionsPerSystem, "console-max-sessions-per-system", DefaultMaxSessionsPerSystem, "open graphical consoles of one System (GraphicalConsole.MaxConcurrentSessions)")
+	fs.IntVar(&c.MaxSessionsPerSystem, "console-max-sessions-per-system", DefaultMaxSessionsPerSystem, "open graphical consoles of one System (GraphicalConsole.MaxConcurrentSessions; KubeVirt's virt-handler serves one VNC connection per VMI, a new one closing the one before)")
 	fs.DurationVar(&c.IdleTimeout, "console-idle-timeout", DefaultIdleTimeout, "end a graphical console whose browser sent nothing for this long")
 	fs.StringVar(&c.NoVNCDir, "console-novnc-dir", DefaultNoVNCDir, "where noVNC is installed (Debian's novnc package)")
 }

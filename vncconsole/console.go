@@ -1,6 +1,7 @@
 package vncconsole
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/redfish-bridge/redfish-bridge/manager"
 )
 
 // PathPrefix is where the console is served on the bridge's HTTPS port,
@@ -107,4 +110,15 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// Add adds console's part to mgr's Servers group: when the bridge stops it
+// ends every open console (an HTTP server's shutdown leaves upgraded
+// connections alone), each with its audit line.
+func Add(mgr *manager.Manager, console *Console) error {
+	return mgr.Add(manager.PartFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		console.handler.endAll(ErrShutdown)
+		return nil
+	}), manager.Servers)
 }

@@ -114,6 +114,7 @@ func (h *Handler) ServeVNC(w http.ResponseWriter, r *http.Request, id string) {
 	start, n := time.Now(), &relayed{}
 	log.InfoContext(ctx, "console opened", "user", g.User, "session", g.Session, "system", id, "viewOnly", g.ViewOnly)
 	why := h.relay(context.WithoutCancel(ctx), browser, screen, g.ViewOnly, ended, n)
+	release() // counted closed before its audit line says so
 	log.InfoContext(ctx, "console closed", "user", g.User, "session", g.Session, "system", id, "viewOnly", g.ViewOnly,
 		"duration", time.Since(start).Round(time.Millisecond), "bytesIn", n.in.Load(), "bytesOut", n.out.Load(), "reason", why.Error())
 }
@@ -136,10 +137,26 @@ func (h *Handler) SessionEnded(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.byID[id] {
-		select {
-		case ch <- ErrSessionEnded:
-		default:
+		end(ch, ErrSessionEnded)
+	}
+}
+
+// endAll ends every open console with err.
+func (h *Handler) endAll(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, chs := range h.byID {
+		for ch := range chs {
+			end(ch, err)
 		}
+	}
+}
+
+// end tells a console why it ends, unless it was told already.
+func end(ch chan<- error, err error) {
+	select {
+	case ch <- err:
+	default:
 	}
 }
 

@@ -28,6 +28,7 @@ var (
 	ErrSlowBrowser   = errors.New("browser did not read the screen")
 	ErrScreenClosed  = errors.New("the VM's screen closed")
 	ErrBrowserClosed = errors.New("browser closed the console")
+	ErrShutdown      = errors.New("the bridge is stopping")
 )
 
 // relayed counts a console's bytes each way.
