@@ -30,6 +30,14 @@
 //     VMI's rebootPolicy (Reboot: in place, the same boot order again;
 //     Terminate: the VMI ends Succeeded). Every VMI records what it booted
 //     ([AnnotationBoots]).
+//   - virt-handler's console server (consoleserver.go, guest.go) when the
+//     cluster runs virt-api (its DaemonSet testcluster.HandlerDaemonSet
+//     names the port): virt-api's console subresource dials it over
+//     mutual TLS within KubeVirt's CA, at the Pod it finds on NodeName,
+//     exactly as in a cluster; each running VMI's serial port is a guest
+//     that echoes what it reads, shows its boot log naming the VM on its
+//     first connection and a login prompt ([GuestBootBanner],
+//     [GuestLoginPrompt]); a new connection closes the one before it;
 //   - the node side of volume hotplug (hotplug.go): virt-controller's
 //     attachment pods bound and run (their PVCs held until they are gone),
 //     a hotplugged volume attached (volumeStatus Ready), an unplugged one

@@ -118,9 +118,10 @@ type Simulator struct {
 	missingPVC                               map[types.UID]bool // import pods already told the PVC is missing
 	missingVolume                            map[types.UID]bool // import pods already told a Secret or ConfigMap is missing
 	downloadWG                               sync.WaitGroup
-	clonesHeld                               chan struct{} // HoldClones' gate
-	podSynced                                sync.Map      // import pod key -> resourceVersion of its last finished sync
-	kubelet                                  kubelet       // the import pods' logs (kubelet.go)
+	clonesHeld                               chan struct{}  // HoldClones' gate
+	podSynced                                sync.Map       // import pod key -> resourceVersion of its last finished sync
+	kubelet                                  kubelet        // the import pods' logs (kubelet.go)
+	console                                  *consoleServer // virt-handler's console server (consoleserver.go); nil without virt-api
 }
 
 type phaseMark struct {
@@ -193,6 +194,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 		return err
 	}
 	if err := s.serveKubelet(ctx); err != nil {
+		s.queues.shutDown()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if err := s.serveConsoles(ctx); err != nil { // consoleserver.go
 		s.queues.shutDown()
 		if ctx.Err() != nil {
 			return nil

@@ -30,6 +30,7 @@ func TestNodeSideVirtAPI(t *testing.T) {
 			t.Run("Halt", e.testHalt)
 			t.Run("PVCVolume", e.testPVCVolume)
 			t.Run("VolumeWithoutDisk", e.testVolumeWithoutDiskVirtAPI)
+			t.Run("Console", func(t *testing.T) { e.testConsole(t, c) })
 		})
 	}
 }

@@ -176,7 +176,11 @@ func (s *Simulator) forgetVMI(obj any) {
 	delete(s.phaseSince, u.GetUID())
 	delete(s.stopSeen, u.GetUID())
 	delete(s.launcherHeld, u.GetUID())
+	console := s.console
 	s.mu.Unlock()
+	if console != nil {
+		console.forget(u.GetUID())
+	}
 }
 
 // GuestShutdown makes the guest of VM key power itself off: virt-handler

@@ -98,11 +98,14 @@ type Cluster struct {
 	// virtAPIKubeconfig is VirtAPIUser's kubeconfig.
 	virtAPIKubeconfig string
 	// hostIP is where virt-api listens (see HostIP).
-	hostIP    string
-	etcd      *process
-	apiserver *process
-	stopOnce  sync.Once
-	stopErr   error
+	hostIP string
+	// handlerPKI is virt-api's side of virt-handler's console server
+	// (handlerpki.go), with Options.VirtAPI.
+	handlerPKI *handlerPKI
+	etcd       *process
+	apiserver  *process
+	stopOnce   sync.Once
+	stopErr    error
 
 	virtControllerArgs []string // Options.VirtControllerArgs
 
@@ -244,6 +247,13 @@ func (c *Cluster) start(ctx context.Context) error {
 		return nil
 	}
 	if c.virtAPI { // first, so that virt-controller's writes are admitted by it too
+		cs, err := kubernetes.NewForConfig(c.Admin)
+		if err != nil {
+			return fmt.Errorf("admin client: %w", err)
+		}
+		if c.handlerPKI, err = c.installHandlerPKI(ctx, cs); err != nil {
+			return err
+		}
 		if err := c.startVirtAPI(ctx); err != nil {
 			return err
 		}

@@ -67,9 +67,11 @@ func (c *Cluster) startVirtAPI(ctx context.Context) error {
 			"--tls-cert-file=" + tlsFiles.certFile,
 			"--tls-key-file=" + tlsFiles.keyFile,
 			// virt-api calls virt-handler (console, VNC) with this client
-			// certificate; there is no virt-handler, so any will do.
-			"--handler-cert-file=" + tlsFiles.certFile,
-			"--handler-key-file=" + tlsFiles.keyFile,
+			// certificate, at this port (handlerpki.go; package sim
+			// serves virt-handler's side).
+			"--handler-cert-file=" + c.handlerPKI.clientCertFile,
+			"--handler-key-file=" + c.handlerPKI.clientKeyFile,
+			ConsoleServerPortFlag + "=" + strconv.Itoa(c.handlerPKI.port),
 		}
 	}, func(ctx context.Context, p *process, ports []int) error {
 		healthz := "https://" + net.JoinHostPort(c.hostIP, strconv.Itoa(ports[0])) + "/healthz"
