@@ -27,8 +27,8 @@ type concerns struct {
 	media  *media.Service
 	power  *power.Service
 	recs   reconcilers
-	// console is the graphical console (page, WebSocket, tokens).
-	console *vncconsole.Console
+	// graphical is the graphical console (page, WebSocket, tokens).
+	graphical *vncconsole.Console
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -80,9 +80,9 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
-	console, err := vncconsole.New(cfg.Console, c.key, cl.screen, c.revs)
+	graphical, err := vncconsole.New(cfg.GraphicalConsole, c.key, cl.screen, c.revs)
 	if err != nil {
 		return nil, fmt.Errorf("graphical console: %w", err)
 	}
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs, console: console}, nil
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical}, nil
 }

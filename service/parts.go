@@ -51,7 +51,7 @@ func newClients(cfg *rest.Config) (clients, error) {
 func addParts(mgr *manager.Manager, con *concerns) error {
 	return errors.Join(
 		con.recs.addTo(mgr),
-		vncconsole.Add(mgr, con.console),
+		vncconsole.Add(mgr, con.graphical),
 	)
 }
 

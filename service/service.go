@@ -47,9 +47,9 @@ type Config struct {
 	TLS *tls.Config
 	// Limits bound header size and open connections of both servers.
 	Limits Limits
-	// Console is the graphical console's settings (package vncconsole):
-	// served on the HTTPS port under /console/.
-	Console vncconsole.Config
+	// GraphicalConsole is the graphical console's settings (package
+	// vncconsole): served on the HTTPS port under /console/.
+	GraphicalConsole vncconsole.Config
 	// ServiceUUID is the Redfish service root UUID (same on every replica).
 	ServiceUUID string
 	Version     string
@@ -162,7 +162,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	}
 	r.Writer, r.recs = con.writer, con.recs
 	backends := backend.New(c.inv, con.writer, con.media, con.power, nil).Backends(c.authn)
-	backends.Consoles = con.console
+	backends.Consoles = con.graphical
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,
 		UserWrites: cfg.UserWrites, Authenticated: markAuthenticated,
@@ -170,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withConsole(handler, con.console), cfg.TLS, cfg.Limits)
+	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withConsole(handler, con.graphical), cfg.TLS, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

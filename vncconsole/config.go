@@ -70,9 +70,9 @@ func (c Config) withDefaults() Config {
 // RegisterFlags registers c's flags on fs (docs/configuration.md lists
 // them).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.BoolVar(&c.Disabled, "console-disabled", false, "turn the graphical console off (the Managers advertise GraphicalConsole.ServiceEnabled false)")
-	fs.IntVar(&c.MaxSessionsPerUser, "console-max-sessions-per-user", DefaultMaxSessionsPerUser, "open graphical consoles one user may hold, all Systems together")
-	fs.IntVar(&c.MaxSessionsPerSystem, "console-max-sessions-per-system", DefaultMaxSessionsPerSystem, "open graphical consoles of one System (GraphicalConsole.MaxConcurrentSessions; KubeVirt's virt-handler serves one VNC connection per VMI, a new one closing the one before)")
-	fs.DurationVar(&c.IdleTimeout, "console-idle-timeout", DefaultIdleTimeout, "end a graphical console whose browser sent nothing for this long")
-	fs.StringVar(&c.NoVNCDir, "console-novnc-dir", DefaultNoVNCDir, "where noVNC is installed (Debian's novnc package)")
+	fs.BoolVar(&c.Disabled, "graphical-console-disabled", false, "turn the graphical console off (the Managers advertise GraphicalConsole.ServiceEnabled false)")
+	fs.IntVar(&c.MaxSessionsPerUser, "graphical-console-max-sessions-per-user", DefaultMaxSessionsPerUser, "open graphical consoles one user may hold, all Systems together")
+	fs.IntVar(&c.MaxSessionsPerSystem, "graphical-console-max-sessions-per-system", DefaultMaxSessionsPerSystem, "open graphical consoles of one System (GraphicalConsole.MaxConcurrentSessions; KubeVirt's virt-handler serves one VNC connection per VMI, a new one closing the one before)")
+	fs.DurationVar(&c.IdleTimeout, "graphical-console-idle-timeout", DefaultIdleTimeout, "end a graphical console whose browser sent nothing for this long")
+	fs.StringVar(&c.NoVNCDir, "graphical-console-novnc-dir", DefaultNoVNCDir, "where noVNC is installed (Debian's novnc package)")
 }

@@ -53,7 +53,7 @@ func New(cfg Config, key []byte, screens Screens, sessions Sessions) (*Console, 
 		return nil, err
 	}
 	if _, err := os.Stat(cfg.NoVNCDir + "/core/rfb.js"); !cfg.Disabled && err != nil {
-		return nil, fmt.Errorf("noVNC not found in %s (Debian package novnc; flag -console-novnc-dir): %w", cfg.NoVNCDir, err)
+		return nil, fmt.Errorf("noVNC not found in %s (Debian package novnc; flag --graphical-console-novnc-dir): %w", cfg.NoVNCDir, err)
 	}
 	sub, err := fs.Sub(page, "page")
 	if err != nil {

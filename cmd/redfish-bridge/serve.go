@@ -44,7 +44,7 @@ type serveOptions struct {
 	kubeQPS                             float64
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
-	console                             vncconsole.Config
+	graphical                           vncconsole.Config
 	maxImageSize, imageClaimSize        string
 	imageCacheSize, imageCacheKeyFile   string
 	imageCacheKey                       []byte
@@ -118,7 +118,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
 	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average while other users write too, its share of --kube-qps (beyond it: 429 with Retry-After; a user writing alone is not refused); 0 for no limit")
 	fs.IntVar(&o.userWrites.Burst, "user-write-burst", defaultUserWriteBurst, "writes each Redfish user may make at once")
-	o.console.RegisterFlags(fs)
+	o.graphical.RegisterFlags(fs)
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
@@ -210,7 +210,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		HeldPowerOnTimeout: o.heldPowerOn,
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
-		Console:            o.console,
+		GraphicalConsole:   o.graphical,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
