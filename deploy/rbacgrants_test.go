@@ -17,10 +17,18 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/media"
+	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
+	"github.com/redfish-bridge/redfish-bridge/system"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
+
+// everySystem is a console.Systems in which every System exists.
+type everySystem struct{}
+
+func (everySystem) Labels(context.Context, system.Key) (map[string]string, bool) { return nil, true }
 
 // grant is one verb on one resource in one namespace ("": cluster-wide),
 // as an RBAC rule grants it.
@@ -53,6 +61,10 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	pods, pvcs := kube.CoreV1().Pods(vmNS), kube.CoreV1().PersistentVolumeClaims(vmNS)
 	secrets, cms := kube.CoreV1().Secrets(releaseNS), kube.CoreV1().ConfigMaps(releaseNS)
+	consoles, err := console.New(env.sa, everySystem{}, console.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	forcer, err := virtapi.New(env.sa)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +109,15 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 		},
 		{"subresources.kubevirt.io", "virtualmachines/restart", "update", vmNS}: func(ctx context.Context) error {
 			return forcer.ForceRestart(ctx, vmNS, vmName)
+		},
+		// The serial console (console.Opener; no virt-api here: an allowed
+		// call is 404, console.ErrNotRunning).
+		{"subresources.kubevirt.io", "virtualmachineinstances/console", "get", vmNS}: func(ctx context.Context) error {
+			st, err := consoles.Open(ctx, console.User{Name: "probe", Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}}, system.Key{Namespace: vmNS, Name: vmName})
+			if err == nil {
+				_ = st.Close()
+			}
+			return err
 		},
 		// apply.Client reads the VMI, inventory watches it.
 		{"kubevirt.io", "virtualmachineinstances", "get", vmNS}: func(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -24,9 +25,11 @@ type concerns struct {
 	cfg     Config
 
 	writer *apply.Client
-	media  *media.Service
-	power  *power.Service
-	recs   reconcilers
+	// console opens VMs' serial consoles for the console front ends.
+	console *console.Opener
+	media   *media.Service
+	power   *power.Service
+	recs    reconcilers
 	// graphical is the graphical console (page, WebSocket, tokens).
 	graphical *vncconsole.Console
 }
@@ -80,9 +83,17 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}}
 	m.Watch(metrics.Sources{Applies: writer.Stats, Media: recs.mediaStats, Controllers: recs.controllers,
 		RebootPolicyFallbacks: writer.RebootPolicyFallbacks})
+	consoleCfg := cfg.Console
+	if consoleCfg == (console.Config{}) {
+		consoleCfg = console.DefaultConfig()
+	}
+	consoles, err := console.New(cfg.Kube, console.FromVMs(c.inv), consoleCfg)
+	if err != nil {
+		return nil, err
+	}
 	graphical, err := vncconsole.New(cfg.GraphicalConsole, c.key, cl.screen, c.revs)
 	if err != nil {
 		return nil, fmt.Errorf("graphical console: %w", err)
 	}
-	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical}, nil
+	return &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/backend"
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -96,7 +97,9 @@ type Config struct {
 	// UserWrites is each Redfish user's share of the apiserver budget for
 	// writes (redfish.WriteShare); the zero value does not limit.
 	UserWrites redfish.WriteShare
-	Log        *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// Console are the serial console stream's limits (package console).
+	Console console.Config
+	Log     *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
@@ -54,6 +55,7 @@ type serveOptions struct {
 	maxHeaderBytes, maxConnections      int
 	maxSessionsPerUser                  int
 	heldPowerOn                         time.Duration
+	console                             console.Config
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -86,6 +88,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	}
 	o := &serveOptions{}
 	fs := flagSet("serve", serveSummary, s)
+	o.console = console.DefaultConfig()
+	o.console.RegisterFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
@@ -211,6 +215,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		Leader:             service.LeaderElection{Disabled: !o.leaderElect, LeaseName: o.leaseName, Identity: o.podName},
 		UserWrites:         o.userWrites,
 		GraphicalConsole:   o.graphical,
+		Console:            o.console,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -124,6 +124,10 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["subresources.kubevirt.io"]
   resources: ["virtualmachines/stop", "virtualmachines/restart"]
   verbs: ["update"]
+# Serial console (IPMI SOL, SSH): virt-api's console WebSocket.
+- apiGroups: ["subresources.kubevirt.io"]
+  resources: ["virtualmachineinstances/console"]
+  verbs: ["get"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
