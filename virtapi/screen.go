@@ -2,17 +2,17 @@ package virtapi
 
 import (
 	"context"
-	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 
 	"github.com/gorilla/websocket"
 	"k8s.io/client-go/rest"
+	clientws "k8s.io/client-go/transport/websocket"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -20,62 +20,43 @@ import (
 
 // Screens opens running VMIs' screens: KubeVirt's vnc subresource, a
 // WebSocket through kube-apiserver to virt-api (and on to virt-handler)
-// carrying RFB in binary messages. Safe for concurrent use.
+// carrying RFB in binary messages, dialed with client-go's WebSocket
+// transport as the bridge's rest.Config (token, CA, exec plugins). Safe for
+// concurrent use.
 type Screens struct {
-	host      string // kube-apiserver's scheme://host
-	tls       *tls.Config
-	token     string // static bearer token, or
-	tokenFile string // a token file read at each dial (rotated)
+	cfg *rest.Config
 }
 
-// NewScreens returns Screens dialing as cfg's identity (bearer token or
-// client certificate).
+// NewScreens returns Screens dialing as cfg's identity (cfg is copied).
 func NewScreens(cfg *rest.Config) (*Screens, error) {
-	tc, err := rest.TLSConfigFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("vnc subresource TLS: %w", err)
+	if _, err := url.Parse(cfg.Host); err != nil {
+		return nil, fmt.Errorf("vnc subresource: apiserver address %q: %w", cfg.Host, err)
 	}
-	u, err := url.Parse(cfg.Host)
-	if err != nil || u.Host == "" {
-		u, err = url.Parse("https://" + cfg.Host)
-		if err != nil {
-			return nil, fmt.Errorf("apiserver host %q: %w", cfg.Host, err)
-		}
-	}
-	return &Screens{host: u.Scheme + "://" + u.Host, tls: tc, token: cfg.BearerToken, tokenFile: cfg.BearerTokenFile}, nil
+	return &Screens{cfg: rest.CopyConfig(cfg)}, nil
 }
 
-// OpenScreen connects to the screen of the VMI of System key. The error of
-// a refused connection carries the apiserver's (virt-api's) status and
-// message: a VM with no running VMI is refused.
+// OpenScreen connects to the screen of the VMI of System key. A refused
+// connection's error wraps the apiserver's (or virt-api's) Status: a VM
+// with no running VMI is refused, a missing grant is Forbidden.
 func (s *Screens) OpenScreen(ctx context.Context, key system.Key) (io.ReadWriteCloser, error) {
-	header := http.Header{}
-	token := s.token
-	if s.tokenFile != "" {
-		b, err := os.ReadFile(s.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("read token file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+	rt, holder, err := clientws.RoundTripperFor(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("vnc of %s: client: %w", key, err)
 	}
-	if token != "" {
-		header.Set("Authorization", "Bearer "+token)
+	u, err := url.Parse(s.cfg.Host)
+	if err != nil {
+		return nil, fmt.Errorf("vnc of %s: apiserver address: %w", key, err)
 	}
-	d := websocket.Dialer{
-		TLSClientConfig: s.tls,
-		Subprotocols:    []string{kubevirt.PlainStreamProtocol},
-		ReadBufferSize:  32 << 10, WriteBufferSize: 4 << 10,
+	u.Path = kubevirt.VMISubresourcePath(key.Namespace, key.Name, kubevirt.VNCSubresource)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("vnc of %s: request: %w", key, err)
 	}
-	u := strings.Replace(s.host, "http", "ws", 1) + kubevirt.VMISubresourcePath(key.Namespace, key.Name, kubevirt.VNCSubresource)
-	ws, resp, err := d.DialContext(ctx, u, header)
-	if resp != nil && resp.Body != nil {
-		defer resp.Body.Close()
+	ws, err := clientws.Negotiate(rt, holder, req, kubevirt.PlainStreamProtocol)
+	if u := (*httpstream.UpgradeFailureError)(nil); errors.As(err, &u) {
+		err = u.Cause // the apiserver's or virt-api's Status, if it sent one
 	}
 	if err != nil {
-		if resp != nil {
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-			return nil, fmt.Errorf("vnc of %s: %s: %s", key, resp.Status, strings.TrimSpace(string(msg)))
-		}
 		return nil, fmt.Errorf("vnc of %s: %w", key, err)
 	}
 	return &stream{ws: ws}, nil
