@@ -12,6 +12,8 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/vncscreen"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
+	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // testScreen: virt-api's real vnc subresource reaches the VMI's simulated
@@ -49,6 +51,32 @@ func (e *env) testScreen(t *testing.T, c *testcluster.Cluster) {
 	defer cancel()
 	if err := screen.WaitKey(ctx, 'q'); err != nil {
 		t.Errorf("the VM did not record the key typed: %v", err)
+	}
+	client.Close()
+
+	// The bridge's own dialer (virtapi.Screens, client-go's WebSocket
+	// transport) reaches the same screen.
+	screens, err := virtapi.NewScreens(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := screens.OpenScreen(ctx, system.Key{Namespace: e.ns, Name: "screen"})
+	if err != nil {
+		t.Fatalf("virtapi.Screens: %v", err)
+	}
+	bridge, err := vncscreen.Dial(stream, nil)
+	if err != nil {
+		t.Fatalf("RFB through virtapi.Screens: %v", err)
+	}
+	defer bridge.Close()
+	if frame, err := bridge.Frame(false); err != nil || string(frame.Pix) != string(vncscreen.Render("screen", screen.State()).Pix) {
+		t.Errorf("the frame through virtapi.Screens is not the VM's screen (err %v)", err)
+	}
+	if err := bridge.Key('w'); err != nil {
+		t.Fatal(err)
+	}
+	if err := screen.WaitKey(ctx, 'w'); err != nil {
+		t.Errorf("the VM did not record the key typed through virtapi.Screens: %v", err)
 	}
 }
 
