@@ -16,8 +16,7 @@ import (
 
 // TestGraphicalConsoleServed: the bridge started by service.Start serves
 // the graphical console on its Redfish port (the page with its headers,
-// the WebSocket refusing a request without a token) and its Managers
-// advertise it.
+// noVNC, the WebSocket refusing a request without a token).
 func TestGraphicalConsoleServed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs kube-apiserver")
