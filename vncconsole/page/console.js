@@ -1,10 +1,11 @@
-// The bridge's console page: logs in with a Redfish session (kept in
-// sessionStorage, as the bridge's other pages do), asks the System's
+// The bridge's console page: logs in with a Redfish session (kept in the
+// tab's sessionStorage under the keys the bridge's /ui/ pages use, so a
+// login there serves here too), asks the System's
 // Manager for a one-time console token and opens noVNC on the console
 // WebSocket. No credential is ever put in a URL.
 import RFB from '/console/novnc/core/rfb.js';
 
-const sessionKey = 'redfish-bridge.session';
+const keys = { token: 'rf.token', session: 'rf.session', user: 'rf.user' };
 const id = decodeURIComponent(location.pathname.split('/')[2] || '');
 const $ = (x) => document.getElementById(x);
 let rfb = null;
@@ -12,7 +13,8 @@ let rfb = null;
 function status(text) { $('status').textContent = text; document.body.dataset.state = text; }
 
 function session() {
-  try { return JSON.parse(sessionStorage.getItem(sessionKey)); } catch { return null; }
+  const token = sessionStorage.getItem(keys.token);
+  return token ? { token, location: sessionStorage.getItem(keys.session) } : null;
 }
 
 async function login(ev) {
@@ -22,13 +24,15 @@ async function login(ev) {
     body: JSON.stringify({ UserName: $('user').value, Password: $('password').value }),
   });
   if (!r.ok) { $('loginError').textContent = 'Login failed (' + r.status + ')'; return; }
-  sessionStorage.setItem(sessionKey, JSON.stringify({ token: r.headers.get('X-Auth-Token'), location: r.headers.get('Location') }));
+  sessionStorage.setItem(keys.token, r.headers.get('X-Auth-Token'));
+  sessionStorage.setItem(keys.session, r.headers.get('Location') || '');
+  sessionStorage.setItem(keys.user, $('user').value);
   $('login').hidden = true;
   open();
 }
 
 function needLogin(text) {
-  sessionStorage.removeItem(sessionKey);
+  for (const k of Object.values(keys)) sessionStorage.removeItem(k);
   status(text);
   $('login').hidden = false;
 }
@@ -68,7 +72,7 @@ $('paste').addEventListener('click', () => rfb && rfb.clipboardPasteFrom($('clip
 $('disconnect').addEventListener('click', () => rfb && rfb.disconnect());
 $('logout').addEventListener('click', async () => {
   const s = session();
-  if (s) { await fetch(s.location, { method: 'DELETE', headers: { 'X-Auth-Token': s.token } }); }
+  if (s && s.location) { await fetch(s.location, { method: 'DELETE', headers: { 'X-Auth-Token': s.token } }); }
   needLogin('Logged out');
 });
 open();
