@@ -16,7 +16,14 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/redfish-bridge ./cmd/redfish-bridge
 
+# noVNC for the graphical console (/console/), from Debian's package: only
+# its core/ and vendor/ (ES modules the page imports) reach the image.
+FROM debian:bookworm-slim AS novnc
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends novnc
+
 FROM gcr.io/distroless/static:nonroot
+COPY --from=novnc /usr/share/novnc/core /usr/share/novnc/core
+COPY --from=novnc /usr/share/novnc/vendor /usr/share/novnc/vendor
 # On PATH: import pods run `redfish-bridge import ...` from this same image.
 COPY --from=build /out/redfish-bridge /usr/local/bin/redfish-bridge
 USER 65532:65532

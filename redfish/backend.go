@@ -194,6 +194,9 @@ type Backends struct {
 	// Protocols, optional, reports the protocols other parts serve per
 	// System (IPMI); nil when none runs, and then none is shown.
 	Protocols Protocols
+	// Consoles is the graphical console; nil: none (GraphicalConsole
+	// ServiceEnabled false).
+	Consoles Consoles
 }
 
 // Protocols reports what the bridge's other endpoints serve for a System,

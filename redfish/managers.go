@@ -42,7 +42,9 @@ func (s *Server) getManager(c echo.Context) error {
 			// the bridge: the only software a manager runs
 			"ActiveSoftwareImage": link(firmwareURI + "/" + bridgeFirmwareID),
 		},
+		"GraphicalConsole": s.graphicalConsole(),
 	}
+	s.consoleLinks(uri, v.Key.ID(), body)
 	if s.b.Logs != nil {
 		body["LogServices"] = link(uri + "/LogServices")
 	}

@@ -120,6 +120,7 @@ func (s *Server) resourceList() []resource {
 			onGet(mgr, s.getManager),
 			onGet(mgr+"/NetworkProtocol", s.getNetworkProtocol),
 			onGet(mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces),
+			onPost(mgr+"/Actions/Oem/"+consoleTokenAction, s.issueConsoleToken),
 		}, s.virtualMedia(mgr)...), s.logServices(mgr)...),
 	}, {
 		root: "Chassis", odata: "Chassis", kind: entitySet, uri: chassisCollURI,

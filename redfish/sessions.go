@@ -158,5 +158,8 @@ func (s *Server) logout(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("log out session %s: %w", o.ID, err)
 	}
+	if s.b.Consoles != nil {
+		s.b.Consoles.SessionEnded(o.ID) // its open consoles end with it
+	}
 	return c.NoContent(http.StatusNoContent)
 }

@@ -23,8 +23,9 @@ type caches struct {
 	inv   *inventory.Inventory
 	trust *media.TrustCache // the slots' trust ConfigMaps the bridge signed: GETs of VirtualMedia and Certificates read no apiserver
 	authn *auth.Authenticator
-	users auth.Users // the accounts authn checks, for the event delivery's scopes
-	key   []byte     // the session key: session tokens and the bridge's object MACs are keyed from it
+	users auth.Users       // the accounts authn checks, for the event delivery's scopes
+	revs  auth.Revocations // the sessions logged out, on every replica (open consoles end with theirs)
+	key   []byte           // the session key: session tokens and the bridge's object MACs are keyed from it
 }
 
 // addCaches adds the parts that fill c to the Caches group.
@@ -44,7 +45,7 @@ func addCaches(mgr *manager.Manager, cl clients, cfg Config) (*caches, error) {
 			if c.key, err = kubeauth.SessionKey(ctx, cl.kube, cfg.Namespace, cfg.SessionKeySecret); err != nil {
 				return err
 			}
-			if c.authn, c.users, err = authenticator(ctx, cl.kube, cfg, c.key); err != nil {
+			if c.authn, c.users, c.revs, err = authenticator(ctx, cl.kube, cfg, c.key); err != nil {
 				return err
 			}
 			if c.trust, err = media.StartTrustCache(ctx, cl.kube, cfg.Namespaces, c.key); err != nil {
@@ -68,18 +69,18 @@ func addCaches(mgr *manager.Manager, cl clients, cfg Config) (*caches, error) {
 
 // authenticator watches the users and the sessions' revocations, in
 // cfg.Namespace, and signs session tokens with key.
-func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, key []byte) (*auth.Authenticator, auth.Users, error) {
+func authenticator(ctx context.Context, kube kubernetes.Interface, cfg Config, key []byte) (*auth.Authenticator, auth.Users, auth.Revocations, error) {
 	users, err := kubeauth.WatchSecretUsers(ctx, kube, cfg.Namespace, cfg.UsersSecret)
 	if err != nil {
-		return nil, nil, fmt.Errorf("users: %w", err)
+		return nil, nil, nil, fmt.Errorf("users: %w", err)
 	}
 	revs, err := kubeauth.WatchConfigMapRevocations(ctx, kube, cfg.Namespace, cfg.RevocationsConfigMap)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	a, err := auth.New(auth.Config{Users: users, Revocations: revs, Sessions: revs, Key: key, MaxSessionsPerUser: cfg.MaxSessionsPerUser})
 	if err != nil {
-		return nil, nil, fmt.Errorf("authenticator: %w", err)
+		return nil, nil, nil, fmt.Errorf("authenticator: %w", err)
 	}
-	return a, users, nil
+	return a, users, revs, nil
 }

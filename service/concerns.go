@@ -18,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
 // concerns are what the Redfish backend and the long-running parts are
@@ -44,6 +45,8 @@ type concerns struct {
 	// events keeps the EventService's subscriptions in eventStore.
 	eventStore *eventsub.Store
 	events     *backend.Events
+	// graphical is the graphical console (page, WebSocket, tokens).
+	graphical *vncconsole.Console
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -103,9 +106,13 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	if err != nil {
 		return nil, err
 	}
+	graphical, err := vncconsole.New(cfg.GraphicalConsole, c.key, cl.screen, c.revs)
+	if err != nil {
+		return nil, fmt.Errorf("graphical console: %w", err)
+	}
 	evCfg := cfg.Events.WithDefaults()
 	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
-	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs,
+	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
 	return con, nil
@@ -118,6 +125,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 func (con *concerns) redfishBackends() redfish.Backends {
 	b := backend.New(con.caches.inv, con.writer, con.media, con.power, nil).Backends(con.caches.authn, con.events)
 	b.Logs = con.log
+	b.Consoles = con.graphical
 	if con.cfg.IPMI.Enabled() {
 		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
 	}

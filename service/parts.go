@@ -17,13 +17,15 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
 // clients are the bridge's clients of the apiserver, one of each kind.
 type clients struct {
 	dyn    dynamic.Interface
 	kube   kubernetes.Interface
-	forcer *virtapi.Client // KubeVirt's force-stop subresource (power)
+	forcer *virtapi.Client  // KubeVirt's force-stop subresource (power)
+	screen *virtapi.Screens // KubeVirt's vnc subresource (the graphical console)
 }
 
 func newClients(cfg *rest.Config) (clients, error) {
@@ -39,7 +41,11 @@ func newClients(cfg *rest.Config) (clients, error) {
 	if err != nil {
 		return clients{}, err
 	}
-	return clients{dyn: dyn, kube: kube, forcer: forcer}, nil
+	screen, err := virtapi.NewScreens(cfg)
+	if err != nil {
+		return clients{}, err
+	}
+	return clients{dyn: dyn, kube: kube, forcer: forcer, screen: screen}, nil
 }
 
 // addParts adds the long-running parts built on the concerns (clients,
@@ -56,6 +62,7 @@ func addParts(mgr *manager.Manager, con *concerns) error {
 			Namespace: con.cfg.Namespace, Store: con.eventStore, Users: con.caches.users, VMs: con.caches.inv}),
 		eventsource.Add(mgr, con.caches.inv, &con.bus),
 		eventlog.Add(mgr, con.log),
+		vncconsole.Add(mgr, con.graphical),
 	)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 	"github.com/redfish-bridge/redfish-bridge/webui"
 )
 
@@ -50,6 +51,9 @@ type Config struct {
 	TLS *tls.Config
 	// Limits bound header size and open connections of both servers.
 	Limits Limits
+	// GraphicalConsole is the graphical console's settings (package
+	// vncconsole): served on the HTTPS port under /console/.
+	GraphicalConsole vncconsole.Config
 	// ServiceUUID is the Redfish service root UUID (same on every replica).
 	ServiceUUID string
 	Version     string
@@ -181,7 +185,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("redfish service: %w", err)
 	}
-	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withPages(cfg.WebUI, handler), cfg.TLS, cfg.Limits)
+	redfishSrv, err := addServer(r.mgr, manager.Servers, "redfish", cfg.Listen, withPages(cfg.WebUI, withConsole(handler, con.graphical)), cfg.TLS, cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
+	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 	"github.com/redfish-bridge/redfish-bridge/webui"
 )
 
@@ -48,6 +49,7 @@ type serveOptions struct {
 	kubeBurst                           int
 	userWrites                          redfish.WriteShare
 	events                              eventdelivery.Config
+	graphical                           vncconsole.Config
 	maxImageSize, imageClaimSize        string
 	imageCacheSize, imageCacheKeyFile   string
 	imageCacheKey                       []byte
@@ -127,6 +129,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "client-side burst of apiserver requests")
 	fs.Float64Var(&o.userWrites.PerSecond, "user-write-qps", defaultUserWriteQPS, "writes (POST, PATCH, DELETE, logins) per second each Redfish user may make on average while other users write too, its share of --kube-qps (beyond it: 429 with Retry-After; a user writing alone is not refused); 0 for no limit")
 	fs.IntVar(&o.userWrites.Burst, "user-write-burst", defaultUserWriteBurst, "writes each Redfish user may make at once")
+	o.graphical.RegisterFlags(fs)
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", service.DefaultMaxHeaderBytes, "largest request header accepted (HTTP/1 and HTTP/2), bytes")
 	fs.IntVar(&o.maxConnections, "max-connections", service.DefaultMaxConnections, "open connections per listener (TLS handshakes included), shared out per user (authenticated connections) and per address (the others): at the cap a new connection closes one of whoever is over its share, an unfinished handshake first, or is itself closed; -1 for no cap")
 	fs.IntVar(&o.maxSessionsPerUser, "max-sessions-per-user", auth.DefaultMaxSessionsPerUser, "open sessions one user may hold (across replicas); that user's next login answers 503 SessionLimitExceeded, other users' do not; -1 for no per-user bound")
@@ -226,6 +229,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		UserWrites:         o.userWrites,
 		WebUI:              o.webUI,
 		Events:             o.events,
+		GraphicalConsole:   o.graphical,
 		Console:            o.console,
 	})
 	if err != nil {

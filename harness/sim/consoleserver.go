@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/vncscreen"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
@@ -52,6 +53,7 @@ import (
 // end). Another route (VNC: RFB) plugs in with one line here.
 var routes = map[string]func(cs *consoleServer, ctx context.Context, vmi *unstructured.Unstructured, conn io.ReadWriter) error{
 	kubevirt.ConsoleSubresource: (*consoleServer).serveSerial,
+	kubevirt.VNCSubresource:     (*consoleServer).serveVNC, // screen.go
 }
 
 // handlerPodName is the virt-handler Pod on NodeName.
@@ -74,6 +76,7 @@ type consoleServer struct {
 	mu     sync.Mutex
 	active map[connKey]chan struct{} // a connection's stop channel
 	guests map[types.UID]*guest
+	screen map[types.UID]*vncscreen.Screen // screen.go
 }
 
 // connKey names a VMI's connection on one route.
@@ -142,6 +145,7 @@ func (s *Simulator) startConsoleServer(ctx context.Context, port int, podSpec co
 		kube: s.kube, dyn: s.dyn, log: s.log,
 		active: map[connKey]chan struct{}{},
 		guests: map[types.UID]*guest{},
+		screen: map[types.UID]*vncscreen.Screen{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(kubevirt.HandlerPathPattern(), cs.serveSubresource)

@@ -50,6 +50,7 @@ func (cs *consoleServer) forget(uid types.UID) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	delete(cs.guests, uid)
+	delete(cs.screen, uid)
 }
 
 // bootLog is what the guest printed on ttyS0 while it booted.

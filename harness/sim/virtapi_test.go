@@ -31,6 +31,7 @@ func TestNodeSideVirtAPI(t *testing.T) {
 			t.Run("PVCVolume", e.testPVCVolume)
 			t.Run("VolumeWithoutDisk", e.testVolumeWithoutDiskVirtAPI)
 			t.Run("Console", func(t *testing.T) { e.testConsole(t, c) })
+			t.Run("Screen", func(t *testing.T) { e.testScreen(t, c) })
 		})
 	}
 }

@@ -132,6 +132,10 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["subresources.kubevirt.io"]
   resources: ["virtualmachineinstances/console"]
   verbs: ["get"]
+# Graphical console (the /console/ page): virt-api's vnc WebSocket.
+- apiGroups: ["subresources.kubevirt.io"]
+  resources: ["virtualmachineinstances/vnc"]
+  verbs: ["get"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
