@@ -14,8 +14,8 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stmcginnis/gofish v0.20.0
 	golang.org/x/crypto v0.57.0
-	golang.org/x/net v0.60.0
 	golang.org/x/image v0.39.0
+	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.46.0
 	golang.org/x/time v0.15.0
