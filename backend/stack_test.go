@@ -123,8 +123,17 @@ func newStackLog(t testing.TB, v crds.Variant, wrap func(*inventory.Inventory) a
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The subscriptions are read from a watch, as every replica reads them
+	// (the watch as the administrator: the stack keeps them in its own
+	// namespace, where the chart grants the bridge nothing).
+	subs := eventsub.NewStore(kube, stackNS, "events", eventsub.Limits{})
+	watched, err := eventsub.Watch(ctx, kubernetes.NewForConfigOrDie(c.Admin), stackNS, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs.ReadFrom(watched)
 	h, err := redfish.New(redfish.Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "test", Logger: log}, be.Backends(authn,
-		backend.NewEvents(eventsub.NewStore(kube, stackNS, "events", eventsub.Limits{}), eventdelivery.Config{})))
+		backend.NewEvents(subs, eventdelivery.Config{})))
 	if err != nil {
 		t.Fatal(err)
 	}

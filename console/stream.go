@@ -50,7 +50,15 @@ type stream struct {
 func (s *stream) start(conn *websocketConn, log *slog.Logger, idle time.Duration) {
 	s.conn, s.log, s.idleAfter = conn, log, idle
 	s.done = make(chan struct{})
-	s.idle = time.AfterFunc(idle, func() { s.end(ErrIdle) })
+	// The timer may fire (a short idle timeout on a loaded machine) before
+	// AfterFunc's result is stored in s.idle, which end reads: the
+	// callback waits until it is.
+	stored := make(chan struct{})
+	s.idle = time.AfterFunc(idle, func() {
+		<-stored
+		s.end(ErrIdle)
+	})
+	close(stored)
 }
 
 // Read reads what the guest printed.

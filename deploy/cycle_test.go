@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
@@ -71,6 +72,7 @@ func provisionCycle(t *testing.T, env *installed) {
 		ImporterImage:        env.configString(t, "importer-image"),
 		MetricsListen:        "127.0.0.1:0",
 		Leader:               service.LeaderElection{LeaseName: env.configString(t, "lease-name"), Identity: "chart-test"},
+		Events:               eventdelivery.Config{Secret: env.configString(t, "event-subscriptions-secret")},
 		Log:                  log,
 	})
 	if err != nil {

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +54,21 @@ type Store struct {
 	namespace, name string
 	limits          Limits
 	now             func() time.Time
+
+	// cache, when set, answers List and Get (no apiserver request per
+	// read); written is the resourceVersion of this store's last write,
+	// which a read waits for the cache to have seen (read your writes).
+	cache   *Watcher
+	written atomic.Uint64
 }
+
+// cacheLag bounds how long a read waits for the cache to see this
+// store's last write before it reads the Secret itself.
+const cacheLag = 2 * time.Second
+
+// ReadFrom makes List and Get answer from w (the watch of the same
+// Secret, every replica's), so a read costs no apiserver request.
+func (st *Store) ReadFrom(w *Watcher) { st.cache = w }
 
 // NewStore returns a store of the Secret namespace/name (created on the
 // first subscription).
@@ -90,6 +107,9 @@ func (st *Store) Create(ctx context.Context, s Subscription) (Subscription, erro
 
 // List returns every subscription, sorted by creation then ID.
 func (st *Store) List(ctx context.Context) ([]Subscription, error) {
+	if st.cache != nil && st.cacheHas(ctx, st.written.Load()) {
+		return slices.Clone(st.cache.Subscriptions()), nil
+	}
 	sec, err := st.kube.CoreV1().Secrets(st.namespace).Get(ctx, st.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -98,6 +118,26 @@ func (st *Store) List(ctx context.Context) ([]Subscription, error) {
 		return nil, fmt.Errorf("read event subscriptions: %w", err)
 	}
 	return Decode(sec), nil
+}
+
+// cacheHas waits (cacheLag at most) until the cache has seen the Secret
+// at resourceVersion rv; false when it has not, or ctx ended.
+func (st *Store) cacheHas(ctx context.Context, rv uint64) bool {
+	timeout := time.NewTimer(cacheLag)
+	defer timeout.Stop()
+	for {
+		ok, changed := st.cache.seen(rv)
+		if ok {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // Get returns subscription id or an error wrapping [ErrNotFound].
@@ -176,10 +216,11 @@ func (st *Store) update(ctx context.Context, change func([]Subscription) (map[st
 			}
 			sec.Data[keyPrefix+id] = raw
 		}
+		var written *corev1.Secret
 		if create {
-			_, err = secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: FieldManager})
+			written, err = secrets.Create(ctx, sec, metav1.CreateOptions{FieldManager: FieldManager})
 		} else {
-			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{FieldManager: FieldManager})
+			written, err = secrets.Update(ctx, sec, metav1.UpdateOptions{FieldManager: FieldManager})
 		}
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			continue
@@ -187,9 +228,22 @@ func (st *Store) update(ctx context.Context, change func([]Subscription) (map[st
 		if err != nil {
 			return fmt.Errorf("write event subscriptions: %w", err)
 		}
+		if rv, perr := strconv.ParseUint(written.ResourceVersion, 10, 64); perr == nil {
+			st.wrote(rv)
+		}
 		return nil
 	}
 	return fmt.Errorf("write event subscriptions: the Secret kept changing under 8 attempts")
+}
+
+// wrote raises written to rv (writes may finish out of order).
+func (st *Store) wrote(rv uint64) {
+	for {
+		old := st.written.Load()
+		if rv <= old || st.written.CompareAndSwap(old, rv) {
+			return
+		}
+	}
 }
 
 // FieldManager is the manager of the bridge's writes to the Secret.

@@ -73,3 +73,39 @@ func TestStoreCapsHoldAcrossReplicas(t *testing.T) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
 	}
 }
+
+// TestStoreReadsItsWritesFromTheWatch: a store that reads from the watch
+// (every replica's, so a GET costs no apiserver request) still lists a
+// subscription right after creating it and no longer lists it right after
+// deleting it: a read waits for the watch to have seen the store's own
+// last write. Without that wait (written left 0) the list that follows
+// a create races the watch event and misses it.
+func TestStoreReadsItsWritesFromTheWatch(t *testing.T) {
+	c := testcluster.Shared(t, crds.Stock)
+	kube, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := c.TestNamespace(t)
+	w, err := Watch(t.Context(), kube, ns, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewStore(kube, ns, "events", Limits{})
+	st.ReadFrom(w)
+	for i := range 20 {
+		s, err := st.Create(t.Context(), Subscription{Owner: "alice", Destination: fmt.Sprintf("https://r.example/%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Get(t.Context(), s.ID); err != nil {
+			t.Fatalf("Get right after Create %d: %v", i, err)
+		}
+		if err := st.Delete(t.Context(), s.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Get(t.Context(), s.ID); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get right after Delete %d: %v, want ErrNotFound", i, err)
+		}
+	}
+}

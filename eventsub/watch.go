@@ -3,6 +3,7 @@ package eventsub
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 type Watcher struct {
 	mu      sync.RWMutex
 	subs    []Subscription
+	rv      uint64        // the resourceVersion of the Secret last decoded (0: none, or not a number)
 	changed chan struct{} // closed and replaced at each change
 }
 
@@ -35,12 +37,13 @@ func Watch(ctx context.Context, kube kubernetes.Interface, namespace, name strin
 		if !ok {
 			return
 		}
-		w.set(Decode(sec))
+		rv, _ := strconv.ParseUint(sec.ResourceVersion, 10, 64)
+		w.set(Decode(sec), rv)
 	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    set,
 		UpdateFunc: func(_, obj any) { set(obj) },
-		DeleteFunc: func(any) { w.set(nil) },
+		DeleteFunc: func(any) { w.set(nil, 0) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch event subscriptions: %w", err)
@@ -52,10 +55,10 @@ func Watch(ctx context.Context, kube kubernetes.Interface, namespace, name strin
 	return w, nil
 }
 
-func (w *Watcher) set(subs []Subscription) {
+func (w *Watcher) set(subs []Subscription, rv uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.subs = subs
+	w.subs, w.rv = subs, rv
 	close(w.changed)
 	w.changed = make(chan struct{})
 }
@@ -73,4 +76,12 @@ func (w *Watcher) Changed() <-chan struct{} {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	return w.changed
+}
+
+// seen reports whether the watch has decoded the Secret at resourceVersion
+// rv or later, and the channel closed at its next change.
+func (w *Watcher) seen(rv uint64) (bool, <-chan struct{}) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.rv >= rv, w.changed
 }

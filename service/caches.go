@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/inventory"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -26,6 +27,9 @@ type caches struct {
 	users auth.Users       // the accounts authn checks, for the event delivery's scopes
 	revs  auth.Revocations // the sessions logged out, on every replica (open consoles end with theirs)
 	key   []byte           // the session key: session tokens and the bridge's object MACs are keyed from it
+	// subs are the EventService's subscriptions (their Secret, watched):
+	// a GET of them reads no apiserver.
+	subs *eventsub.Watcher
 }
 
 // addCaches adds the parts that fill c to the Caches group.
@@ -52,6 +56,10 @@ func addCaches(mgr *manager.Manager, cl clients, cfg Config) (*caches, error) {
 				return fmt.Errorf("start trust cache: %w", err)
 			}
 			return nil
+		},
+		func(ctx context.Context) (err error) {
+			c.subs, err = eventsub.Watch(ctx, cl.kube, cfg.Namespace, cfg.Events.WithDefaults().Secret)
+			return err
 		},
 		func(ctx context.Context) (err error) {
 			if c.inv, err = inventory.Start(ctx, cl.dyn, cl.kube, cfg.Namespaces); err != nil {

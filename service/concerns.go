@@ -112,6 +112,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}
 	evCfg := cfg.Events.WithDefaults()
 	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
+	store.ReadFrom(c.subs)
 	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)

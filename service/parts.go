@@ -16,6 +16,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/eventsource"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
@@ -53,9 +54,11 @@ func newClients(cfg *rest.Config) (clients, error) {
 // group) and, one line each, the parts of other packages, each added by
 // its package's own function, e.g. console.Add(mgr, con.caches.inv, ...)
 // (docs/extending.md, "A long-running part").
-func addParts(mgr *manager.Manager, con *concerns) error {
-	return errors.Join(
+func addParts(mgr *manager.Manager, con *concerns) (addedParts, error) {
+	ssh, sshErr := sshconsole.Add(mgr, con.cfg.SSHConsole, con.caches.authn, con.console)
+	return addedParts{ssh: ssh}, errors.Join(
 		con.recs.addTo(mgr),
+		sshErr,
 		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
 			backend.New(con.caches.inv, con.writer, con.media, con.power, nil).IPMI()),
 		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: &con.bus, Kube: con.clients.kube,
@@ -64,6 +67,12 @@ func addParts(mgr *manager.Manager, con *concerns) error {
 		eventlog.Add(mgr, con.log),
 		vncconsole.Add(mgr, con.graphical),
 	)
+}
+
+// addedParts are the parts addParts added that Start reports on once
+// they serve (their addresses).
+type addedParts struct {
+	ssh *sshconsole.Part // nil: no SSH console
 }
 
 // addProbes adds the server of /metrics, /healthz and /readyz (h) to the

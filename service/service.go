@@ -23,6 +23,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 	"github.com/redfish-bridge/redfish-bridge/webui"
 )
@@ -109,7 +110,10 @@ type Config struct {
 	WebUI webui.Config
 	// Console are the serial console stream's limits (package console).
 	Console console.Config
-	Log     *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
+	// SSHConsole is the SSH serial console's listener (package
+	// sshconsole); off when its Listen is "".
+	SSHConsole sshconsole.Config
+	Log        *slog.Logger // the bridge's logger; nil: the one Start's ctx carries (logctx)
 }
 
 // Running is a started bridge.
@@ -118,8 +122,10 @@ type Running struct {
 	Addr string
 	// MetricsAddr is the metrics server's address ("" without one).
 	MetricsAddr string
-	Writer      *apply.Client
-	Metrics     *metrics.Metrics
+	// SSHConsoleAddr is the SSH serial console's address ("" without one).
+	SSHConsoleAddr string
+	Writer         *apply.Client
+	Metrics        *metrics.Metrics
 	// Events is this replica's event bus: what package eventsource
 	// publishes of every VM change.
 	Events *event.Bus
@@ -189,13 +195,14 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := addParts(r.mgr, con); err != nil {
+	parts, err := addParts(r.mgr, con)
+	if err != nil {
 		return nil, err
 	}
 	if err := r.mgr.Serve(ctx); err != nil {
 		return nil, err
 	}
-	r.Addr, r.MetricsAddr = redfishSrv.Addr(), metricsSrv.Addr()
+	r.Addr, r.MetricsAddr, r.SSHConsoleAddr = redfishSrv.Addr(), metricsSrv.Addr(), parts.ssh.Addr()
 	logctx.From(ctx).InfoContext(ctx, "redfish-bridge started", "addr", r.Addr, "metrics", r.MetricsAddr, "tls", cfg.TLS != nil,
 		"listMode", c.mode, "namespaces", cfg.Namespaces)
 	return r, nil

@@ -12,6 +12,6 @@
 // OpenBMC's console do; with -t OpenSSH's client takes "~." itself first,
 // which closes the connection too.
 //
-// Not yet: the part on the manager (Servers group), its flags, the host
-// key kept in a Secret, the chart's Service port.
+// [Add] makes it a part of the bridge's manager (Servers group) on
+// --ssh-console-listen, with the host key of --ssh-console-host-key.
 package sshconsole

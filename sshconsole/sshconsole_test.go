@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +25,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
+	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -106,28 +107,30 @@ func TestSSHConsole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	// The console as the bridge runs it: a part of the manager, its host
+	// key read from the file --ssh-console-host-key names.
+	keyFile := writeHostKey(t)
+	mgr := manager.New(manager.Options{})
+	part, err := sshconsole.Add(mgr, sshconsole.Config{Listen: "127.0.0.1:0", HostKeyFile: keyFile}, passwords{}, opener)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostKey, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := mgr.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := sshconsole.NewServer(ctx, hostKey, passwords{}, opener)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		_ = ln.Close()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
+		cancel()
+		if err := mgr.Wait(); err != nil {
+			t.Errorf("manager: %v", err)
 		}
 	})
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	_, port, err := net.SplitHostPort(part.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("LoginPromptEchoEscape", func(t *testing.T) {
 		cmd, stdin, out := startSSH(t, sshBin, port, "admin", ns+".web")
@@ -239,5 +242,40 @@ func typeIn(t *testing.T, w io.Writer, s string) {
 	t.Helper()
 	if _, err := w.Write([]byte(s)); err != nil {
 		t.Fatalf("type %q: %v", s, err)
+	}
+}
+
+// writeHostKey writes a new ed25519 host key, PEM as ssh-keygen writes
+// it, and returns its path.
+func writeHostKey(t *testing.T) string {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "host_key")
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestAddRefusesABadHostKey: a host key file that is not a key fails the
+// bridge's start with the file's name, before anything listens.
+func TestAddRefusesABadHostKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host_key")
+	if err := os.WriteFile(path, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sshconsole.Add(manager.New(manager.Options{}), sshconsole.Config{Listen: "127.0.0.1:0", HostKeyFile: path}, passwords{}, nil)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Add with a bad host key: %v, want an error naming %s", err, path)
+	}
+	if p, err := sshconsole.Add(manager.New(manager.Options{}), sshconsole.Config{}, passwords{}, nil); p != nil || err != nil {
+		t.Fatalf("Add without a listen address: %v, %v; want nothing added", p, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 )
 
@@ -42,18 +43,25 @@ type Console struct {
 	handler *Handler
 	files   http.Handler // the page's own files
 	novnc   http.Handler // noVNC's core/ and vendor/
+	// missing is why the console is not served although enabled (noVNC
+	// not installed); nil when it is served or disabled.
+	missing error
 }
 
 // New returns the console; key signs its tokens (the same on every
-// replica). It fails when noVNC is not installed at cfg.NoVNCDir.
+// replica). When noVNC is not installed at cfg.NoVNCDir the console is
+// not served (the Managers say ServiceEnabled false, the page answers 503
+// naming the package, [Add]'s part logs it once) and the rest of the
+// bridge runs: a missing web client must not take the BMC down.
 func New(cfg Config, key []byte, screens Screens, sessions Sessions) (*Console, error) {
 	cfg = cfg.withDefaults()
 	tokens, err := NewTokens(key, 0, nil)
 	if err != nil {
 		return nil, err
 	}
+	var missing error
 	if _, err := os.Stat(cfg.NoVNCDir + "/core/rfb.js"); !cfg.Disabled && err != nil {
-		return nil, fmt.Errorf("noVNC not found in %s (Debian package novnc; flag --graphical-console-novnc-dir): %w", cfg.NoVNCDir, err)
+		missing = fmt.Errorf("noVNC not found in %s (Debian package novnc; flag --graphical-console-novnc-dir): %w", cfg.NoVNCDir, err)
 	}
 	sub, err := fs.Sub(page, "page")
 	if err != nil {
@@ -61,15 +69,20 @@ func New(cfg Config, key []byte, screens Screens, sessions Sessions) (*Console, 
 	}
 	return &Console{
 		cfg: cfg, tokens: tokens, handler: NewHandler(cfg, tokens, screens, sessions),
-		files: http.StripPrefix(PathPrefix+"app/", http.FileServerFS(sub)),
-		novnc: http.StripPrefix(PathPrefix+"novnc/", http.FileServerFS(os.DirFS(cfg.NoVNCDir))),
+		files:   http.StripPrefix(PathPrefix+"app/", http.FileServerFS(sub)),
+		novnc:   http.StripPrefix(PathPrefix+"novnc/", http.FileServerFS(os.DirFS(cfg.NoVNCDir))),
+		missing: missing,
 	}, nil
 }
+
+// Missing is why an enabled console is not served (noVNC not installed);
+// nil when it is served or disabled.
+func (c *Console) Missing() error { return c.missing }
 
 // GraphicalConsole says whether the console is served and how many
 // consoles of one System may be open.
 func (c *Console) GraphicalConsole() (bool, int) {
-	return !c.cfg.Disabled, c.cfg.MaxSessionsPerSystem
+	return !c.cfg.Disabled && c.missing == nil, c.cfg.MaxSessionsPerSystem
 }
 
 // PageURI is the console page of System id.
@@ -93,6 +106,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest := strings.TrimPrefix(r.URL.Path, PathPrefix)
 	switch {
+	case c.missing != nil && !c.cfg.Disabled && rest != r.URL.Path:
+		http.Error(w, "graphical console not served: "+c.missing.Error(), http.StatusServiceUnavailable)
 	case c.cfg.Disabled || rest == r.URL.Path || path.Clean(r.URL.Path) != r.URL.Path: // no dot segments: what is served is what the prefix says
 		http.NotFound(w, r)
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
@@ -117,6 +132,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // connections alone), each with its audit line.
 func Add(mgr *manager.Manager, console *Console) error {
 	return mgr.Add(manager.PartFunc(func(ctx context.Context) error {
+		if err := console.Missing(); err != nil {
+			logctx.From(ctx).WarnContext(ctx, "graphical console not served", "error", err)
+		}
 		<-ctx.Done()
 		console.handler.endAll(ErrShutdown)
 		return nil

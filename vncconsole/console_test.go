@@ -63,8 +63,17 @@ func TestPageAndFiles(t *testing.T) {
 	if enabled, _ := off.GraphicalConsole(); enabled || rec.Code != http.StatusNotFound {
 		t.Errorf("disabled console: enabled %v, page %d", enabled, rec.Code)
 	}
-	if _, err := New(Config{NoVNCDir: t.TempDir()}, bytes.Repeat([]byte{3}, 32), &fleet{}, &revocations{}); err == nil || !strings.Contains(err.Error(), "noVNC not found") {
-		t.Errorf("without noVNC: %v", err)
+	// Without noVNC the bridge still starts; the console is not served and
+	// says why.
+	bare, err := New(Config{NoVNCDir: t.TempDir()}, bytes.Repeat([]byte{3}, 32), &fleet{}, &revocations{})
+	if err != nil {
+		t.Fatalf("without noVNC: %v, want a console that is not served", err)
+	}
+	rec = httptest.NewRecorder()
+	bare.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/console/ns1.vm-1", nil))
+	if enabled, _ := bare.GraphicalConsole(); enabled || rec.Code != http.StatusServiceUnavailable ||
+		!strings.Contains(rec.Body.String(), "noVNC not found") || bare.Missing() == nil {
+		t.Errorf("without noVNC: enabled %v, page %d %q, Missing %v; want not served, 503 naming noVNC", enabled, rec.Code, rec.Body.String(), bare.Missing())
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 	"github.com/redfish-bridge/redfish-bridge/webui"
 )
@@ -62,6 +63,7 @@ type serveOptions struct {
 	ipmi                                ipmi.Config
 	webUI                               webui.Config
 	console                             console.Config
+	sshConsole                          sshconsole.Config
 }
 
 // Defaults of --kube-qps and --kube-burst. client-go's own (5 QPS, burst
@@ -97,6 +99,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	o.events.RegisterFlags(fs)
 	o.console = console.DefaultConfig()
 	o.console.RegisterFlags(fs)
+	o.sshConsole.RegisterFlags(fs)
 	fs.StringVar(&o.configFile, "config", "", "YAML file of flag values (keys are flag names); flags and env win over it")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 	fs.StringVar(&o.namespaces, "namespaces", "", "comma-separated namespaces whose VMs are served; empty means all")
@@ -231,6 +234,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		Events:             o.events,
 		GraphicalConsole:   o.graphical,
 		Console:            o.console,
+		SSHConsole:         o.sshConsole,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
