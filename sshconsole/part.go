@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/crypto/ssh"
 
@@ -116,7 +117,7 @@ func (p *Part) hostKey(ctx context.Context) (ssh.Signer, error) {
 }
 
 func readHostKey(path string) (ssh.Signer, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Clean(path)) // the operator's --ssh-console-host-key
 	if err != nil {
 		return nil, fmt.Errorf("ssh console: host key: %w", err)
 	}
