@@ -7,11 +7,9 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/redfish-bridge/redfish-bridge/internal/watchone"
 )
 
 // Watcher holds the subscriptions of the watched Secret, decoded once per
@@ -27,30 +25,15 @@ type Watcher struct {
 // it was read (a missing Secret holds no subscriptions).
 func Watch(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*Watcher, error) {
 	w := &Watcher{changed: make(chan struct{})}
-	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		}))
-	inf := f.Core().V1().Secrets().Informer()
-	set := func(obj any) {
-		sec, ok := obj.(*corev1.Secret)
-		if !ok {
-			return
-		}
-		rv, _ := strconv.ParseUint(sec.ResourceVersion, 10, 64)
-		w.set(Decode(sec), rv)
-	}
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, obj any) { set(obj) },
-		DeleteFunc: func(any) { w.set(nil, 0) },
+	err := watchone.Secret(ctx, kube, namespace, name, watchone.Handlers[*corev1.Secret]{
+		Set: func(sec *corev1.Secret) {
+			rv, _ := strconv.ParseUint(sec.ResourceVersion, 10, 64)
+			w.set(Decode(sec), rv)
+		},
+		Deleted: func() { w.set(nil, 0) },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("watch event subscriptions: %w", err)
-	}
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
-		return nil, fmt.Errorf("watch event subscriptions %s/%s: cache did not sync", namespace, name)
+		return nil, fmt.Errorf("event subscriptions: %w", err)
 	}
 	return w, nil
 }

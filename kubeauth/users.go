@@ -6,13 +6,10 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
+	"github.com/redfish-bridge/redfish-bridge/internal/watchone"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -32,29 +29,18 @@ type SecretUsers struct {
 func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace, name string) (*SecretUsers, error) {
 	log := logctx.From(ctx)
 	s := &SecretUsers{err: fmt.Errorf("users secret %s/%s not found", namespace, name)}
-	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		}))
-	inf := f.Core().V1().Secrets().Informer()
-	set := func(obj any) {
-		sec, ok := obj.(*corev1.Secret)
-		if !ok {
-			return
-		}
-		users, err := auth.ParseSecretData(sec.Data)
-		if err != nil {
-			log.WarnContext(ctx, "users secret: malformed entries rejected, the other users are served",
-				"secret", namespace+"/"+name, "users", len(users), "rejected", err.Error())
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.users, s.err = users, nil
-	}
-	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, obj any) { set(obj) },
-		DeleteFunc: func(any) {
+	err := watchone.Secret(ctx, kube, namespace, name, watchone.Handlers[*corev1.Secret]{
+		Set: func(sec *corev1.Secret) {
+			users, err := auth.ParseSecretData(sec.Data)
+			if err != nil {
+				log.WarnContext(ctx, "users secret: malformed entries rejected, the other users are served",
+					"secret", namespace+"/"+name, "users", len(users), "rejected", err.Error())
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.users, s.err = users, nil
+		},
+		Deleted: func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.users, s.err = nil, fmt.Errorf("users secret %s/%s was deleted", namespace, name)
@@ -62,13 +48,6 @@ func WatchSecretUsers(ctx context.Context, kube kubernetes.Interface, namespace,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watch users secret: %w", err)
-	}
-	f.Start(ctx.Done())
-	// The registration's HasSynced, not the informer's: handlers run on
-	// their own goroutine, so the informer's store can hold the Secret
-	// before set has read it.
-	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
-		return nil, fmt.Errorf("watch users secret %s/%s: cache did not sync", namespace, name)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -123,21 +123,32 @@ func (s *Server) getResetBiosActionInfo(c echo.Context) error {
 // show it at once. The action has no parameters; an empty body or {} is
 // accepted (sushy sends either).
 func (s *Server) resetBios(c echo.Context) error {
-	v, err := s.system(c)
+	v, err := s.parameterless(c, resetBiosAction)
 	if err != nil {
-		return err
-	}
-	body, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	p := newParams(c, resetBiosAction, body)
-	p.done(nil)
-	if err := p.err(); err != nil {
 		return err
 	}
 	if err := s.b.Boot.ResetFirmware(c.Request().Context(), v.Key); err != nil {
 		return fmt.Errorf("reset bios of %s: %w", v.Key, err)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// parameterless is the System of an action that takes no parameters
+// (ResetBios, ClearLog): an empty body or {} is accepted (sushy sends
+// either), any parameter refused as the action's others are.
+func (s *Server) parameterless(c echo.Context, action string) (SystemView, error) {
+	v, err := s.system(c)
+	if err != nil {
+		return SystemView{}, err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return SystemView{}, err
+	}
+	p := newParams(c, action, body)
+	p.done(nil)
+	if err := p.err(); err != nil {
+		return SystemView{}, err
+	}
+	return v, nil
 }

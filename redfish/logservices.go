@@ -130,17 +130,8 @@ func (s *Server) getLogEntry(c echo.Context) error {
 
 // clearLog empties the System's log (on this replica: docs/event-log.md).
 func (s *Server) clearLog(c echo.Context) error {
-	v, err := s.system(c)
+	v, err := s.parameterless(c, clearLogAction)
 	if err != nil {
-		return err
-	}
-	body, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	p := newParams(c, clearLogAction, body)
-	p.done(nil)
-	if err := p.err(); err != nil {
 		return err
 	}
 	s.b.Logs.Clear(v.Key)
