@@ -33,6 +33,8 @@ type concerns struct {
 	writer *apply.Client
 	// console opens VMs' serial consoles for the console front ends.
 	console *console.Opener
+	// backend is the verbs the front ends share (Redfish, IPMI).
+	backend *backend.Backend
 	media   *media.Service
 	power   *power.Service
 	recs    reconcilers
@@ -116,6 +118,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
+	con.backend = backend.New(c.inv, writer, mediaSvc, powerSvc, nil)
 	return con, nil
 }
 
@@ -124,7 +127,7 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 // subscriptions, each System's event log and, when the IPMI endpoint
 // runs, the ports it serves (shown in each Manager's NetworkProtocol).
 func (con *concerns) redfishBackends() redfish.Backends {
-	b := backend.New(con.caches.inv, con.writer, con.media, con.power, nil).Backends(con.caches.authn, con.events)
+	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
 	if con.cfg.IPMI.Enabled() {

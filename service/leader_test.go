@@ -82,10 +82,13 @@ func testLeaderFailover(t *testing.T, v crds.Variant) {
 	eventually(t, "replica-b to take the lease", b.Leading)
 	e.image.open()
 
+	// The simulator counts a start once its Running status is written, so
+	// the bridge can report On a moment before the count moves: wait for
+	// both, then check the counts are exact.
 	eventually(t, "the import to finish and the VM to power on", func() bool {
 		_, vm := e.call(t, b, http.MethodGet, "/redfish/v1/Systems/"+sys, nil)
 		_, cd := e.call(t, b, http.MethodGet, "/redfish/v1/Managers/"+sys+"/VirtualMedia/cd0", nil)
-		return vm["PowerState"] == "On" && cd["Inserted"] == true
+		return vm["PowerState"] == "On" && cd["Inserted"] == true && e.sim.Counters().VMIsStarted > 0
 	})
 	c := e.sim.Counters()
 	type outcome struct {

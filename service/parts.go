@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/redfish-bridge/redfish-bridge/backend"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
 	"github.com/redfish-bridge/redfish-bridge/eventsource"
@@ -60,7 +59,7 @@ func addParts(mgr *manager.Manager, con *concerns) (addedParts, error) {
 		con.recs.addTo(mgr),
 		sshErr,
 		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
-			backend.New(con.caches.inv, con.writer, con.media, con.power, nil).IPMI()),
+			con.backend.IPMI()),
 		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: &con.bus, Kube: con.clients.kube,
 			Namespace: con.cfg.Namespace, Store: con.eventStore, Users: con.caches.users, VMs: con.caches.inv}),
 		eventsource.Add(mgr, con.caches.inv, &con.bus),
