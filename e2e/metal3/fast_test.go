@@ -48,7 +48,7 @@ var fastDisks = []fastDisk{{"rootdisk", "RB-ROOT-0001", 20 << 30}, {"data", "RB-
 // inventory; the host then provisions a live ISO and is deleted.
 func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 	h := s.newHost(t, v)
-	h.bmo, h.ns, h.inspection = s.fast[v], fastNamespace, "fast"
+	h.bmo, h.ns, h.inspection, h.timeout = s.fast[v], fastNamespace, "fast", fastStepTimeout
 	h.key = system.Key{Namespace: demo.VMNamespace, Name: fastVM}
 	h.name = string(v) + "-fast"
 	h.step(t, "a VM with two disks", func() { h.createVM(t, fastDisks) })
