@@ -58,18 +58,11 @@ func (e *endpoint) rakp1(ctx context.Context, p []byte, from netip.AddrPort) []b
 	if len(p) < 28 {
 		return nil
 	}
-	sess := e.srv.sessions.get(binary.LittleEndian.Uint32(p[4:8]))
-	if sess == nil || sess.key != e.key || sess.peer != from {
+	sess, refuse := e.rakpSession(p, from)
+	if sess == nil {
 		return nil // not this client's session: nothing to tell it
 	}
-	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	tag := p[0]
-	refuse := func(status byte) []byte {
-		e.srv.sessions.remove(sess)
-		out := []byte{tag, status, 0, 0}
-		return binary.LittleEndian.AppendUint32(out, sess.remoteID)
-	}
 	if sess.active {
 		return refuse(statusInvalidSessionID)
 	}
@@ -103,7 +96,7 @@ func (e *endpoint) rakp1(ctx context.Context, p []byte, from netip.AddrPort) []b
 		return refuse(statusNoResources)
 	}
 	sess.last = e.srv.now()
-	out := []byte{tag, statusOK, 0, 0}
+	out := []byte{p[0], statusOK, 0, 0} // the message tag
 	out = binary.LittleEndian.AppendUint32(out, sess.remoteID)
 	out = append(out, sess.rc[:]...)
 	out = append(out, e.guid[:]...)
@@ -118,18 +111,11 @@ func (e *endpoint) rakp3(ctx context.Context, p []byte, from netip.AddrPort) []b
 	if len(p) < 8 {
 		return nil
 	}
-	sess := e.srv.sessions.get(binary.LittleEndian.Uint32(p[4:8]))
-	if sess == nil || sess.key != e.key || sess.peer != from {
-		return nil
+	sess, refuse := e.rakpSession(p, from)
+	if sess == nil {
+		return nil // not this client's session: nothing to tell it
 	}
-	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	tag := p[0]
-	refuse := func(status byte) []byte {
-		e.srv.sessions.remove(sess)
-		out := []byte{tag, status, 0, 0}
-		return binary.LittleEndian.AppendUint32(out, sess.remoteID)
-	}
 	if sess.active || sess.name == nil {
 		return refuse(statusInvalidSessionID)
 	}
@@ -152,7 +138,7 @@ func (e *endpoint) rakp3(ctx context.Context, p []byte, from netip.AddrPort) []b
 	sess.last = e.srv.now()
 	logctx.From(ctx).InfoContext(ctx, "ipmi: session opened", "user", name, "system", e.key.String(),
 		"peer", from.String(), "cipherSuite", sess.suite.id)
-	out := []byte{tag, statusOK, 0, 0}
+	out := []byte{p[0], statusOK, 0, 0} // the message tag
 	out = binary.LittleEndian.AppendUint32(out, sess.remoteID)
 	return append(out, sess.suite.mac(sik, sess.rm[:], le32(sess.id), e.guid[:])[:sess.suite.rakp4Len]...)
 }
@@ -169,4 +155,22 @@ func randomID() uint32 {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return binary.LittleEndian.Uint32(b[:])
+}
+
+// rakpSession is the session a RAKP message 1 or 3 (p) names, locked,
+// and how to refuse it (the session is dropped and the client told the
+// status, under the message's tag); nil when the session is not this
+// client's on this endpoint (nothing is told).
+func (e *endpoint) rakpSession(p []byte, from netip.AddrPort) (*session, func(status byte) []byte) {
+	sess := e.srv.sessions.get(binary.LittleEndian.Uint32(p[4:8]))
+	if sess == nil || sess.key != e.key || sess.peer != from {
+		return nil, nil
+	}
+	sess.mu.Lock()
+	tag := p[0]
+	return sess, func(status byte) []byte {
+		e.srv.sessions.remove(sess)
+		out := []byte{tag, status, 0, 0}
+		return binary.LittleEndian.AppendUint32(out, sess.remoteID)
+	}
 }
