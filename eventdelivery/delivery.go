@@ -30,6 +30,9 @@ type Deps struct {
 	// ([Config.Secret]) is watched.
 	Kube      kubernetes.Interface
 	Namespace string
+	// Subs, if set, is the watch of that Secret the replica already holds
+	// (its caches'); nil: the delivery watches it for its term.
+	Subs *eventsub.Watcher
 	// Store applies a subscription's policy when it gives up.
 	Store *eventsub.Store
 	Users auth.Users
@@ -88,12 +91,15 @@ func (d *Delivery) Start(ctx context.Context) error {
 	if d.Listening != nil {
 		d.Listening()
 	}
-	subs, err := eventsub.Watch(ctx, d.Kube, d.Namespace, d.cfg.Secret)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
+	subs := d.Subs
+	if subs == nil {
+		var err error
+		if subs, err = eventsub.Watch(ctx, d.Kube, d.Namespace, d.cfg.Secret); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("event delivery: %w", err)
 		}
-		return fmt.Errorf("event delivery: %w", err)
 	}
 	senders := map[string]*sender{}
 	defer func() {
