@@ -407,7 +407,8 @@ func newEnvWith(t *testing.T, edit func(*Backends)) *env {
 	if edit != nil {
 		edit(&bs)
 	}
-	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)}, bs)
+	srv, e, err := newServer(Config{ServiceUUID: "8a3d1f0e-1111-4222-8333-444455556666", Version: "1.0.0",
+		Logger: slog.New(slog.DiscardHandler), Now: clk.Now}, bs)
 	if err != nil {
 		t.Fatal(err)
 	}

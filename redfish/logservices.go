@@ -82,7 +82,7 @@ func (s *Server) getLogService(c echo.Context) error {
 		"MaxNumberOfRecords": s.b.Logs.PerSystem(),
 		"OverWritePolicy":    "WrapsWhenFull",
 		"ServiceEnabled":     true,
-		"DateTime":           time.Now().UTC().Format(time.RFC3339),
+		"DateTime":           s.cfg.Now().UTC().Format(time.RFC3339),
 		"Status":             statusOK(),
 		"Entries":            link(uri + "/Entries"),
 		"Actions": obj{"#" + clearLogAction: obj{

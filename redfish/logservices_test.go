@@ -57,6 +57,11 @@ func TestLogService(t *testing.T) {
 		if svc["MaxNumberOfRecords"] != float64(3) || svc["LogEntryType"] != "Event" {
 			t.Errorf("LogService %v", svc)
 		}
+		// DateTime is the service's clock (Config.Now), so two reads in
+		// different seconds answer the same body and ETag.
+		if want := e.clock.Now().UTC().Format(time.RFC3339); svc["DateTime"] != want {
+			t.Errorf("%s DateTime %v, want the service clock's %s", parent, svc["DateTime"], want)
+		}
 		entries := e.get(t, "bob", svc["Entries"].(map[string]any)["@odata.id"].(string))
 		ms := entries["Members"].([]any)
 		var ids []string

@@ -48,6 +48,9 @@ type Config struct {
 	// server's connection limit counts a connection against its user's
 	// share, not its address's.
 	Authenticated func(ctx context.Context, user string)
+	// Now is the clock of the times the service shows (a LogService's
+	// DateTime); nil: time.Now.
+	Now func() time.Time
 }
 
 // Server holds the handlers.
@@ -100,6 +103,9 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
