@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"slices"
 	"testing"
 	"time"
 
@@ -55,8 +54,8 @@ func TestConnectionSharesTenantRedials(t *testing.T) {
 		}
 	})
 	t.Logf("tenant: %d dials, %d connections lost, %d answers; listener peak %d of %d",
-		tenant.Dials.Load(), tenant.Lost.Load(), tenant.Answers.Load(), ln.peakConns(), limit)
-	if n := ln.peakConns(); n > limit {
+		tenant.Dials.Load(), tenant.Lost.Load(), tenant.Answers.Load(), ln.Peak(), limit)
+	if n := ln.Peak(); n > limit {
 		t.Errorf("listener held %d connections at once, limit %d", n, limit)
 	}
 }
@@ -101,8 +100,8 @@ func TestConnectionSharesHandshakeFlood(t *testing.T) {
 		t.Errorf("fresh connection after the flood: %v after %v", err, took)
 	}
 	t.Logf("%d of %d honest connections lost to %d never-finishing handshakes; listener peak %d of %d",
-		lost, honest, flood, ln.peakConns(), limit)
-	if n := ln.peakConns(); n > limit {
+		lost, honest, flood, ln.Peak(), limit)
+	if n := ln.Peak(); n > limit {
 		t.Errorf("listener held %d connections at once, limit %d", n, limit)
 	}
 }
@@ -152,66 +151,4 @@ func (k *keptConn) ask(authorization string) error {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return nil
-}
-
-// TestVictimOrder: which connection a full listener closes for a new one
-// (victimLocked's order), and that it refuses the new one rather than
-// close a connection of a user within its share.
-func TestVictimOrder(t *testing.T) {
-	type conn struct {
-		addr, user string
-		state      http.ConnState
-	}
-	idle := func(addr string) conn { return conn{addr: addr, state: http.StateIdle} }
-	handshake := func(addr string) conn { return conn{addr: addr, state: http.StateNew} }
-	user := func(name string, s http.ConnState) conn { return conn{addr: "10.0.0.9", user: name, state: s} }
-	for _, tc := range []struct {
-		name  string
-		open  []conn // oldest first
-		from  string // the new connection's address
-		close int    // index into open; -1: the new connection is refused
-	}{
-		{"an unfinished handshake before idle connections of an address holding more",
-			[]conn{idle("a"), idle("a"), handshake("b"), user("admin", http.StateIdle)}, "c", 2},
-		{"a user over its share before a handshake of an address within its share",
-			[]conn{user("tenant", http.StateIdle), user("tenant", http.StateActive), user("tenant", http.StateActive), handshake("b")}, "c", 0},
-		{"an address over its share closes its own oldest handshake, not an older one of another",
-			[]conn{handshake("b"), handshake("a"), handshake("a"), user("admin", http.StateIdle)}, "a", 1},
-		{"an over-share user's idle connection before its busy ones",
-			[]conn{user("t", http.StateActive), user("t", http.StateIdle), user("t", http.StateActive), user("admin", http.StateIdle)}, "c", 1},
-		{"an idle connection of the address most over its share before an older one of another",
-			[]conn{idle("b"), idle("a"), idle("a"), idle("a")}, "c", 1},
-		{"every connection a user's within its share: the new one is refused",
-			[]conn{user("a", http.StateIdle), user("b", http.StateIdle), user("c", http.StateIdle), user("d", http.StateIdle)}, "e", -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := newLimitListener(nil, len(tc.open))
-			var conns []*limitConn
-			for i, o := range tc.open {
-				c := &limitConn{l: l, addr: o.addr}
-				c.active.Store(int64(i)) // the older, the less recently active
-				if _, ok := l.admit(c); !ok {
-					t.Fatalf("connection %d not admitted below the cap", i)
-				}
-				c.state.Store(int64(o.state))
-				if o.user != "" {
-					c.markAuthenticated(o.user)
-					c.active.Store(int64(i))
-				}
-				conns = append(conns, c)
-			}
-			victims, admitted := l.admit(&limitConn{l: l, addr: tc.from})
-			got := -1
-			if len(victims) == 1 {
-				got = slices.Index(conns, victims[0])
-			}
-			if admitted != (tc.close >= 0) || len(victims) > 1 || got != tc.close {
-				t.Errorf("closed %d of %d open (index %d), admitted %t; want index %d (-1: the new one refused)",
-					len(victims), len(conns), got, admitted, tc.close)
-			}
-			if n := l.openConns(); n != len(tc.open) {
-				t.Errorf("%d open after admitting, want the cap %d", n, len(tc.open))
-			}
-		})
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
+	"github.com/redfish-bridge/redfish-bridge/internal/connshare"
 )
 
 // answerDeadline is how long a client waits for an answer under the
@@ -43,7 +44,7 @@ func TestConnectionFlood(t *testing.T) {
 	}, "/redfish/v1")
 	for i, src := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
 		testutil.HoldIdle(t, addr, src, 500)
-		t.Logf("flood: %d keep-alive connections answered, %d idle TCP connections opened; listener holds %d", keepAlive, (i+1)*500, ln.openConns())
+		t.Logf("flood: %d keep-alive connections answered, %d idle TCP connections opened; listener holds %d", keepAlive, (i+1)*500, ln.Open())
 	}
 
 	t.Run("fresh connections answered", func(t *testing.T) {
@@ -68,16 +69,16 @@ func TestConnectionFlood(t *testing.T) {
 			t.Errorf("after %d idle connections from its address: err %v, connection reused %t, want nil and true", 2*limit, err, reused)
 		}
 	})
-	if n := ln.peakConns(); n > limit {
+	if n := ln.Peak(); n > limit {
 		t.Errorf("listener held %d connections at once, limit %d", n, limit)
 	}
 }
 
-// cappedTLSServer serves over TLS, through a limitListener capped at
+// cappedTLSServer serves over TLS, through a connshare.Listener capped at
 // limit (as serve builds it, the listener kept to count), a handler that
 // answers 204 and authenticates a request carrying "Authorization: Bearer
 // <user>" as user, as the redfish service does with credentials.
-func cappedTLSServer(t *testing.T, limit int) (string, *limitListener) {
+func cappedTLSServer(t *testing.T, limit int) (string, *connshare.Listener) {
 	t.Helper()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -89,7 +90,7 @@ func cappedTLSServer(t *testing.T, limit int) (string, *limitListener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := newLimitListener(tcp, limit)
+	ln := connshare.New(tcp, limit)
 	srv := &http.Server{Handler: h, TLSConfig: HardenTLS(testServerTLS(t)), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
 	trackConns(srv)
@@ -104,20 +105,6 @@ func tlsDialFrom(addr, src string) func(context.Context) (net.Conn, error) {
 		d := tls.Dialer{NetDialer: testutil.FloodDialer(src), Config: &tls.Config{InsecureSkipVerify: true}} // the test's own certificate
 		return d.DialContext(ctx, "tcp", addr)
 	}
-}
-
-// peakConns is the most connections l held at once.
-func (l *limitListener) peakConns() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.peak
-}
-
-// openConns is how many connections l counts as open.
-func (l *limitListener) openConns() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.conns)
 }
 
 // clientFrom is an HTTPS client connecting from src, on a fresh connection

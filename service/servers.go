@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/connshare"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
@@ -31,7 +32,7 @@ type Limits struct {
 	// MaxConnections caps open connections, TLS handshakes included. A
 	// connection over the cap closes one of whoever holds more than its
 	// share (each user its authenticated connections, each address its
-	// others; see limitListener), a handshake first, or is itself closed
+	// others; see connshare.Listener), a handshake first, or is itself closed
 	// when every open connection is a user's within its share. Default
 	// [DefaultMaxConnections]; negative means no cap.
 	MaxConnections int
@@ -115,7 +116,7 @@ func (s *server) Start(ctx context.Context) error {
 		return fmt.Errorf("%s: listen on %s: %w", s.name, s.addr, err)
 	}
 	if s.limits.MaxConnections > 0 {
-		ln = newLimitListener(ln, s.limits.MaxConnections)
+		ln = connshare.New(ln, s.limits.MaxConnections)
 	}
 	h, tlsCfg := s.h, s.tls
 	if tlsCfg != nil {

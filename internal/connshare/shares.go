@@ -1,6 +1,4 @@
-package service
-
-import "net/http"
+package connshare
 
 // victimLocked is the open connection to close so that a new one (counted
 // in l.unauth, not yet in l.conns) can be admitted; nil when the new one
@@ -9,9 +7,9 @@ import "net/http"
 //
 //  1. a connection without a request yet (a TLS handshake unfinished, or
 //     silent after it) of the address most over its share of the room
-//     users do not hold ([limitListener.addrShare]);
+//     users do not hold ([Listener.addrShare]);
 //  2. a connection of the user most over its share of the cap
-//     ([limitListener.userShare]): an idle one before a busy one, the
+//     ([Listener.userShare]): an idle one before a busy one, the
 //     least recently active first;
 //  3. the oldest connection without a request yet, of any address;
 //  4. an unauthenticated connection of the address most over its share,
@@ -23,9 +21,9 @@ import "net/http"
 // before any established connection; a user re-dialing past its share
 // closes its own connections; and an established, authenticated, recently
 // active connection of a user within its share is never closed.
-func (l *limitListener) victimLocked() *limitConn {
+func (l *Listener) victimLocked() *Conn {
 	addrShare, userShare := l.addrShare(), l.userShare()
-	var newOver, userOver, newAny, unauthOver, unauthAny *limitConn
+	var newOver, userOver, newAny, unauthOver, unauthAny *Conn
 	for c := range l.conns {
 		if c.user != "" {
 			if l.users[c.user] > userShare && l.userFirst(c, userOver) {
@@ -34,7 +32,7 @@ func (l *limitListener) victimLocked() *limitConn {
 			continue
 		}
 		over := l.unauth[c.addr] > addrShare
-		if stage(c) == stageNew {
+		if stage(c) == StageNew {
 			if over && l.addrFirst(c, newOver) {
 				newOver = c
 			}
@@ -49,7 +47,7 @@ func (l *limitListener) victimLocked() *limitConn {
 			unauthAny = c
 		}
 	}
-	for _, c := range []*limitConn{newOver, userOver, newAny, unauthOver, unauthAny} {
+	for _, c := range []*Conn{newOver, userOver, newAny, unauthOver, unauthAny} {
 		if c != nil {
 			return c
 		}
@@ -59,7 +57,7 @@ func (l *limitListener) victimLocked() *limitConn {
 
 // addrShare is each address's share of the connections users do not
 // hold (at least 1).
-func (l *limitListener) addrShare() int {
+func (l *Listener) addrShare() int {
 	held := 0
 	for _, k := range l.users {
 		held += k
@@ -70,13 +68,13 @@ func (l *limitListener) addrShare() int {
 // userShare is each user's share of the cap: the cap over the users
 // holding connections and one more, so that a user alone leaves room for
 // the next to authenticate (at least 1).
-func (l *limitListener) userShare() int {
+func (l *Listener) userShare() int {
 	return max(1, l.n/(len(l.users)+1))
 }
 
 // addrFirst reports whether unauthenticated c goes before cur (nil: c
 // does): of the address holding more, else by [oldestFirst].
-func (l *limitListener) addrFirst(c, cur *limitConn) bool {
+func (l *Listener) addrFirst(c, cur *Conn) bool {
 	if cur == nil {
 		return true
 	}
@@ -89,7 +87,7 @@ func (l *limitListener) addrFirst(c, cur *limitConn) bool {
 // userFirst reports whether authenticated c goes before cur (nil: c
 // does): of the user holding more, then idle before busy, then the least
 // recently active.
-func (l *limitListener) userFirst(c, cur *limitConn) bool {
+func (l *Listener) userFirst(c, cur *Conn) bool {
 	if cur == nil {
 		return true
 	}
@@ -104,7 +102,7 @@ func (l *limitListener) userFirst(c, cur *limitConn) bool {
 
 // oldestFirst reports whether c goes before cur (nil: c does): the less
 // far it got ([stage]), then the oldest.
-func oldestFirst(c, cur *limitConn) bool {
+func oldestFirst(c, cur *Conn) bool {
 	if cur == nil {
 		return true
 	}
@@ -114,21 +112,18 @@ func oldestFirst(c, cur *limitConn) bool {
 	return c.seq < cur.seq
 }
 
-// Stages of a connection, the least far first.
+// Stage is how far a connection got, the least far first.
+type Stage int64
+
 const (
-	stageNew  = iota // no request yet (a TLS handshake unfinished included)
-	stageIdle        // between requests
-	stageBusy        // in a request
+	// StageNew is no request yet (a TLS or SSH handshake unfinished
+	// included). A new connection starts here.
+	StageNew Stage = iota
+	// StageIdle is between requests (no console attached).
+	StageIdle
+	// StageBusy is in a request (a console attached).
+	StageBusy
 )
 
 // stage is how far c got.
-func stage(c *limitConn) int {
-	switch http.ConnState(c.state.Load()) {
-	case http.StateNew:
-		return stageNew
-	case http.StateIdle:
-		return stageIdle
-	default:
-		return stageBusy
-	}
-}
+func stage(c *Conn) Stage { return Stage(c.stage.Load()) }
