@@ -10,9 +10,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/redfish-bridge/redfish-bridge/internal/connshare"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 )
@@ -27,12 +29,26 @@ type Config struct {
 	// from a Secret), or a client that reaches another replica sees a
 	// changed host key. "": a key made at start, logged as a warning.
 	HostKeyFile string
+	// MaxConnections caps the console's open connections, handshakes
+	// included, shared out by user and address as the HTTPS service's
+	// (internal/connshare).
+	MaxConnections int
+	// HandshakeTimeout bounds each connection's handshake and login (0:
+	// [DefaultHandshakeTimeout]).
+	HandshakeTimeout time.Duration
 }
+
+// DefaultMaxConnections is [Config.MaxConnections]'s default: what the
+// per-user console limits leave room for, and a bound on the goroutines
+// and buffers a flood of connections can hold.
+const DefaultMaxConnections = 128
 
 // RegisterFlags registers the settings on fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "ssh-console-listen", "", "TCP address of the SSH serial console (ssh -t -p <port> <user>@<bridge> <namespace>.<vm>); empty: no SSH console")
 	fs.StringVar(&c.HostKeyFile, "ssh-console-host-key", "", "the SSH console's private host key (PEM); the same file on every replica; empty: a new key at every start")
+	fs.IntVar(&c.MaxConnections, "ssh-console-max-connections", DefaultMaxConnections, "most open SSH console connections (handshakes included), shared out by user and address")
+	fs.DurationVar(&c.HandshakeTimeout, "ssh-console-handshake-timeout", DefaultHandshakeTimeout, "close an SSH console connection that has not logged in within this long")
 }
 
 // Part is the SSH console as a part of the bridge's manager (its Servers
@@ -76,12 +92,15 @@ func (p *Part) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ssh console: listen: %w", err)
 	}
+	if p.cfg.MaxConnections > 0 {
+		ln = connshare.New(ln, p.cfg.MaxConnections)
+	}
 	p.ln = ln
 	close(p.listening)
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	logctx.From(ctx).InfoContext(ctx, "ssh console listening", "addr", ln.Addr().String())
-	return NewServer(ctx, key, p.passwords, p.opener).Serve(ctx, ln)
+	return NewServer(key, p.passwords, p.opener, p.cfg.HandshakeTimeout).Serve(ctx, ln)
 }
 
 // WaitReady returns once the console listens ([manager.Readier]).

@@ -7,11 +7,12 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/redfish-bridge/redfish-bridge/console"
+	"github.com/redfish-bridge/redfish-bridge/internal/connshare"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -30,44 +31,43 @@ type Opener interface {
 
 // Server is the SSH console on one listener.
 type Server struct {
-	cfg    *ssh.ServerConfig
-	opener Opener
-	// principal hands a connection's authenticated principal (with its
-	// scope) from the password check to the connection, once.
-	principal func(sessionID []byte) (auth.Principal, bool)
+	hostKey   ssh.Signer
+	passwords Passwords
+	opener    Opener
+	// handshake bounds a connection's SSH handshake and login.
+	handshake time.Duration
 }
 
-// permUser names the user in the connection's permissions.
-const permUser = "user"
+// DefaultHandshakeTimeout is how long a connection may take from its
+// first byte to a finished login: a client that stalls is closed.
+const DefaultHandshakeTimeout = 30 * time.Second
 
-// NewServer returns the SSH console with host key hostKey.
-func NewServer(ctx context.Context, hostKey ssh.Signer, passwords Passwords, opener Opener) *Server {
-	var mu sync.Mutex
-	principals := map[string]auth.Principal{} // by session id
-	s := &Server{opener: opener}
-	s.cfg = &ssh.ServerConfig{
+// NewServer returns the SSH console with host key hostKey; handshake
+// bounds each connection's handshake and login (0: the default).
+func NewServer(hostKey ssh.Signer, passwords Passwords, opener Opener, handshake time.Duration) *Server {
+	if handshake <= 0 {
+		handshake = DefaultHandshakeTimeout
+	}
+	return &Server{hostKey: hostKey, passwords: passwords, opener: opener, handshake: handshake}
+}
+
+// config is the SSH server configuration of one connection: its password
+// check hands the authenticated principal (with its scope) to *p.
+func (s *Server) config(ctx context.Context, p *auth.Principal) *ssh.ServerConfig {
+	cfg := &ssh.ServerConfig{
 		PasswordCallback: func(meta ssh.ConnMetadata, password []byte) (*ssh.Permissions, error) {
 			ip, _, _ := net.SplitHostPort(meta.RemoteAddr().String())
-			p, err := passwords.Password(ctx, ip, meta.User(), string(password))
+			got, err := s.passwords.Password(ctx, ip, meta.User(), string(password))
 			if err != nil {
 				return nil, fmt.Errorf("ssh console: login of %q: %w", meta.User(), err)
 			}
-			mu.Lock()
-			principals[string(meta.SessionID())] = p
-			mu.Unlock()
-			return &ssh.Permissions{Extensions: map[string]string{permUser: p.User}}, nil
+			*p = got
+			return &ssh.Permissions{}, nil
 		},
 		MaxAuthTries: 3,
 	}
-	s.cfg.AddHostKey(hostKey)
-	s.principal = func(sessionID []byte) (auth.Principal, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		p, ok := principals[string(sessionID)]
-		delete(principals, string(sessionID))
-		return p, ok
-	}
-	return s
+	cfg.AddHostKey(s.hostKey)
+	return cfg
 }
 
 // Serve accepts connections on ln until it is closed.
@@ -84,18 +84,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// serveConn serves one connection: a handshake and login within
+// s.handshake, then its session channels. A connection from a
+// [connshare.Listener] counts against its user once logged in, and is
+// busy while a console is attached (the shares' eviction order).
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	log := logctx.From(ctx).With("remote", c.RemoteAddr().String())
-	conn, chans, reqs, err := ssh.NewServerConn(c, s.cfg)
+	var p auth.Principal
+	_ = c.SetDeadline(time.Now().Add(s.handshake))
+	conn, chans, reqs, err := ssh.NewServerConn(c, s.config(ctx, &p))
 	if err != nil {
 		log.InfoContext(ctx, "ssh console: handshake failed", "error", err)
 		return
 	}
 	defer conn.Close()
-	p, ok := s.principal(conn.SessionID())
-	if !ok {
-		return
+	_ = c.SetDeadline(time.Time{})
+	share := connshare.Of(c)
+	if share != nil {
+		share.Authenticated(p.User)
+		share.SetStage(connshare.StageIdle)
 	}
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
@@ -107,13 +115,13 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.session(logctx.Into(ctx, log), p, ch, requests)
+		go s.session(logctx.Into(ctx, log), p, share, ch, requests)
 	}
 }
 
 // session waits for the exec request naming the System (pty and window
 // requests are accepted and ignored: the guest's serial line has no size).
-func (s *Server) session(ctx context.Context, p auth.Principal, ch ssh.Channel, requests <-chan *ssh.Request) {
+func (s *Server) session(ctx context.Context, p auth.Principal, share *connshare.Conn, ch ssh.Channel, requests <-chan *ssh.Request) {
 	defer ch.Close()
 	for req := range requests {
 		switch req.Type {
@@ -127,7 +135,13 @@ func (s *Server) session(ctx context.Context, p auth.Principal, ch ssh.Channel, 
 			}
 			_ = req.Reply(true, nil)
 			go ssh.DiscardRequests(requests)
+			if share != nil {
+				share.SetStage(connshare.StageBusy)
+			}
 			code := s.attach(ctx, p, ch, strings.TrimSpace(cmd.Command))
+			if share != nil {
+				share.SetStage(connshare.StageIdle)
+			}
 			_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{code}))
 			return
 		case "shell":
@@ -161,10 +175,32 @@ func (s *Server) attach(ctx context.Context, p auth.Principal, ch ssh.Channel, i
 		defer close(done)
 		_, _ = io.Copy(ch, st) // the guest's output; ch's window is the backpressure
 	}()
+	leaving := make(chan struct{})
+	go endWithStream(st, ch, leaving)
 	copyUntilEscape(st, ch)
+	close(leaving)
 	_ = st.Close()
 	<-done
 	return 0
+}
+
+// endWithStream ends the session when the console stream ends by itself
+// (the guest side closed, the idle timeout) rather
+// than by the user leaving (leaving closed first): exit status 1 and the
+// channel closed, so a client waiting on its own input is not left
+// holding a session whose console is gone.
+func endWithStream(st console.Stream, ch ssh.Channel, leaving <-chan struct{}) {
+	select {
+	case <-st.Done():
+		select {
+		case <-leaving:
+			return
+		default:
+		}
+		_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{1}))
+		_ = ch.Close()
+	case <-leaving:
+	}
 }
 
 // copyUntilEscape copies what the user types to the guest until "~." at
