@@ -24,6 +24,7 @@ func (r *Reconciler) deps() importer.Deps {
 		Enqueue:  r.ctrl.Add,
 		// The same secret as the Service's (SetObjectSecret): the session key.
 		CacheRecords: objmac.Derive(r.opts.ObjectSecret, importer.CacheRecordPurpose),
+		ImportPods:   objmac.Derive(r.opts.ObjectSecret, importer.ImportPodPurpose),
 	}
 }
 

@@ -48,6 +48,7 @@ func TestMedia(t *testing.T) {
 				{"PVCSizedFromTheImage", testPVCSizedFromTheImage},
 				{"ImageTooLarge", testImageTooLarge},
 				{"ForeignObjectsKept", testForeignObjectsKept},
+				{"PlantedImportPodRefused", testPlantedImportPodRefused},
 				{"AddrPolicyConfigured", testAddrPolicyConfigured},
 				{"InsertIntoRunningVM", testInsertIntoRunningVM},
 				{"InsertIntoRunningVMWithoutDrive", testInsertIntoRunningVMWithoutDrive},

@@ -37,6 +37,10 @@ type Deps struct {
 	// CacheRecords signs and verifies the image cache entries' digest
 	// records ([CacheRecordPurpose]); the zero Key trusts no entry.
 	CacheRecords objmac.Key
+	// ImportPods signs and verifies the import pods the method creates
+	// ([ImportPodPurpose], podmac.go); the zero Key leaves them to their
+	// labels and owner reference.
+	ImportPods objmac.Key
 }
 
 // CacheRecordPurpose is the [objmac.Derive] purpose of the image cache

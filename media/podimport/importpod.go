@@ -76,7 +76,7 @@ func (p *podImporter) Watch(ctx context.Context, namespaces []string, enqueue fu
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = importer.PodSelector("").String() }))
 		pods := f.Core().V1().Pods()
-		if err := pods.Informer().SetTransform(importer.TrimCached()); err != nil {
+		if err := pods.Informer().SetTransform(importer.TrimCachedPods(p.d.ImportPods)); err != nil {
 			return nil, fmt.Errorf("import pods: %w", err)
 		}
 		if _, err := pods.Informer().AddEventHandler(importer.HandlerFor(enqueue)); err != nil {
@@ -99,7 +99,7 @@ func (p *podImporter) listPods(o importer.Owner, slot string) ([]*corev1.Pod, er
 			return nil, fmt.Errorf("list import pods of %s: %w", o.Key, err)
 		}
 		for _, pod := range pods {
-			if o.Owns(pod) {
+			if o.Owns(pod) && importer.CachedPodSigned(pod) {
 				out = append(out, pod)
 			}
 		}
@@ -146,8 +146,11 @@ func (p *podImporter) Observe(ctx context.Context, t importer.Target) (importer.
 	if slot.Phase == system.MediaImporting {
 		// Our pod cache may lag behind our own create: ask before re-creating.
 		name := importer.PodName(slot.ClaimName, slot.InsertID)
-		_, err := p.d.Kube.CoreV1().Pods(o.Key.Namespace).Get(ctx, name, metav1.GetOptions{})
+		live, err := p.d.Kube.CoreV1().Pods(o.Key.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
+			if err := p.ours(o, live); err != nil {
+				return importer.Status{}, err
+			}
 			return importer.Status{State: importer.Running}, nil // its events will follow
 		}
 		if !apierrors.IsNotFound(err) {
@@ -246,17 +249,36 @@ func (p *podImporter) Start(ctx context.Context, t importer.Target, st importer.
 		}
 	}
 	pod := importer.PodFor(t.Owner, slot, p.d.Options.ImporterImage, req)
+	importer.SignPod(p.d.ImportPods, pod)
 	_, err := p.d.Kube.CoreV1().Pods(key.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		p.d.Counters.PodCreated()
 		logctx.From(ctx).InfoContext(ctx, "import pod created", "vm", key.String(), "slot", slot.Slot, "pod", pod.Name, "insertID", slot.InsertID)
-	case apierrors.IsAlreadyExists(err): // our cache lags, or another replica made it
+	case apierrors.IsAlreadyExists(err): // our cache lags, another replica made it, or it was planted
+		live, err := p.d.Kube.CoreV1().Pods(key.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get import pod %s/%s: %w", key.Namespace, pod.Name, err)
+		}
+		if err := p.ours(t.Owner, live); err != nil {
+			return err
+		}
 		logctx.From(ctx).DebugContext(ctx, "import pod exists", "vm", key.String(), "pod", pod.Name)
 	default:
 		return fmt.Errorf("create import pod %s/%s: %w", key.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// ours is nil when live (read whole from the apiserver) is an import pod
+// the bridge made for o: its labels, owner reference and MAC
+// (importer.PodSigned); else a [*importer.ForeignClaimError], which fails
+// the insert naming the pod and leaves it.
+func (p *podImporter) ours(o importer.Owner, live *corev1.Pod) error {
+	if o.Owns(live) && importer.PodSigned(p.d.ImportPods, live) {
+		return nil
+	}
+	return &importer.ForeignClaimError{Namespace: live.Namespace, Name: live.Name, VM: o.Key, Kind: "pod"}
 }
 
 // finish deletes the current insert's pod (an ended pod has reported).
