@@ -343,3 +343,23 @@ func TestSOLDeactivateFromAnotherSession(t *testing.T) {
 		t.Errorf("second Deactivate Payload: %#x, want %#x", cc, ccPayloadInactive)
 	}
 }
+
+// TestSOLSessionTimeoutClosesStream: a session that goes idle past its
+// timeout (a client gone without Close Session) ends its payload and
+// closes the console stream.
+func TestSOLSessionTimeoutClosesStream(t *testing.T) {
+	r := newSOLRig(t, nil)
+	if cc := r.activate(t); cc != ccOK {
+		t.Fatalf("Activate Payload: %#x", cc)
+	}
+	st := <-r.cons.opened
+	srv := r.e.srv
+	if n := srv.sessions.expire(srv.now().Add(srv.cfg.SessionTimeout+time.Second), SetupTimeout, srv.cfg.SessionTimeout); n != 1 {
+		t.Fatalf("%d sessions expired, want 1", n)
+	}
+	select {
+	case <-st.Done():
+	case <-time.After(solGuard):
+		t.Fatal("the console stream stayed open after the session timed out")
+	}
+}
