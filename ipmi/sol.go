@@ -72,9 +72,11 @@ func (e *endpoint) activatePayload(ctx context.Context, sess *session, d []byte)
 	sess.mu.Lock()
 	user, priv := sess.user, sess.priv
 	sess.mu.Unlock()
-	log := logctx.From(ctx).With("user", user.Name, "system", e.key.String(), "peer", sess.peer.String())
-	// An IPMI User-level session is IPMI's read-only role.
-	st, err := e.srv.consoles.Open(logctx.Into(ctx, log), console.User{Name: user.Name, Scope: user.Scope, ReadOnly: priv < privOperator}, e.key)
+	peer := logctx.From(ctx).With("peer", sess.peer.String())
+	log := peer.With("user", user.Name, "system", e.key.String())
+	// An IPMI User-level session is IPMI's read-only role. The console's
+	// audit lines name the user and System themselves.
+	st, err := e.srv.consoles.Open(logctx.Into(ctx, peer), console.User{Name: user.Name, Scope: user.Scope, ReadOnly: priv < privOperator}, e.key)
 	if err != nil {
 		log.InfoContext(ctx, "ipmi: SOL activation refused", "reason", err.Error())
 		return activateCode(err), nil
