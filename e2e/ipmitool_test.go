@@ -26,7 +26,7 @@ import (
 // mc info (and the Manager's NetworkProtocol shows IPMI enabled on the
 // port), chassis power on (the VMI runs), status, bootdev cdrom
 // options=efiboot (the Redfish System shows the Cd Once UEFI override the
-// same writer wrote), power off (the VMI ends).
+// same writer wrote), power off (the VMI ends), sol info.
 func TestIpmitool(t *testing.T) {
 	tool, err := exec.LookPath("ipmitool")
 	if err != nil {
@@ -95,6 +95,13 @@ func TestIpmitool(t *testing.T) {
 		})
 		if out := must("chassis", "power", "status"); !strings.Contains(out, "Chassis Power is off") {
 			t.Errorf("power status after off: %s", out)
+		}
+		// Serial-over-LAN's configuration through the running bridge. This
+		// env runs no virt-api, so no console: sol activate is driven end
+		// to end in sshconsole.TestSSHConsole/IPMISerialOverLAN.
+		if out := must("sol", "info"); !strings.Contains(out, "Enabled                         : true") ||
+			!strings.Contains(out, "Payload Port                    : "+strconv.Itoa(port)) {
+			t.Errorf("sol info:\n%s", out)
 		}
 	})
 }

@@ -9,7 +9,17 @@
 // Session and RAKP 1-4 against the bridge's users), the sessions
 // (session.go: sequence-number windows, timeouts, Close Session, the bound
 // on sessions per client address) and the commands (app.go, chassis.go,
-// bootoptions.go). Every other command answers "invalid command" (0xC1).
+// bootoptions.go, and Serial-over-LAN: sol.go the payload and SOL
+// configuration commands, solpayload.go the SOL packets). Every other
+// command answers "invalid command" (0xC1).
+//
+// Serial-over-LAN relays the System's console stream through [Consoles]
+// (console.Opener, shared with the SSH console: one stream per VM, the
+// same per-user limits, ReadOnly rule and audit lines). The guest's output
+// goes one SOL packet at a time, resent until acknowledged, the stream not
+// read meanwhile (backpressure, one packet held); a resent client packet
+// is acknowledged again and written once; the session's end ends the
+// stream.
 //
 // What it refuses, the classic IPMI holes: IPMI v1.5 sessions (Get Session
 // Challenge and Activate Session answer 0xCC), cipher suite 0 and any

@@ -64,7 +64,8 @@ func (vms) Labels(_ context.Context, key system.Key) (map[string]string, bool) {
 // console stream, kube-apiserver, the real virt-api and the simulated
 // virt-handler: it sees the guest's login prompt, gets its input echoed,
 // and leaves with "~."; a user scoped away is told the System does not
-// exist.
+// exist. The same cluster serves the IPMI Serial-over-LAN scenario
+// (testIPMISOL), which shares the SSH console's opener.
 func TestSSHConsole(t *testing.T) {
 	sshBin, err := exec.LookPath("ssh")
 	if err != nil {
@@ -147,6 +148,9 @@ func TestSSHConsole(t *testing.T) {
 		if n := opener.OpenCount(); n != 0 {
 			t.Errorf("%d consoles open after ~.", n)
 		}
+	})
+	t.Run("IPMISerialOverLAN", func(t *testing.T) {
+		testIPMISOL(t, opener, system.Key{Namespace: ns, Name: "web"}, sshBin, port)
 	})
 	t.Run("ScopedAway", func(t *testing.T) {
 		cmd, _, out := startSSH(t, sshBin, port, "away", ns+".web")
