@@ -106,6 +106,7 @@ func TestValuesRejected(t *testing.T) {
 		{"unknown top-level key", []string{"--set", "replicas=2"}, "replicas"},
 		{"plain password", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=hunter2", "--set", "users.list[0].namespaces={vms}"}, "passwordHash"},
 		{"user without namespaces", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=" + testHash}, "namespaces"},
+		{"unknown role", []string{"--set", "users.list[0].name=ironic", "--set", "users.list[0].passwordHash=" + testHash, "--set", "users.list[0].namespaces={vms}", "--set", "users.list[0].role=Administrator"}, "role"},
 		{"bad namespace name", []string{"--set", "watchNamespaces={Not_A_Namespace}"}, "watchNamespaces"},
 		{"root pod", []string{"--set", "podSecurityContext.runAsNonRoot=false"}, "runAsNonRoot"},
 		{"bad service UUID", []string{"--set", "serviceUUID=not-a-uuid"}, "serviceUUID"},
