@@ -151,6 +151,15 @@ func TestWebUI(t *testing.T) {
 				browser.WaitFor(`document.getElementById('range').textContent === 'no Systems'`)); err != nil {
 				t.Fatal(err)
 			}
+			// Its console page gets the API's 404 for the VM.
+			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/console/"+target),
+				browser.WaitFor(`document.body.dataset.state === 'No such System'`)); err != nil {
+				t.Fatalf("the scoped-away viewer's console page of %s: %v", target, err)
+			}
+			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/ui/systems.html")); err != nil {
+				t.Fatal(err)
+			}
+			waitCards(t, phone, len(want)-1)
 			// Usable on a phone: nothing wider than the screen.
 			overflow, err := browser.Run(ctx, phone, chromedp.Evaluate[int](
 				`document.documentElement.scrollWidth - window.innerWidth`))
@@ -190,6 +199,13 @@ func TestWebUI(t *testing.T) {
 			}
 			if got := rf.get(t, "/redfish/v1/Systems/"+target).body["PowerState"]; got != "On" {
 				t.Errorf("%s after the ReadOnly user's ForceOff: %v, want On", target, got)
+			}
+			// Its console page, opened from its Systems page, is view-only
+			// (the shared env runs no virt-api: the screen itself is
+			// vncconsole.TestConsolePageInChromium's).
+			if err := ro.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" a.console")),
+				browser.WaitFor(`document.getElementById('mode')?.textContent === 'View only'`)); err != nil {
+				t.Fatalf("the ReadOnly user's console page of %s: %v", target, err)
 			}
 		})
 
