@@ -36,7 +36,8 @@ const hiddenLabel = "webui-e2e/hidden"
 // them), powers it on (the page shows On once the bridge reports it, and
 // the VMI runs); a viewer scoped away
 // from vm-15 (a label selector), on a phone-sized screen, never sees it;
-// logout returns to the login page and the session's token no longer
+// the demo's ReadOnly viewer sees every System and no action, its
+// ForceOff is 403 and its console token view-only; logout returns to the login page and the session's token no longer
 // works.
 func TestWebUI(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
@@ -150,6 +151,15 @@ func TestWebUI(t *testing.T) {
 				browser.WaitFor(`document.getElementById('range').textContent === 'no Systems'`)); err != nil {
 				t.Fatal(err)
 			}
+			// Its console page gets the API's 404 for the VM.
+			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/console/"+target),
+				browser.WaitFor(`document.body.dataset.state === 'No such System'`)); err != nil {
+				t.Fatalf("the scoped-away viewer's console page of %s: %v", target, err)
+			}
+			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/ui/systems.html")); err != nil {
+				t.Fatal(err)
+			}
+			waitCards(t, phone, len(want)-1)
 			// Usable on a phone: nothing wider than the screen.
 			overflow, err := browser.Run(ctx, phone, chromedp.Evaluate[int](
 				`document.documentElement.scrollWidth - window.innerWidth`))
@@ -158,6 +168,44 @@ func TestWebUI(t *testing.T) {
 			}
 			if overflow > 0 {
 				t.Errorf("the Systems page is %d px wider than a phone's screen", overflow)
+			}
+		})
+
+		t.Run("a ReadOnly user sees the Systems and no action", func(t *testing.T) {
+			ro := browser.Start(t, browser.Options{})
+			if err := ro.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+				t.Fatal(err)
+			}
+			loginAs(t, ro, demo.ViewerUser, env.Password)
+			waitCards(t, ro, len(want))
+			shown, err := browser.Run(ctx, ro, chromedp.Evaluate[int](
+				`[...document.querySelectorAll('article.system button, article.system input')].filter(e => e.offsetParent !== null).length`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shown != 0 {
+				t.Errorf("the ReadOnly user's Systems page shows %d action controls, want 0", shown)
+			}
+			token, err := browser.Run(ctx, ro, chromedp.Evaluate[string](`sessionStorage.getItem('rf.token')`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			viewer := &rfClient{env: env, token: token, http: rf.http}
+			if got := viewer.do(t, http.MethodPost, "/redfish/v1/Systems/"+target+"/Actions/ComputerSystem.Reset", `{"ResetType":"ForceOff"}`, nil); got.status != http.StatusForbidden {
+				t.Errorf("the ReadOnly user's ForceOff: %d %v, want 403", got.status, got.body)
+			}
+			if got := viewer.do(t, http.MethodPost, "/redfish/v1/Managers/"+target+"/Actions/Oem/RedfishBridge.ConsoleToken", `{}`, nil); got.status != http.StatusOK || got.body["ViewOnly"] != true {
+				t.Errorf("the ReadOnly user's console token: %d %v, want 200 ViewOnly", got.status, got.body)
+			}
+			if got := rf.get(t, "/redfish/v1/Systems/"+target).body["PowerState"]; got != "On" {
+				t.Errorf("%s after the ReadOnly user's ForceOff: %v, want On", target, got)
+			}
+			// Its console page, opened from its Systems page, is view-only
+			// (the shared env runs no virt-api: the screen itself is
+			// vncconsole.TestConsolePageInChromium's).
+			if err := ro.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" a.console")),
+				browser.WaitFor(`document.getElementById('mode')?.textContent === 'View only'`)); err != nil {
+				t.Fatalf("the ReadOnly user's console page of %s: %v", target, err)
 			}
 		})
 

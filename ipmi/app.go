@@ -58,6 +58,8 @@ func (e *endpoint) appCommand(sess *session, req request) (cc byte, data []byte,
 		case lvl == 0:
 		case lvl < privUser || lvl > privAdmin:
 			return 0x80, nil, false // requested level not available for this user
+		case lvl > privLimit(sess.user):
+			return 0x81, nil, false // requested level exceeds the user's privilege limit
 		default:
 			sess.priv = lvl
 		}

@@ -56,9 +56,10 @@ func (f *fakeBackend) SetBoot(_ context.Context, _ system.Key, p system.BootPatc
 var testKey = system.Key{Namespace: "ns1", Name: "vm1"}
 
 // testUsers: alice may use ns1 over IPMI, bob has no IPMI password,
-// carol has ns2 only.
+// carol has ns2 only, rita is ReadOnly in ns1.
 func testUsers() auth.StaticUsers {
 	return auth.StaticUsers{
+		"rita":  {Name: "rita", IPMIPassword: []byte("rita-ipmi-pw"), Scope: auth.Scope{Namespaces: []string{"ns1"}}, ReadOnly: true},
 		"alice": {Name: "alice", IPMIPassword: []byte("alice-ipmi-pw"), Scope: auth.Scope{Namespaces: []string{"ns1"}}},
 		"bob":   {Name: "bob", Scope: auth.Scope{Namespaces: []string{"ns1"}}},
 		"carol": {Name: "carol", IPMIPassword: []byte("carol-ipmi-pw"), Scope: auth.Scope{Namespaces: []string{"ns2"}}},

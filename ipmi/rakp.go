@@ -90,6 +90,11 @@ func (e *endpoint) rakp1(ctx context.Context, p []byte, from netip.AddrPort) []b
 		e.srv.throttle.Fail(from.Addr().String(), name, e.srv.now())
 		return refuse(statusUnauthorizedName)
 	}
+	if priv > privLimit(user) {
+		logctx.From(ctx).InfoContext(ctx, "ipmi: login refused: privilege above the user's limit", "user", name, "peer", from.String(),
+			"requested", priv, "limit", privLimit(user))
+		return refuse(statusUnauthorizedRole)
+	}
 	sess.user = user
 	sess.priv = privUser
 	if _, err := rand.Read(sess.rc[:]); err != nil {

@@ -17,6 +17,15 @@ const (
 	privAdmin    = 4
 )
 
+// privLimit is the highest privilege user may hold: USER for a ReadOnly
+// user (it reads the chassis and changes nothing), else ADMINISTRATOR.
+func privLimit(u auth.User) byte {
+	if u.ReadOnly {
+		return privUser
+	}
+	return privAdmin
+}
+
 // seqWindow is how far behind the highest sequence number seen a packet
 // may arrive (out of order) and still be accepted once.
 const seqWindow = 32

@@ -11,8 +11,9 @@ import (
 
 // fakeConsoles records what the Manager asks of the graphical console.
 type fakeConsoles struct {
-	issued []string // "session user id viewOnly"
-	ended  []string
+	issued   []string // "session user id"
+	viewOnly []bool   // of each issued token
+	ended    []string
 }
 
 func (f *fakeConsoles) GraphicalConsole() (bool, int) { return true, 4 }
@@ -20,6 +21,7 @@ func (f *fakeConsoles) PageURI(id string) string      { return "/console/" + id 
 func (f *fakeConsoles) SessionEnded(session string)   { f.ended = append(f.ended, session) }
 func (f *fakeConsoles) Issue(session, user, id string, viewOnly bool) (string, error) {
 	f.issued = append(f.issued, session+" "+user+" "+id)
+	f.viewOnly = append(f.viewOnly, viewOnly)
 	return "tok-" + id, nil
 }
 

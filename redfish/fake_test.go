@@ -309,11 +309,13 @@ func (f *fake) takeCalls() []string {
 // Test users; passwords are the user name + "-pw".
 var testUsers = []struct {
 	name, namespaces, selector string
+	readOnly                   bool
 }{
-	{"admin", "*", ""},
-	{"alice", "team-a", ""},
-	{"bob", "team-b", ""},
-	{"carol", "team-a", "tier=gold"},
+	{"admin", "*", "", false},
+	{"alice", "team-a", "", false},
+	{"bob", "team-b", "", false},
+	{"carol", "team-a", "tier=gold", false},
+	{"rita", "team-a", "", true}, // ReadOnly
 }
 
 // env is a service over a fake backend.
@@ -391,7 +393,7 @@ func newEnvWith(t *testing.T, edit func(*Backends)) *env {
 			}
 		}
 		users[u.name] = auth.User{Name: u.name, PasswordHash: hashes()[u.name],
-			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}}
+			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}, ReadOnly: u.readOnly}
 	}
 	clk := &clock{now: time.Unix(1800000000, 0)}
 	revs := &memorySessions{MemoryRevocations: testutil.MemoryRevocations{Now: clk.Now}}

@@ -32,7 +32,7 @@ func newSlowReads(t *testing.T, share ReadShare) *slowReads {
 		t.Fatal(err)
 	}
 	s := &slowReads{srv: srv, e: e, started: make(chan string, 64), release: make(chan struct{})}
-	srv.handle(e, http.MethodGet, slowPath, func(c echo.Context) error {
+	srv.handle(e, onGet(slowPath, func(c echo.Context) error {
 		user := principal(c).User
 		s.started <- user
 		if user == "alice" {
@@ -42,7 +42,7 @@ func newSlowReads(t *testing.T, share ReadShare) *slowReads {
 			}
 		}
 		return c.NoContent(http.StatusNoContent)
-	}, false)
+	}))
 	return s
 }
 

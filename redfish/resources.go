@@ -30,26 +30,35 @@ type resource struct {
 }
 
 // An endpoint is one route of a resource: public ones are served without
-// authentication ([Server.handle]).
+// authentication ([Server.handle]); a ReadOnly caller reaches only GETs and
+// the writes marked forReadOnly.
 type endpoint struct {
 	method, path string
 	h            echo.HandlerFunc
 	public       bool
+	// readOnlyToo: a write a ReadOnly caller may send; its handler limits
+	// what the caller gets (its own logout, a view-only console).
+	readOnlyToo bool
 }
 
-func onGet(path string, h echo.HandlerFunc) endpoint { return endpoint{http.MethodGet, path, h, false} }
+func onGet(path string, h echo.HandlerFunc) endpoint {
+	return endpoint{method: http.MethodGet, path: path, h: h}
+}
 func onPost(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodPost, path, h, false}
+	return endpoint{method: http.MethodPost, path: path, h: h}
 }
 func onPatch(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodPatch, path, h, false}
+	return endpoint{method: http.MethodPatch, path: path, h: h}
 }
 func onDelete(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodDelete, path, h, false}
+	return endpoint{method: http.MethodDelete, path: path, h: h}
 }
 
 // unauthenticated is e served without authentication.
 func unauthenticated(e endpoint) endpoint { e.public = true; return e }
+
+// forReadOnly is the write e open to ReadOnly callers too.
+func forReadOnly(e endpoint) endpoint { e.readOnlyToo = true; return e }
 
 // OData service document kinds.
 const (
@@ -120,7 +129,7 @@ func (s *Server) resourceList() []resource {
 			onGet(mgr, s.getManager),
 			onGet(mgr+"/NetworkProtocol", s.getNetworkProtocol),
 			onGet(mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces),
-			onPost(mgr+"/Actions/Oem/"+consoleTokenAction, s.issueConsoleToken),
+			forReadOnly(onPost(mgr+"/Actions/Oem/"+consoleTokenAction, s.issueConsoleToken)),
 		}, s.virtualMedia(mgr)...), s.logServices(mgr)...),
 	}, {
 		root: "Chassis", odata: "Chassis", kind: entitySet, uri: chassisCollURI,
@@ -139,7 +148,7 @@ func (s *Server) resourceList() []resource {
 			// Members: where some clients (and the DMTF Protocol Validator) post.
 			unauthenticated(onPost(sessionsURI+"/Members", s.login)),
 			onGet(sessionsURI+"/:sid", s.getSession),
-			onDelete(sessionsURI+"/:sid", s.logout),
+			forReadOnly(onDelete(sessionsURI+"/:sid", s.logout)),
 		},
 	}, {
 		root: "AccountService", odata: "AccountService", kind: singleton, uri: accountServiceURI,
@@ -219,7 +228,7 @@ var virtualMediaTypes = []string{"VirtualMedia.v1_6_5", "VirtualMediaCollection"
 func (s *Server) routes(e *echo.Echo) {
 	for _, r := range s.resources {
 		for _, ep := range r.endpoints {
-			s.handle(e, ep.method, ep.path, ep.h, ep.public)
+			s.handle(e, ep)
 		}
 	}
 }

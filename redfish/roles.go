@@ -12,11 +12,13 @@ import (
 
 // The predefined Redfish roles, with the privileges the DMTF privilege
 // model assigns them. A user's role follows from the rights the bridge
-// gives it: a user whose scope is every system is an Administrator (it may
-// also see and end other users' sessions: ConfigureManager); any other
-// user drives the systems in its scope, an Operator. No user is ReadOnly:
-// the bridge has no read-only accounts (the role is listed because it is
-// predefined).
+// gives it: a user given the role ReadOnly (the users Secret's
+// <user>.role) reads the systems in its scope and changes nothing (every
+// write but its own logout and a view-only console is refused,
+// [refuseReadOnly]); otherwise a user whose scope is every system is an
+// Administrator (it may also see and end other users' sessions:
+// ConfigureManager), and any other user drives the systems in its scope,
+// an Operator.
 
 const (
 	rolesURI          = accountServiceURI + "/Roles"
@@ -40,6 +42,9 @@ var roleIDs = []string{roleAdministrator, roleOperator, roleReadOnly}
 
 // roleOf is the role of an authenticated caller.
 func roleOf(p auth.Principal) string {
+	if p.ReadOnly {
+		return roleReadOnly
+	}
 	if p.Scope.Unrestricted() {
 		return roleAdministrator
 	}
@@ -49,6 +54,24 @@ func roleOf(p auth.Principal) string {
 // hasPrivilege reports whether the caller's role grants privilege.
 func hasPrivilege(p auth.Principal, privilege string) bool {
 	return slices.Contains(rolePrivileges[roleOf(p)], privilege)
+}
+
+// errReadOnly is the refusal of a write to a ReadOnly caller.
+func errReadOnly() error {
+	m := msg("InsufficientPrivilege", nil)
+	m.Resolution = "The user is ReadOnly (its role in the users Secret): it reads and changes nothing. Use an Operator's account."
+	return newError(http.StatusForbidden, m)
+}
+
+// refuseReadOnly refuses a ReadOnly caller's write with 403
+// InsufficientPrivilege before it is judged or drawn on any share.
+func refuseReadOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if principal(c).ReadOnly {
+			return errReadOnly()
+		}
+		return next(c)
+	}
 }
 
 func roleURI(id string) string { return rolesURI + "/" + id }

@@ -123,16 +123,18 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	return s, e, nil
 }
 
-// handle registers h for method on path, with and without a trailing slash
-// (never redirecting), adding HEAD for GET. Unless public, the caller must
-// be authenticated, before anything else about the request is judged (the
+// handle registers endpoint ep, with and without a trailing slash (never
+// redirecting), adding HEAD for GET. Unless public, the caller must be
+// authenticated, before anything else about the request is judged (the
 // query string, [checkQuery], after authentication, so an unauthenticated
 // caller learns nothing but 401), a read waits for the caller's read
-// share, and a write draws on the caller's write share. A public GET with $expand is authenticated too: what it expands
-// is not public.
-func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, public bool) {
+// share, and a write is refused to a ReadOnly caller (unless ep is
+// [forReadOnly]) before it draws on the caller's write share. A public GET
+// with $expand is authenticated too: what it expands is not public.
+func (s *Server) handle(e *echo.Echo, ep endpoint) {
+	method, path, h := ep.method, ep.path, ep.h
 	if method == http.MethodGet {
-		s.reads[path] = route{h: h, public: public}
+		s.reads[path] = route{h: h, public: ep.public}
 		h = s.expandQuery(h)
 	}
 	h = checkQuery(h)
@@ -140,9 +142,12 @@ func (s *Server) handle(e *echo.Echo, method, path string, h echo.HandlerFunc, p
 		h = s.shareReads(h)
 	}
 	switch {
-	case !public:
+	case !ep.public:
 		if method != http.MethodGet {
 			h = s.limitWrites(h)
+			if !ep.readOnlyToo {
+				h = refuseReadOnly(h)
+			}
 		}
 		h = s.authenticated(h)
 	case method == http.MethodGet:

@@ -147,9 +147,13 @@ func (s *Server) logout(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if p := principal(c); o.ID == p.Session {
+	p := principal(c)
+	switch {
+	case o.ID == p.Session:
 		err = s.b.Auth.Logout(ctx, p)
-	} else {
+	case p.ReadOnly:
+		return errReadOnly() // its own session only
+	default:
 		err = s.b.Auth.End(ctx, o.ID)
 	}
 	if errors.Is(err, auth.ErrNoSuchSession) {

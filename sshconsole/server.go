@@ -163,7 +163,7 @@ func (s *Server) attach(ctx context.Context, p auth.Principal, ch ssh.Channel, i
 		fmt.Fprintf(ch.Stderr(), "no such system %q\r\n", id)
 		return 1
 	}
-	st, err := s.opener.Open(ctx, console.User{Name: p.User, Scope: p.Scope}, key)
+	st, err := s.opener.Open(ctx, console.User{Name: p.User, Scope: p.Scope, ReadOnly: p.ReadOnly}, key)
 	if err != nil {
 		fmt.Fprintf(ch.Stderr(), "%s\r\n", message(ctx, err, id))
 		return 1

@@ -36,8 +36,9 @@ const ns = "ssh-console"
 // guard bounds a wait on the client: a failure guard, never what decides.
 const guard = 2 * time.Minute
 
-// passwords are the test's users: admin (every namespace) and away
-// (another namespace), password "secret".
+// passwords are the test's users: admin (every namespace), away
+// (another namespace) and reader (ReadOnly, every namespace), password
+// "secret".
 type passwords struct{}
 
 func (passwords) Password(_ context.Context, _, name, password string) (auth.Principal, error) {
@@ -49,6 +50,8 @@ func (passwords) Password(_ context.Context, _, name, password string) (auth.Pri
 		return auth.Principal{User: name, Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}}, nil
 	case "away":
 		return auth.Principal{User: name, Scope: auth.Scope{Namespaces: []string{"elsewhere"}}}, nil
+	case "reader":
+		return auth.Principal{User: name, Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}, ReadOnly: true}, nil
 	}
 	return auth.Principal{}, auth.ErrBadCredentials
 }
@@ -64,8 +67,9 @@ func (vms) Labels(_ context.Context, key system.Key) (map[string]string, bool) {
 // console stream, kube-apiserver, the real virt-api and the simulated
 // virt-handler: it sees the guest's login prompt, gets its input echoed,
 // and leaves with "~."; a user scoped away is told the System does not
-// exist. The same cluster serves the IPMI Serial-over-LAN scenario
-// (testIPMISOL), which shares the SSH console's opener.
+// exist; a ReadOnly user is refused (docs/reliability.md row 217). The
+// same cluster serves the IPMI Serial-over-LAN scenario (testIPMISOL),
+// which shares the SSH console's opener.
 func TestSSHConsole(t *testing.T) {
 	sshBin, err := exec.LookPath("ssh")
 	if err != nil {
@@ -157,6 +161,16 @@ func TestSSHConsole(t *testing.T) {
 		err := waitExit(cmd)
 		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), `no such system "ssh-console.web"`) {
 			t.Errorf("scoped-away user: %v, stderr %q; want exit 1 and no such system", err, out.stderr.String())
+		}
+	})
+	t.Run("ReadOnly", func(t *testing.T) {
+		cmd, _, out := startSSH(t, sshBin, port, "reader", ns+".web")
+		err := waitExit(cmd)
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), "a ReadOnly user cannot open a console") {
+			t.Errorf("ReadOnly user: %v, stderr %q; want exit 1 and a ReadOnly user cannot open a console", err, out.stderr.String())
+		}
+		if n := opener.OpenCount(); n != 0 {
+			t.Errorf("%d consoles open after the ReadOnly user's refusal", n)
 		}
 	})
 }

@@ -26,6 +26,7 @@ const scaleSystems = 10000
 // as the bridge pages it; it counts the Systems read one by one.
 type scaleAPI struct {
 	systemReads atomic.Int64
+	role        string // the RoleId of the caller's account ("": Operator)
 }
 
 func (a *scaleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +60,12 @@ func (a *scaleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"@odata.id": p, "PowerState": "Off", "Status": map[string]string{"Health": "OK"},
 			"Boot":  map[string]string{"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideMode": "UEFI"},
 			"Links": map[string]any{"ManagedBy": []map[string]string{{"@odata.id": "/redfish/v1/Managers/" + id}}}})
+	case strings.HasPrefix(p, "/redfish/v1/AccountService/Accounts/"):
+		role := a.role
+		if role == "" {
+			role = "Operator"
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"@odata.id": p, "RoleId": role})
 	case strings.HasPrefix(p, "/redfish/v1/Managers/"):
 		// vm-1's Manager names a javascript: console page, which the
 		// page must not link.

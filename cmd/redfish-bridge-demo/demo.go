@@ -69,7 +69,7 @@ redfish-bridge demo is running (Ctrl-C stops everything).
 
   Redfish service   %[1]s/redfish/v1  (self-signed certificate: use -k)
   web pages         %[1]s/ui/  (log in, the Systems at a glance; docs/web-ui.md)
-  user / password   %[2]s / %[3]s
+  user / password   %[2]s / %[3]s   (ReadOnly: %[9]s / %[3]s, reads only, a view-only console)
   kubeconfig        %[4]s   (kubectl --kubeconfig %[4]s get vm -n %[5]s --show-managed-fields -o yaml)
   sample ISOs       %[6]s/images/boot.iso, %[6]s/images/deploy.iso
 
@@ -80,7 +80,7 @@ Try:
   curl -k -u %[2]s:%[3]s -X PATCH -H 'Content-Type: application/json' -d '{"Boot":{"BootSourceOverrideTarget":"Cd","BootSourceOverrideEnabled":"Once"}}' %[1]s/redfish/v1/Systems/%[7]s
   curl -k -u %[2]s:%[3]s -H 'Content-Type: application/json' -d '{"ResetType":"On"}' %[1]s/redfish/v1/Systems/%[7]s/Actions/ComputerSystem.Reset
   redfishtool -r %[8]s -u %[2]s -p %[3]s -S Always Systems
-`, b.URL, b.User, b.Password, b.Kubeconfig, demo.VMNamespace, b.ImagesURL, sys, b.Addr)
+`, b.URL, b.User, b.Password, b.Kubeconfig, demo.VMNamespace, b.ImagesURL, sys, b.Addr, demo.ViewerUser)
 	fmt.Fprintf(w, `
 Boot mode (vm-0 boots UEFI as its author wrote it, until a client asks for Legacy:
 the bridge then removes the author's firmware.bootloader.efi and vm-0 boots BIOS;

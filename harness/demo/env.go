@@ -41,6 +41,10 @@ const (
 	VMNamespace = "demo"
 	// AdminUser sees every namespace.
 	AdminUser = "admin"
+	// ViewerUser sees every namespace and is ReadOnly (the users Secret's
+	// <user>.role): it reads, changes nothing, and gets a view-only
+	// console. Its password is the admin's.
+	ViewerUser = "viewer"
 )
 
 // Options configure [Start].
@@ -221,8 +225,9 @@ func (e *Env) Stop() error {
 	return errors.Join(errs...)
 }
 
-// createAccounts writes the users Secret (one admin seeing every
-// namespace, with a random password it returns) and the session key.
+// createAccounts writes the users Secret (an admin seeing every
+// namespace, with a random password it returns, and a ReadOnly viewer
+// with the same password) and the session key.
 func createAccounts(ctx context.Context, kube kubernetes.Interface, namespace string) (string, error) {
 	pw := make([]byte, 12)
 	if _, err := rand.Read(pw); err != nil {
@@ -240,6 +245,8 @@ func createAccounts(ctx context.Context, kube kubernetes.Interface, namespace st
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Name: UsersSecret, Namespace: namespace}, Data: map[string][]byte{
 			AdminUser: hash, AdminUser + auth.SuffixNamespaces: []byte(auth.AllNamespaces),
+			ViewerUser: hash, ViewerUser + auth.SuffixNamespaces: []byte(auth.AllNamespaces),
+			ViewerUser + auth.SuffixRole: []byte(auth.RoleReadOnly),
 		}},
 		{ObjectMeta: metav1.ObjectMeta{Name: SessionKeySecret, Namespace: namespace}, Data: map[string][]byte{kubeauth.SessionKeyField: key}},
 	} {

@@ -58,16 +58,24 @@ func parsePixelFormat(b []byte) (PixelFormat, error) {
 
 func (f PixelFormat) bytesPerPixel() int { return int(f.BitsPerPixel) / 8 }
 
-// encode appends the raw encoding of img's rectangle r in format f.
+// encode appends the raw encoding of img's rectangle r in format f. The
+// bits no colour uses are sent as ones, as an opaque alpha: Debian's
+// noVNC 1.3.0 (its raw decoder sets the alpha of the wrong bytes, at the
+// start of its queue rather than the rectangle's) otherwise shows every
+// raw line after a rectangle's first chunk transparent.
 func (f PixelFormat) encode(dst []byte, img *image.RGBA, r image.Rectangle) []byte {
 	n := f.bytesPerPixel()
 	var px [4]byte
+	unused := ^(uint32(f.RedMax)<<f.RedShift | uint32(f.GreenMax)<<f.GreenShift | uint32(f.BlueMax)<<f.BlueShift)
+	if f.BitsPerPixel < 32 {
+		unused &= 1<<f.BitsPerPixel - 1
+	}
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
 			c := img.RGBAAt(x, y)
 			v := uint32(c.R)*uint32(f.RedMax)/255<<f.RedShift |
 				uint32(c.G)*uint32(f.GreenMax)/255<<f.GreenShift |
-				uint32(c.B)*uint32(f.BlueMax)/255<<f.BlueShift
+				uint32(c.B)*uint32(f.BlueMax)/255<<f.BlueShift | unused
 			f.put(px[:n], v)
 			dst = append(dst, px[:n]...)
 		}

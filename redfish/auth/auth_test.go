@@ -281,6 +281,13 @@ func TestParseSecretData(t *testing.T) {
 					t.Errorf("IPMI password %q", got)
 				}
 			}},
+		{"read-only role", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.role": []byte("ReadOnly\n"), "bob": h, "bob.namespaces": []byte("a")},
+			"", func(t *testing.T, u StaticUsers) {
+				if !u["alice"].ReadOnly || u["bob"].ReadOnly {
+					t.Errorf("alice ReadOnly %t (want true), bob ReadOnly %t (want false)", u["alice"].ReadOnly, u["bob"].ReadOnly)
+				}
+			}},
+		{"unknown role", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.role": []byte("Administrator")}, "the one role", nil},
 		{"ipmi password too long", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.ipmi": []byte("123456789012345678901")}, "IPMI password has 1 to 20 bytes", nil},
 		{"empty ipmi password", map[string][]byte{"alice": h, "alice.namespaces": []byte("a"), "alice.ipmi": {}}, "IPMI password has 1 to 20 bytes", nil},
 		{"no namespaces", map[string][]byte{"alice": h}, "namespaces", nil},

@@ -36,6 +36,8 @@ type Principal struct {
 	// "" for Basic auth.
 	Session string
 	Expires time.Time // of the session
+	// ReadOnly callers read and write nothing ([User.ReadOnly]).
+	ReadOnly bool
 }
 
 // Config configures an [Authenticator].
@@ -180,7 +182,7 @@ func (a *Authenticator) Password(ctx context.Context, ip, name, password string)
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{User: u.Name, Scope: u.Scope}, nil
+	return Principal{User: u.Name, Scope: u.Scope, ReadOnly: u.ReadOnly}, nil
 }
 
 // Login checks the password and opens a session, returning its token.
@@ -189,7 +191,7 @@ func (a *Authenticator) Login(ctx context.Context, ip, name, password string) (P
 	if err != nil {
 		return Principal{}, "", err
 	}
-	p := Principal{User: u.Name, Scope: u.Scope}
+	p := Principal{User: u.Name, Scope: u.Scope, ReadOnly: u.ReadOnly}
 	sid, err := newSessionID()
 	if err != nil {
 		return Principal{}, "", err
@@ -241,7 +243,7 @@ func (a *Authenticator) Token(ctx context.Context, token string) (Principal, err
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: expires}, nil
+	return Principal{User: u.Name, Scope: u.Scope, Session: c.Session, Expires: expires, ReadOnly: u.ReadOnly}, nil
 }
 
 // Logout revokes the session of p (a no-op for Basic auth). An error

@@ -26,6 +26,9 @@ type User struct {
 	// it is a separate password, at most 20 bytes, so that the Redfish
 	// password stays a bcrypt hash only.
 	IPMIPassword []byte
+	// ReadOnly users read what their scope allows and change nothing
+	// (the Secret's key <user>.role set to [RoleReadOnly]).
+	ReadOnly bool
 }
 
 // Users is the source of accounts. It is consulted on every request, so a
@@ -56,6 +59,10 @@ const (
 	SuffixIPMIPassword = ".ipmi"
 	// MaxIPMIPassword is the longest IPMI v2.0 password.
 	MaxIPMIPassword = 20
+	// SuffixRole holds the user's role; [RoleReadOnly] is the one value.
+	SuffixRole = ".role"
+	// RoleReadOnly makes a user ReadOnly: it reads, and writes nothing.
+	RoleReadOnly = "ReadOnly"
 )
 
 // ParseSecretData reads users from a Secret's data:
@@ -64,7 +71,10 @@ const (
 //	<user>.namespaces  comma-separated namespaces, or "*" for all (required)
 //	<user>.selector    optional label selector on VMs, e.g. "team=a,env!=prod"
 //	<user>.ipmi        optional IPMI password in clear (1-20 bytes)
+//	<user>.role        optional role: "ReadOnly" (reads only)
 //
+// Without a role a user is an Operator of its scope (an Administrator when
+// its scope is every System); a role other than ReadOnly rejects the user.
 // User names therefore cannot contain '.'. A malformed entry (a hash that
 // is not bcrypt, no or empty namespaces, a bad selector, scope keys without
 // a hash) rejects that user only: the users returned are the well-formed
@@ -124,6 +134,12 @@ func parseUser(name string, hash []byte, data map[string][]byte) (User, error) {
 			return User{}, fmt.Errorf("%q: an IPMI password has 1 to %d bytes, not %d", name+SuffixIPMIPassword, MaxIPMIPassword, len(pw))
 		}
 		u.IPMIPassword = pw
+	}
+	if role, ok := data[name+SuffixRole]; ok {
+		if r := strings.TrimSpace(string(role)); r != RoleReadOnly {
+			return User{}, fmt.Errorf("%q is %q: the one role a user may be given is %q", name+SuffixRole, r, RoleReadOnly)
+		}
+		u.ReadOnly = true
 	}
 	return u, nil
 }

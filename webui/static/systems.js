@@ -209,10 +209,23 @@ function schedule() {
   }, refreshMillis);
 }
 
-document.addEventListener('DOMContentLoaded', () => {
+// role reads the caller's own account's RoleId: a ReadOnly user is shown
+// no action (the API refuses its writes in any case). The page waits for
+// it, so a ReadOnly user never sees a button.
+async function role(user) {
+  try {
+    const a = await RF.get(`/redfish/v1/AccountService/Accounts/${encodeURIComponent(user)}`);
+    return a.RoleId || '';
+  } catch (e) {
+    return '';
+  }
+}
+
+document.addEventListener('DOMContentLoaded', async () => {
   const s = RF.session();
   if (!s) { RF.toLogin(); return; }
   $('who').textContent = s.user;
+  document.body.dataset.role = await role(s.user);
   $('logout').addEventListener('click', () => RF.logout());
   $('prev').addEventListener('click', () => { state.skip = Math.max(0, state.skip - pageSize); load(); });
   $('next').addEventListener('click', () => { state.skip += pageSize; load(); });
