@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -48,6 +49,27 @@ func checkSystemMedia39(t *testing.T, n *node) {
 		if !n.rec.before(http.MethodGet, "/Systems/"+id+"/VirtualMedia/"+slot, first.at) {
 			t.Errorf("Ironic 39 inserted before reading %s (eject-all first)", slot)
 		}
+	}
+}
+
+// checkInsertPolled checks that Ironic 39 read the node's slot back after
+// its last InsertMedia there, before it went on to power the node
+// (`[redfish] enable_vmedia_insert_polling`): a GET of the slot between the
+// insert and the next Reset (or now, when none followed).
+func (n *node) checkInsertPolled(t *testing.T, slot string) {
+	t.Helper()
+	path := "/Systems/" + n.key.ID() + "/VirtualMedia/" + slot
+	inserted, ok := n.rec.lastAt(http.MethodPost, path+"/Actions/VirtualMedia.InsertMedia", "")
+	if !ok {
+		t.Fatalf("Ironic 39 sent no InsertMedia to %s", path)
+	}
+	until, ok := n.rec.firstAfter(http.MethodPost, "/Systems/"+n.key.ID()+"/Actions/ComputerSystem.Reset", inserted)
+	if !ok {
+		until = time.Now()
+	}
+	if read, ok := n.rec.firstAfter(http.MethodGet, path, inserted); !ok || !read.Before(until) {
+		t.Errorf("Ironic 39 did not read %s back after its InsertMedia at %s, before the next Reset (at %s): insert polling off?",
+			path, inserted.Format("15:04:05.000"), until.Format("15:04:05.000"))
 	}
 }
 

@@ -156,6 +156,12 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 				SyncPowerInterval:      syncInterval,
 				CheckProvisionInterval: 3 * time.Second,
 				CallbackTimeout:        callbackTimeout,
+				// As Ironic 39's operators run it: every insert is read
+				// back until the slot reads Inserted (checkInsertPolled).
+				// Ironic 21.4 has no such option (its [redfish] section
+				// predates it, and oslo.config ignores an option it does
+				// not know): it inserts and boots without reading back.
+				VMediaInsertPolling: s.is39(),
 			})
 			fmt.Fprintf(os.Stderr, "TIMING Ironic %s started in %s\n", s.release.Name, time.Since(start).Round(time.Millisecond))
 			mu.Lock()
