@@ -29,7 +29,9 @@
 // node.health from the System's Status.Health (API 1.109); the hook-based
 // inspection's inventory (CPUs, memory, the NIC's MAC, the disk) where
 // properties.cpus stays unset; and a ramdisk deploy through its
-// redfish-https boot interface (UefiHttp and HttpBootUri); its redfish bios
+// redfish-https boot interface (UefiHttp and HttpBootUri; then boot
+// device disk, for which sushy 5.13 PATCHes HttpBootUri null, and a
+// reboot that boots the disk); its redfish bios
 // interface (BIOS settings with the attribute registry, apply_configuration
 // and factory_reset in manual cleaning); its redfish firmware interface
 // (a firmware update refused with the bridge's reason); its vmedia API
