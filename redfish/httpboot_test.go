@@ -38,6 +38,14 @@ func TestPatchUefiHttp(t *testing.T) {
 			wantURI:   nil,
 		},
 		{
+			// What Ironic 39's sushy 5.13 sends for boot device disk on a
+			// system that shows HttpBootUri set (its only_if_set).
+			name:      "sushy 5.13's change of target clears it",
+			body:      `{"Boot": {"BootSourceOverrideTarget": "Hdd", "HttpBootUri": null, "BootSourceOverrideEnabled": "Once"}}`,
+			wantCalls: []string{"boot team-a.vm1 Hdd Once - uri="},
+			wantURI:   nil,
+		},
+		{
 			name:      "URI alone",
 			body:      `{"Boot":{"HttpBootUri":"http://10.0.0.1/x.iso"}}`,
 			wantCalls: []string{"boot team-a.vm1 - - - uri=http://10.0.0.1/x.iso"},

@@ -101,6 +101,7 @@ func vmediaAttachRunningScenario(t *testing.T, s *suite, v crds.Variant) {
 			}
 			return nil
 		})
+		n.checkInsertPolled(t, media.DefaultSlot)
 		vol := volumeOf(n.vm(t), cd)
 		if hot, _, _ := unstructured.NestedBool(vol, kubevirt.VolumeClaimHotpluggable...); !hot || kubevirt.StringAt(vol, kubevirt.VolumeClaim...) != claim {
 			t.Errorf("VM volume %s %v, want claim %s hotpluggable", cd, vol, claim)

@@ -138,7 +138,7 @@ func (n *node) waitState(t *testing.T, want string) ironicproc.Node {
 
 // bootedCD waits for a Running VMI (other than the one with UID notUID)
 // that boots the virtual-media CD-ROM first, from the PVC holding image,
-// and returns it.
+// and returns it; on Ironic 39 the insert was read back (polling).
 func (n *node) bootedCD(t *testing.T, image string, notUID any) *unstructured.Unstructured {
 	t.Helper()
 	vmi := n.waitVMI(t, "a new VMI Running", func(vmi *unstructured.Unstructured) bool {
@@ -159,6 +159,9 @@ func (n *node) bootedCD(t *testing.T, image string, notUID any) *unstructured.Un
 	}
 	if slot.Phase != system.MediaReady || slot.Image != image {
 		t.Errorf("slot %+v, want Ready with %s", slot, image)
+	}
+	if n.s.is39() {
+		n.checkInsertPolled(t, media.DefaultSlot)
 	}
 	return vmi
 }

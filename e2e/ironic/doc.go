@@ -20,12 +20,18 @@
 // while its node is in maintenance). What Ironic 39
 // does differently is checked on 39: virtual media through the System
 // only, read before the first insert (eject-all first), InsertMedia with
-// TransferProtocolType; a power on right after a soft power off retried
+// TransferProtocolType, each insert read back before the node is powered
+// (`[redfish] enable_vmedia_insert_polling`, on for 39 as its operators
+// run it; 21.4 has no such option), and a deploy whose agent ISO download
+// breaks off half way (the slot reads Inserted false with the reason, the
+// CD never boots, the deploy fails and undeploy leaves no pod or PVC); a power on right after a soft power off retried
 // by Ironic on the bridge's 409 ActionParameterValueConflict;
 // node.health from the System's Status.Health (API 1.109); the hook-based
 // inspection's inventory (CPUs, memory, the NIC's MAC, the disk) where
 // properties.cpus stays unset; and a ramdisk deploy through its
-// redfish-https boot interface (UefiHttp and HttpBootUri); its redfish bios
+// redfish-https boot interface (UefiHttp and HttpBootUri; then boot
+// device disk, for which sushy 5.13 PATCHes HttpBootUri null, and a
+// reboot that boots the disk); its redfish bios
 // interface (BIOS settings with the attribute registry, apply_configuration
 // and factory_reset in manual cleaning); its redfish firmware interface
 // (a firmware update refused with the bridge's reason); its vmedia API

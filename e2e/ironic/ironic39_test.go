@@ -1,9 +1,12 @@
 package ironic
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -51,6 +54,27 @@ func checkSystemMedia39(t *testing.T, n *node) {
 	}
 }
 
+// checkInsertPolled checks that Ironic 39 read the node's slot back after
+// its last InsertMedia there, before it went on to power the node
+// (`[redfish] enable_vmedia_insert_polling`): a GET of the slot between the
+// insert and the next Reset (or now, when none followed).
+func (n *node) checkInsertPolled(t *testing.T, slot string) {
+	t.Helper()
+	path := "/Systems/" + n.key.ID() + "/VirtualMedia/" + slot
+	inserted, ok := n.rec.lastAt(http.MethodPost, path+"/Actions/VirtualMedia.InsertMedia", "")
+	if !ok {
+		t.Fatalf("Ironic 39 sent no InsertMedia to %s", path)
+	}
+	until, ok := n.rec.firstAfter(http.MethodPost, "/Systems/"+n.key.ID()+"/Actions/ComputerSystem.Reset", inserted)
+	if !ok {
+		until = time.Now()
+	}
+	if read, ok := n.rec.firstAfter(http.MethodGet, path, inserted); !ok || !read.Before(until) {
+		t.Errorf("Ironic 39 did not read %s back after its InsertMedia at %s, before the next Reset (at %s): insert polling off?",
+			path, inserted.Format("15:04:05.000"), until.Format("15:04:05.000"))
+	}
+}
+
 // httpBootScenario (Ironic 39's redfish-https boot interface): a ramdisk
 // deploy whose instance ISO the VM boots through UefiHttp and
 // Boot.HttpBootUri, not virtual media: the bridge imports the URI into the
@@ -89,9 +113,69 @@ func httpBootScenario(t *testing.T, s *suite, v crds.Variant) {
 			t.Errorf("httpboot slot %+v, want %s Ready", slot, image)
 		}
 	})
+	n.step(t, "boot device disk: sushy PATCHes HttpBootUri null, the reboot boots the disk", func() {
+		n.clearedHTTPBoot(t, image)
+	})
 	n.step(t, "undeploy", func() {
 		n.provision(t, "deleted", "available", nil)
 		n.waitVMI(t, "VMI gone", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
 	})
 	n.checkFields(t)
+}
+
+// clearedHTTPBoot sets the active node's boot device to disk through
+// Ironic, whose sushy 5.13 clears the System's HttpBootUri (image) in the
+// same PATCH (`"HttpBootUri": null`, sent because the System shows it set):
+// the PATCH is accepted, the System reads HttpBootUri null, the httpboot
+// slot is empty, and Ironic's reboot starts a VMI without the image, its
+// PVC released.
+func (n *node) clearedHTTPBoot(t *testing.T, image string) {
+	t.Helper()
+	id := n.key.ID()
+	since := time.Now()
+	if err := n.s.api.SetBootDevice(t.Context(), n.uuid, "disk", false); err != nil {
+		t.Fatalf("boot device disk: %v", err)
+	}
+	var cleared []exchange
+	for _, e := range n.rec.matching(http.MethodPatch, "/Systems/"+id, "HttpBootUri") {
+		if e.at.After(since) && strings.Contains(strings.ReplaceAll(e.reqBody, " ", ""), `"HttpBootUri":null`) {
+			cleared = append(cleared, e)
+		}
+	}
+	if len(cleared) != 1 || cleared[0].status != http.StatusNoContent || !strings.Contains(cleared[0].reqBody, `"Hdd"`) {
+		t.Fatalf("Ironic's boot device disk: PATCHes with HttpBootUri null %v, want one with target Hdd, answered 204", cleared)
+	}
+	sys := n.redfish(t, "/redfish/v1/Systems/"+id)
+	if boot, _ := sys["Boot"].(map[string]any); boot["HttpBootUri"] != nil || boot["BootSourceOverrideTarget"] != "Hdd" {
+		t.Errorf("System Boot after the null PATCH: %v, want HttpBootUri null, target Hdd", boot)
+	}
+	n.eventually(t, "the httpboot slot empty", func(context.Context) error {
+		if slot := vmcheck.MustSlot(t, n.vm(t), system.HTTPBootSlot); slot.Phase != system.MediaEmpty {
+			return fmt.Errorf("httpboot slot %+v after the null PATCH, want empty (%s cleared)", slot, image)
+		}
+		return nil
+	})
+	before := n.vmi(t)
+	n.power(t, "rebooting", "power on")
+	disk := apply.DiskName(system.HTTPBootSlot)
+	vmi := n.waitVMI(t, "a new VMI Running after the reboot", func(vmi *unstructured.Unstructured) bool {
+		return running(vmi) && (before == nil || vmi.GetUID() != before.GetUID())
+	})
+	spec, _, _ := unstructured.NestedMap(vmi.Object, "spec")
+	if claim, ok := vmcheck.Volumes(spec)[disk]; ok {
+		t.Errorf("VMI %s has volume %s (claim %q): the cleared HttpBootUri image booted", vmi.GetUID(), disk, claim)
+	}
+	if ds := vmcheck.Disks(spec); len(ds) == 0 || ds[0].CDROM {
+		t.Errorf("VMI %s disks by boot order %+v: want the disk first", vmi.GetUID(), ds)
+	}
+	n.eventually(t, "the httpboot PVC released", func(ctx context.Context) error {
+		left, err := vmcheck.MediaObjects(ctx, n.kube, n.key, system.HTTPBootSlot)
+		if err != nil {
+			return err
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("left behind: %v", left)
+		}
+		return nil
+	})
 }

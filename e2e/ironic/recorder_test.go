@@ -144,6 +144,19 @@ func (r *recorder) matching(method, part, body string) []exchange {
 	return out
 }
 
+// firstAfter is when the first exchange with method and a path containing
+// part was sent after from.
+func (r *recorder) firstAfter(method, part string, from time.Time) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.log {
+		if e.method == method && strings.Contains(e.path, part) && e.at.After(from) {
+			return e.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // before reports whether an exchange with method and a path ending in
 // suffix was sent before at.
 func (r *recorder) before(method, suffix string, at time.Time) bool {

@@ -163,10 +163,13 @@ func (n *node) redfish(t *testing.T, path string) map[string]any {
 }
 
 // stalledImage serves one ISO of which it sends half, then nothing more
-// until release: an import that takes as long as the test wants.
+// until release (the rest follows) or fail (the connection ends short of
+// its Content-Length, and every later download too): an import that takes
+// as long as the test wants, and ends as it wants.
 type stalledImage struct {
 	url      string
 	release  func()
+	fail     func()
 	finished chan struct{}
 	once     sync.Once
 }
@@ -174,10 +177,11 @@ type stalledImage struct {
 func newStalledImage(t *testing.T, size int) *stalledImage {
 	t.Helper()
 	data := bytes.Repeat([]byte("redfish-bridge stalled agent iso\n"), size/33)
-	open := make(chan struct{})
+	open, broken := make(chan struct{}), make(chan struct{})
 	img := &stalledImage{finished: make(chan struct{})}
-	var releaseOnce sync.Once
+	var releaseOnce, failOnce sync.Once
 	img.release = func() { releaseOnce.Do(func() { close(open) }) }
+	img.fail = func() { failOnce.Do(func() { close(broken) }) }
 	t.Cleanup(img.release)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -189,6 +193,8 @@ func newStalledImage(t *testing.T, size int) *stalledImage {
 		_, _ = w.Write(data[:half])
 		w.(http.Flusher).Flush()
 		select {
+		case <-broken:
+			return // short of Content-Length: the client reads an unexpected EOF
 		case <-open:
 		case <-r.Context().Done():
 			return
