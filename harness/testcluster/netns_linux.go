@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -37,12 +40,23 @@ type netnsProcess struct {
 // startInNetNS starts bin with args and env in a new network namespace:
 // it brings the namespace's loopback up, relays 127.0.0.1:port of the
 // namespace to 127.0.0.1:port of the host for each of hostPorts (the
-// apiserver's), then lets the program run.
-func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []int) (*netnsProcess, error) {
-	// The shell waits for one line on stdin, then becomes the program.
-	shArgs := append([]string{"-c", `read -r _ && exec "$0" "$@"`, bin}, args...)
+// apiserver's), then lets the program run. With binds (target directory
+// -> source directory) the program also gets a mount namespace of its own
+// (private from /, so nothing propagates back to the host) in which each
+// source is bind-mounted on its target, as a pod's volumes are: for a
+// program that reads fixed paths (cdi-controller's /var/run/cdi/token/keys).
+func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []int, binds map[string]string) (*netnsProcess, error) {
+	// The shell mounts, waits for one line on stdin, then becomes the
+	// program.
+	script := `read -r _ && exec "$0" "$@"`
+	flags := uintptr(syscall.CLONE_NEWNET)
+	if len(binds) > 0 {
+		flags |= syscall.CLONE_NEWNS
+		script = "mount --make-rprivate / && " + bindScript(binds) + script
+	}
+	shArgs := append([]string{"-c", script, bin}, args...)
 	p, stdin, err := startProcessWith(name, "/bin/sh", shArgs, env, dir, func(a *syscall.SysProcAttr) {
-		a.Cloneflags |= syscall.CLONE_NEWNET
+		a.Cloneflags |= flags
 	})
 	if err != nil {
 		return nil, err
@@ -77,6 +91,22 @@ func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []
 		np.closeRelays()
 	}()
 	return np, nil
+}
+
+// bindScript is the shell commands that bind-mount each source of binds
+// on its target, in a stable order, each followed by " && ".
+func bindScript(binds map[string]string) string {
+	targets := slices.Sorted(maps.Keys(binds))
+	var b strings.Builder
+	for _, t := range targets {
+		fmt.Fprintf(&b, "mount --bind %s %s && ", shellQuote(binds[t]), shellQuote(t))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // exposeOn relays host (an address of the host's namespace; port 0 picks

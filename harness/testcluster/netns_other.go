@@ -6,7 +6,7 @@ package testcluster
 // do not run in the test cluster.
 type netnsProcess struct{ *process }
 
-func startInNetNS(string, string, []string, []string, string, []int) (*netnsProcess, error) {
+func startInNetNS(string, string, []string, []string, string, []int, map[string]string) (*netnsProcess, error) {
 	return nil, errNoNetNS
 }
 
