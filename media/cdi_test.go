@@ -16,25 +16,32 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// TestMediaCDI runs the imports on a cluster with CDI (the DataVolume CRD
-// test fixture, the simulator playing CDI's controller), once per CRD
-// variant: a DataVolume owned by the VM imports the image, no pod.
+// TestMediaCDI runs the imports on a cluster with CDI v1.66.0's own
+// cdi-controller, built from source (testcluster's Options.CDI), the
+// simulator playing only the node side (the importer pods cdi-controller
+// makes: sim.RunCDINode), once per CRD variant: a DataVolume owned by the
+// VM imports the image, no pod of the bridge's.
 func TestMediaCDI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a test cluster")
 	}
+	if os.Geteuid() != 0 {
+		testutil.Missing(t, "root, for cdi-controller's network and mount namespaces")
+	}
 	for _, v := range []crds.Variant{crds.Stock, crds.MapList} {
 		t.Run(string(v), func(t *testing.T) {
-			e := newEnv(t, v)
-			e.startCDI(t)
+			e := newEnvWith(t, testcluster.Options{Variant: v, VirtController: true, CDI: true})
+			e.startCDINode(t)
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
-			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })
+			t.Run("InsertReachesReady", func(t *testing.T) { testCDIControllerInsert(t, e) })
 			t.Run("PrivateCA", func(t *testing.T) { testCDITrust(t, e) })
 			t.Run("CredentialsUseThePod", func(t *testing.T) { testCDICredentials(t, e) })
 			t.Run("EjectDeletesOwnedDataVolumeOnly", func(t *testing.T) { testCDIEject(t, e) })
@@ -44,34 +51,6 @@ func TestMediaCDI(t *testing.T) {
 			t.Run("ImageAboveMaximumFails", func(t *testing.T) { testCDIMaxImage(t, e) })
 		})
 	}
-}
-
-// halfServer serves size bytes at /half.iso: the first half at once, the
-// rest once release is closed.
-func halfServer(t *testing.T, size int) (url string, image []byte, release chan struct{}) {
-	t.Helper()
-	image = []byte(strings.Repeat("cdi image|", size/10+1))[:size]
-	release = make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", fmt.Sprint(len(image)))
-		_, _ = w.Write(image[:size/2])
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		_, _ = w.Write(image[size/2:])
-	}))
-	t.Cleanup(func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-		srv.Close()
-	})
-	return srv.URL + "/half.iso", image, release
 }
 
 // dataVolumes lists the live DataVolumes of the namespace.
@@ -101,53 +80,6 @@ func (e *env) dataVolumeOf(t *testing.T, key system.Key, insertID string) *unstr
 		return fmt.Errorf("%d DataVolumes, none of this insert", len(dvs))
 	})
 	return dv
-}
-
-func testCDIImport(t *testing.T, e *env) {
-	key := e.createVM(t, vmName(t))
-	const size = 4<<20 + 3
-	url, image, release := halfServer(t, size)
-	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dv := e.dataVolumeOf(t, key, got.InsertID)
-	if dv.GetName() != got.ClaimName {
-		t.Errorf("DataVolume %s, want the slot's claim name %s", dv.GetName(), got.ClaimName)
-	}
-	if src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url"); src != url {
-		t.Errorf("DataVolume http source %q, want %q", src, url)
-	}
-	// Half the image is in: CDI's progress reaches the slot (the Task's
-	// PercentComplete, see redfish TestTaskPercentComplete).
-	progress := e.waitSlot(t, key, slot, "Importing with progress", func(s system.MediaSlot) bool {
-		return s.Phase == system.MediaImporting && s.Percent >= 45
-	})
-	if progress.Method != media.ImportMethodCDI || progress.Percent > 55 {
-		t.Errorf("slot %+v: want method cdi at about 50%%", progress)
-	}
-	e.noImportPods(t, key)
-	close(release)
-	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
-	if ready.InsertID != got.InsertID || ready.Percent != 0 {
-		t.Errorf("ready slot %+v", ready)
-	}
-	data, err := os.ReadFile(e.sim.ImagePath(e.ns, got.ClaimName))
-	if err != nil || sha256.Sum256(data) != sha256.Sum256(image) {
-		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
-	}
-	vm, err := e.liveVM(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if disk, volume, claim := mediaPair(vm, slot); !disk || !volume || claim != got.ClaimName {
-		t.Errorf("VM media: disk %v volume %v claim %q, want the DataVolume's PVC %s", disk, volume, claim, got.ClaimName)
-	}
-	// The DataVolume stays: it owns the PVC holding the image.
-	if _, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(t.Context(), got.ClaimName, metav1.GetOptions{}); err != nil {
-		t.Errorf("DataVolume of the Ready slot: %v", err)
-	}
-	e.noImportPods(t, key)
 }
 
 // testCDITrust: the slot's private CA reaches the DataVolume's
@@ -262,15 +194,21 @@ func testCDIEject(t *testing.T, e *env) {
 	}
 }
 
-// testCDIFailure: an import CDI fails fails the slot with CDI's message,
-// and its DataVolume goes.
+// testCDIFailure: an import CDI fails fails the slot with CDI's message
+// as soon as the importer container ends (before the kubelet restarts
+// it, when CDI clears that message), and its DataVolume goes.
 func testCDIFailure(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: e.img.URL + "/missing-cdi.iso"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFailed(t, key, "CDI DataVolume "+got.ClaimName+" failed: import: GET "+e.img.URL+"/missing-cdi.iso: HTTP 404")
+	want := "CDI DataVolume " + got.ClaimName + " failed: Unable to connect to http data source: expected status code 200, got 404. Status: 404 Not Found"
+	e.waitFailed(t, key, want)
+	// A 404 is not a size problem: no word of the maximum image size.
+	if failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed)); failed.Reason != want {
+		t.Errorf("Reason %q, want exactly %q", failed.Reason, want)
+	}
 	e.eventually(t, "failed DataVolume deleted", func(ctx context.Context) error {
 		_, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(ctx, got.ClaimName, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {

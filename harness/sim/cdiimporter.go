@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +24,9 @@ import (
 // IMPORTER_CERT_DIR where the certConfigMap is mounted, IMPORTER_IMAGE_SIZE)
 // says what to import; the bytes go into the PVC's simulated storage; the
 // end is its termination message, JSON on success ("Import Complete"),
-// plain "Unable to process data: <error>" with exit code 1 on failure, and
+// plain text with exit code 1 on failure ("Unable to connect to http data
+// source: ..." when the source does not open, else "Unable to process
+// data: <error>"), and
 // the pod's restartPolicy OnFailure restarts it, as cdi-controller sees it.
 const (
 	cdiEnvSource    = "IMPORTER_SOURCE"
@@ -31,6 +35,10 @@ const (
 	cdiEnvSecretKey = "IMPORTER_SECRET_KEY"
 	cdiEnvCertDir   = "IMPORTER_CERT_DIR"
 	cdiEnvImageSize = "IMPORTER_IMAGE_SIZE"
+	cdiEnvOverhead  = "FILESYSTEM_OVERHEAD"
+	// cdiAlign is CDI's DefaultAlignBlockSize: usable space is rounded
+	// down to it.
+	cdiAlign = 1 << 20
 	// cdiCompleteMessage is the importer's message on success.
 	cdiCompleteMessage = "Import Complete"
 )
@@ -41,6 +49,7 @@ type cdiImport struct {
 	accessKey, secretKey string
 	certDir              string
 	imageSize            int64
+	overhead             float64
 }
 
 // cdiImportOf reads the importer container's environment, resolving
@@ -76,6 +85,8 @@ func (s *Simulator) cdiImportOf(ctx context.Context, pod *corev1.Pod) (cdiImport
 				if q, err := resource.ParseQuantity(val); err == nil {
 					imp.imageSize = q.Value()
 				}
+			case cdiEnvOverhead:
+				imp.overhead, _ = strconv.ParseFloat(val, 64)
 			}
 		}
 	}
@@ -87,7 +98,7 @@ func (s *Simulator) cdiImportOf(ctx context.Context, pod *corev1.Pod) (cdiImport
 // ConfigMap is trusted, as CDI's importer trusts every file in its cert
 // directory.
 func (s *Simulator) cdiRequest(ctx context.Context, pod *corev1.Pod, imp cdiImport, claim, dir string) (download.ImportRequest, error) {
-	req := download.ImportRequest{URL: imp.endpoint, Dest: s.ImagePath(pod.Namespace, claim), RoomBytes: max(imp.imageSize, 1)}
+	req := download.ImportRequest{URL: imp.endpoint, Dest: s.ImagePath(pod.Namespace, claim), RoomBytes: max(cdiUsableSpace(imp.overhead, imp.imageSize), 1)}
 	if imp.accessKey != "" || imp.secretKey != "" {
 		req.CredentialsDir = filepath.Join(dir, "credentials")
 		if err := writeVolume(req.CredentialsDir, map[string][]byte{
@@ -112,6 +123,15 @@ func (s *Simulator) cdiRequest(ctx context.Context, pod *corev1.Pod, imp cdiImpo
 	}
 	req.CAFile = filepath.Join(dir, "certs", "bundle.pem")
 	return req, writeVolume(filepath.Dir(req.CAFile), map[string][]byte{"bundle.pem": bundle})
+}
+
+// cdiUsableSpace is the room CDI's importer finds in a filesystem PVC of
+// size bytes (its util.GetUsableSpace): the filesystem overhead
+// cdi-controller added to the request taken off again, rounded down to
+// cdiAlign.
+func cdiUsableSpace(overhead float64, size int64) int64 {
+	space := int64(math.Ceil(float64(size) / (1 + overhead)))
+	return space / cdiAlign * cdiAlign
 }
 
 // cdiMountedAt is the ConfigMap or Secret volumes the importer container
@@ -200,14 +220,21 @@ func (n *cdiNode) runImporter(ctx context.Context, pod *corev1.Pod, claim, dir s
 	}
 	s.log.InfoContext(ctx, "CDI importer started", "pod", pod.Namespace+"/"+pod.Name, "url", imp.endpoint, "claim", claim)
 	_, err = req.Run(ctx)
+	if st := (*download.HTTPStatusError)(nil); errors.As(err, &st) {
+		// CDI's http data source fails to open: cmd/cdi-importer's words.
+		return fmt.Errorf("Unable to connect to http data source: expected status code 200, got %d. Status: %s", st.Code, st.Status) //nolint:staticcheck // CDI's words
+	}
 	if nr := (*download.NeedRoomError)(nil); errors.As(err, &nr) {
 		err = fmt.Errorf("Virtual image size %d is larger than the reported available storage %d. A larger PVC is required.", nr.Bytes, nr.Room) //nolint:staticcheck // CDI's words
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("Unable to process data: %w", err) //nolint:staticcheck // CDI's words
+	}
+	return nil
 }
 
 // finishImporter ends the importer container's run: exit 0 with CDI's
-// JSON termination message, or exit 1 with "Unable to process data: ..."
+// JSON termination message, or exit 1 with the error as plain text
 // (the pod stays Running: restartPolicy OnFailure restarts it, see sync).
 func (n *cdiNode) finishImporter(ctx context.Context, pod *corev1.Pod, restarts int32, importErr error) {
 	s := n.s
@@ -219,7 +246,7 @@ func (n *cdiNode) finishImporter(ctx context.Context, pod *corev1.Pod, restarts 
 		s.importsOK.Add(1)
 	} else {
 		term.ExitCode, term.Reason, phase = 1, "Error", corev1.PodRunning
-		term.Message = strings.ReplaceAll("Unable to process data: "+importErr.Error(), "\n", " ")
+		term.Message = strings.ReplaceAll(importErr.Error(), "\n", " ")
 		s.importsFailed.Add(1)
 	}
 	s.mu.Lock()

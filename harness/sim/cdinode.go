@@ -7,10 +7,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
 // The node side of CDI: the pods CDI's own cdi-controller makes run as the
@@ -29,7 +33,8 @@ const (
 	cdiDataVolume = "cdi-data-vol"
 )
 
-// RunCDINode plays the node side of CDI's pods until ctx ends: it binds
+// RunCDINode plays the node side of CDI's pods, and the garbage collector
+// of what CDI's objects own, until ctx ends: it binds
 // each importer pod cdi-controller makes in the simulator's namespaces to
 // the node, runs it as a process of the simulated kubelet (the import its
 // environment asks for, written into the PVC's simulated storage) and
@@ -57,6 +62,14 @@ func (s *Simulator) RunCDINode(ctx context.Context) error {
 		n.stores = append(n.stores, inf.GetStore())
 		synced = append(synced, inf.HasSynced)
 		go inf.RunWithContext(ctx)
+		dvs := dynamicinformer.NewFilteredDynamicInformer(s.dyn, media.DataVolumeResource, ns, 0, cache.Indexers{}, nil).Informer()
+		if _, err := dvs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			DeleteFunc: func(obj any) { n.collect(ctx, obj) },
+		}); err != nil {
+			return fmt.Errorf("sim: DataVolume handler: %w", err)
+		}
+		synced = append(synced, dvs.HasSynced)
+		go dvs.RunWithContext(ctx)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return nil // stopped before it started
@@ -116,6 +129,9 @@ func (n *cdiNode) sync(ctx context.Context, k string) (time.Duration, error) {
 		s.cancelDownload(pod.UID)
 		return 0, s.confirmDeletion(ctx, pod)
 	}
+	if gone, err := n.ownerGone(ctx, pod); gone || err != nil {
+		return 0, err
+	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || s.importBusy(pod.UID) {
 		return 0, nil
 	}
@@ -164,4 +180,51 @@ func cdiBackOff(pod *corev1.Pod, now time.Time) time.Duration {
 	}
 	backoff := min(10*time.Second<<min(cs.RestartCount, 5), 5*time.Minute)
 	return max(t.FinishedAt.Add(backoff).Sub(now), 0)
+}
+
+// collect plays kube-controller-manager's garbage collector for a
+// DataVolume deleted: the PVCs it controls are deleted (background
+// propagation).
+func (n *cdiNode) collect(ctx context.Context, obj any) {
+	dv := asUnstructured(obj)
+	if dv == nil {
+		return
+	}
+	api := n.s.kube.CoreV1().PersistentVolumeClaims(dv.GetNamespace())
+	l, err := api.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		n.s.log.WarnContext(ctx, "garbage collector: list PVCs", "error", err)
+		return
+	}
+	for _, pvc := range l.Items {
+		if ref := metav1.GetControllerOf(&pvc); ref == nil || ref.UID != dv.GetUID() || pvc.DeletionTimestamp != nil {
+			continue
+		}
+		err := api.Delete(ctx, pvc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pvc.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			n.s.log.WarnContext(ctx, "garbage collector: delete PVC", "pvc", pvc.Namespace+"/"+pvc.Name, "error", err)
+		}
+	}
+}
+
+// ownerGone plays the garbage collector for a pod whose controlling PVC
+// is gone: it deletes the pod and reports true.
+func (n *cdiNode) ownerGone(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "PersistentVolumeClaim" {
+		return false, nil
+	}
+	pvc, err := n.s.kube.CoreV1().PersistentVolumeClaims(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("owner of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if err == nil && pvc.UID == ref.UID {
+		return false, nil
+	}
+	n.s.cancelDownload(pod.UID)
+	err = n.s.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return true, fmt.Errorf("garbage collector: delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return true, nil
 }
