@@ -42,6 +42,7 @@ func TestMediaCDI(t *testing.T) {
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
 			t.Run("InsertReachesReady", func(t *testing.T) { testCDIControllerInsert(t, e) })
+			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })
 			t.Run("PrivateCA", func(t *testing.T) { testCDITrust(t, e) })
 			t.Run("CredentialsUseThePod", func(t *testing.T) { testCDICredentials(t, e) })
 			t.Run("EjectDeletesOwnedDataVolumeOnly", func(t *testing.T) { testCDIEject(t, e) })
@@ -51,6 +52,34 @@ func TestMediaCDI(t *testing.T) {
 			t.Run("ImageAboveMaximumFails", func(t *testing.T) { testCDIMaxImage(t, e) })
 		})
 	}
+}
+
+// halfServer serves size bytes at /half.iso: the first half at once, the
+// rest once release is closed.
+func halfServer(t *testing.T, size int) (url string, image []byte, release chan struct{}) {
+	t.Helper()
+	image = []byte(strings.Repeat("cdi image|", size/10+1))[:size]
+	release = make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(image)))
+		_, _ = w.Write(image[:size/2])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(image[size/2:])
+	}))
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+		srv.Close()
+	})
+	return srv.URL + "/half.iso", image, release
 }
 
 // dataVolumes lists the live DataVolumes of the namespace.
@@ -80,6 +109,53 @@ func (e *env) dataVolumeOf(t *testing.T, key system.Key, insertID string) *unstr
 		return fmt.Errorf("%d DataVolumes, none of this insert", len(dvs))
 	})
 	return dv
+}
+
+func testCDIImport(t *testing.T, e *env) {
+	key := e.createVM(t, vmName(t))
+	const size = 4<<20 + 3
+	url, image, release := halfServer(t, size)
+	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dv := e.dataVolumeOf(t, key, got.InsertID)
+	if dv.GetName() != got.ClaimName {
+		t.Errorf("DataVolume %s, want the slot's claim name %s", dv.GetName(), got.ClaimName)
+	}
+	if src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url"); src != url {
+		t.Errorf("DataVolume http source %q, want %q", src, url)
+	}
+	// Half the image is in: CDI's progress reaches the slot (the Task's
+	// PercentComplete, see redfish TestTaskPercentComplete).
+	progress := e.waitSlot(t, key, slot, "Importing with progress", func(s system.MediaSlot) bool {
+		return s.Phase == system.MediaImporting && s.Percent >= 45
+	})
+	if progress.Method != media.ImportMethodCDI || progress.Percent > 55 {
+		t.Errorf("slot %+v: want method cdi at about 50%%", progress)
+	}
+	e.noImportPods(t, key)
+	close(release)
+	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+	if ready.InsertID != got.InsertID || ready.Percent != 0 {
+		t.Errorf("ready slot %+v", ready)
+	}
+	data, err := os.ReadFile(e.sim.ImagePath(e.ns, got.ClaimName))
+	if err != nil || sha256.Sum256(data) != sha256.Sum256(image) {
+		t.Fatalf("imported %d bytes (err %v): not the served image", len(data), err)
+	}
+	vm, err := e.liveVM(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk, volume, claim := mediaPair(vm, slot); !disk || !volume || claim != got.ClaimName {
+		t.Errorf("VM media: disk %v volume %v claim %q, want the DataVolume's PVC %s", disk, volume, claim, got.ClaimName)
+	}
+	// The DataVolume stays: it owns the PVC holding the image.
+	if _, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(t.Context(), got.ClaimName, metav1.GetOptions{}); err != nil {
+		t.Errorf("DataVolume of the Ready slot: %v", err)
+	}
+	e.noImportPods(t, key)
 }
 
 // testCDITrust: the slot's private CA reaches the DataVolume's

@@ -26,7 +26,7 @@ func (e *env) startCDINode(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- e.sim.RunCDINode(ctx) }()
+	go func() { done <- e.sim.RunCDINode(ctx, e.cluster.CDIPodIP()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

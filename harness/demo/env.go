@@ -157,7 +157,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	go func() { env.simDone <- env.Sim.Run(runCtx) }()
 	if opts.CDI {
 		env.ImportMethod, env.cdiDone = media.ImportMethodCDI, make(chan error, 1)
-		go func() { env.cdiDone <- env.Sim.RunCDINode(runCtx) }()
+		go func() { env.cdiDone <- env.Sim.RunCDINode(runCtx, cluster.CDIPodIP()) }()
 	}
 	dyn, err := dynamic.NewForConfig(cluster.Admin)
 	if err != nil {

@@ -36,6 +36,7 @@ const (
 	cdiEnvCertDir   = "IMPORTER_CERT_DIR"
 	cdiEnvImageSize = "IMPORTER_IMAGE_SIZE"
 	cdiEnvOverhead  = "FILESYSTEM_OVERHEAD"
+	cdiEnvOwnerUID  = "OWNER_UID"
 	// cdiAlign is CDI's DefaultAlignBlockSize: usable space is rounded
 	// down to it.
 	cdiAlign = 1 << 20
@@ -50,6 +51,7 @@ type cdiImport struct {
 	certDir              string
 	imageSize            int64
 	overhead             float64
+	ownerUID             string
 }
 
 // cdiImportOf reads the importer container's environment, resolving
@@ -85,6 +87,8 @@ func (s *Simulator) cdiImportOf(ctx context.Context, pod *corev1.Pod) (cdiImport
 				if q, err := resource.ParseQuantity(val); err == nil {
 					imp.imageSize = q.Value()
 				}
+			case cdiEnvOwnerUID:
+				imp.ownerUID = val
 			case cdiEnvOverhead:
 				imp.overhead, _ = strconv.ParseFloat(val, 64)
 			}
@@ -175,7 +179,7 @@ func (n *cdiNode) startImporter(ctx context.Context, pod *corev1.Pod, claim stri
 		if st.StartTime == nil {
 			st.StartTime = &now
 		}
-		st.HostIP = "10.0.0.1"
+		st.HostIP, st.PodIP = "10.0.0.1", n.podIP
 		st.ContainerStatuses = containerStatuses(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}})
 		for i := range st.ContainerStatuses {
 			st.ContainerStatuses[i].RestartCount = restarts
@@ -219,6 +223,12 @@ func (n *cdiNode) runImporter(ctx context.Context, pod *corev1.Pod, claim, dir s
 		return fmt.Errorf("image dir: %w", err)
 	}
 	s.log.InfoContext(ctx, "CDI importer started", "pod", pod.Namespace+"/"+pod.Name, "url", imp.endpoint, "claim", claim)
+	req.Progress = func(written, total int64) {
+		if total > 0 {
+			n.setProgress(imp.ownerUID, float64(written)*100/float64(total))
+		}
+	}
+	defer n.setProgress(imp.ownerUID, -1)
 	_, err = req.Run(ctx)
 	if st := (*download.HTTPStatusError)(nil); errors.As(err, &st) {
 		// CDI's http data source fails to open: cmd/cdi-importer's words.

@@ -41,12 +41,25 @@ const (
 // reports its end the way the kubelet does (container status, termination
 // message). Run it beside [Simulator.Run] on a cluster running CDI's
 // cdi-controller.
-func (s *Simulator) RunCDINode(ctx context.Context) error {
+//
+// With podIP (testcluster's CDIPodIP) the running pods get that pod IP
+// and their metrics are served at https://<podIP>:8443/metrics as CDI's
+// importer serves them (kubevirt_cdi_import_progress_total{ownerUID=...}),
+// where cdi-controller reads the progress it writes into the
+// DataVolume's status.progress; without, they have no pod IP and
+// cdi-controller reads no progress.
+func (s *Simulator) RunCDINode(ctx context.Context, podIP string) error {
 	namespaces := s.opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	n := &cdiNode{s: s, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	n := &cdiNode{s: s, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		progress: map[string]float64{}}
+	if podIP != "" {
+		if err := n.serveMetrics(ctx, podIP); err != nil {
+			return err
+		}
+	}
 	var synced []cache.InformerSynced
 	for _, ns := range namespaces {
 		inf := coreinformers.NewFilteredPodInformer(s.kube, ns, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
@@ -106,6 +119,10 @@ type cdiNode struct {
 	s      *Simulator
 	queue  workqueue.TypedRateLimitingInterface[string]
 	stores []cache.Store
+	podIP  string // the running pods' IP; "" without metrics
+	mu     sync.Mutex
+	// progress is each running import's percentage, by its OWNER_UID.
+	progress map[string]float64
 }
 
 func (n *cdiNode) get(k string) *corev1.Pod {

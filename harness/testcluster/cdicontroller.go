@@ -102,6 +102,13 @@ func (c *Cluster) RunCDIController(ctx context.Context) error {
 	c.mu.Lock()
 	c.cdiProcs = append(c.cdiProcs, np.process)
 	c.mu.Unlock()
+	podIP, err := linkToHost(np.pid())
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.cdiPodIP = podIP
+	c.mu.Unlock()
 	return waitNetNSReady(ctx, np, "cdi-controller to reconcile the CDIConfig", func(ctx context.Context) error {
 		cfg, err := dyn.Resource(cdiConfigs).Get(ctx, cdiConfigName, metav1.GetOptions{})
 		if err != nil {
@@ -220,4 +227,16 @@ func cdiDeploymentEnv() ([]string, error) {
 		return nil, fmt.Errorf("%s: no environment for cdi-controller", name)
 	}
 	return env, nil
+}
+
+// CDIPodIP is the address cdi-controller reaches the simulated node's CDI
+// pods at ("" before [Cluster.RunCDIController]): a host address at the
+// end of a veth pair from cdi-controller's network namespace. The node
+// side gives CDI's pods this pod IP and serves their metrics
+// (https://<pod IP>:8443/metrics, where cdi-controller reads an import's
+// progress) on it.
+func (c *Cluster) CDIPodIP() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cdiPodIP
 }

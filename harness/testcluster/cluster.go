@@ -124,6 +124,8 @@ type Cluster struct {
 	virtAPIRestarts        atomic.Int64
 	// cdiProcs are CDI's programs (RunCDIAPIServer); Stop stops them.
 	cdiProcs []*process
+	// cdiPodIP is CDIPodIP's answer.
+	cdiPodIP string
 
 	failureLogs failureLogs // Cluster.LogsOnFailure
 }

@@ -250,3 +250,31 @@ func canNetNS() error {
 	}
 	return nil
 }
+
+// linkToHost links the network namespace of process pid to the host's
+// with a veth pair (its host end named after pid, the namespace's eth0),
+// a /30 of 10.254.0.0/16 derived from pid, and a default route in the
+// namespace via the host end, whose address it returns: the address a
+// program in the namespace reaches the host at (cdi-controller, the
+// simulated pods' metrics). The pair goes with the namespace.
+func linkToHost(pid int) (string, error) {
+	a, b := (pid>>6)&0xff, (pid&0x3f)<<2
+	host := fmt.Sprintf("10.254.%d.%d", a, b+1)
+	inner := fmt.Sprintf("10.254.%d.%d", a, b+2)
+	name := "rfbcdi" + strconv.Itoa(pid%10000000)
+	ns := "--net=/proc/" + strconv.Itoa(pid) + "/ns/net"
+	for _, argv := range [][]string{
+		{"ip", "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", strconv.Itoa(pid)},
+		{"ip", "addr", "add", host + "/30", "dev", name},
+		{"ip", "link", "set", name, "up"},
+		{"nsenter", ns, "ip", "addr", "add", inner + "/30", "dev", "eth0"},
+		{"nsenter", ns, "ip", "link", "set", "eth0", "up"},
+		{"nsenter", ns, "ip", "route", "add", "default", "via", host},
+	} {
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("link namespace of pid %d to the host: %s: %w: %s", pid, strings.Join(argv, " "), err, out)
+		}
+	}
+	return host, nil
+}

@@ -13,3 +13,5 @@ func startInNetNS(string, string, []string, []string, string, []int, map[string]
 func (*netnsProcess) exposeOn(string, int) (string, error) { return "", errNoNetNS }
 
 func canNetNS() error { return errNoNetNS }
+
+func linkToHost(int) (string, error) { return "", errNoNetNS }
