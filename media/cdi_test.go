@@ -16,24 +16,32 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/media/download"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
-// TestMediaCDI runs the imports on a cluster with CDI (the DataVolume CRD
-// test fixture, the simulator playing CDI's controller), once per CRD
-// variant: a DataVolume owned by the VM imports the image, no pod.
+// TestMediaCDI runs the imports on a cluster with CDI v1.66.0's own
+// cdi-controller, built from source (testcluster's Options.CDI), the
+// simulator playing only the node side (the importer pods cdi-controller
+// makes: sim.RunCDINode), once per CRD variant: a DataVolume owned by the
+// VM imports the image, no pod of the bridge's.
 func TestMediaCDI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a test cluster")
 	}
+	if os.Geteuid() != 0 {
+		testutil.Missing(t, "root, for cdi-controller's network and mount namespaces")
+	}
 	for _, v := range []crds.Variant{crds.Stock, crds.MapList} {
 		t.Run(string(v), func(t *testing.T) {
-			e := newEnv(t, v)
-			e.startCDI(t)
+			e := newEnvWith(t, testcluster.Options{Variant: v, VirtController: true, CDI: true})
+			e.startCDINode(t)
 			_, stop := e.startReconciler(t, func(o *media.Options) { o.MaxImageSize = cdiMaxImage })
 			defer stop()
+			t.Run("InsertReachesReady", func(t *testing.T) { testCDIControllerInsert(t, e) })
 			t.Run("DataVolumeImportsWithProgress", func(t *testing.T) { testCDIImport(t, e) })
 			t.Run("PrivateCA", func(t *testing.T) { testCDITrust(t, e) })
 			t.Run("CredentialsUseThePod", func(t *testing.T) { testCDICredentials(t, e) })
@@ -262,15 +270,21 @@ func testCDIEject(t *testing.T, e *env) {
 	}
 }
 
-// testCDIFailure: an import CDI fails fails the slot with CDI's message,
-// and its DataVolume goes.
+// testCDIFailure: an import CDI fails fails the slot with CDI's message
+// as soon as the importer container ends (before the kubelet restarts
+// it, when CDI clears that message), and its DataVolume goes.
 func testCDIFailure(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: e.img.URL + "/missing-cdi.iso"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFailed(t, key, "CDI DataVolume "+got.ClaimName+" failed: import: GET "+e.img.URL+"/missing-cdi.iso: HTTP 404")
+	want := "CDI DataVolume " + got.ClaimName + " failed: Unable to connect to http data source: expected status code 200, got 404. Status: 404 Not Found"
+	e.waitFailed(t, key, want)
+	// A 404 is not a size problem: no word of the maximum image size.
+	if failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed)); failed.Reason != want {
+		t.Errorf("Reason %q, want exactly %q", failed.Reason, want)
+	}
 	e.eventually(t, "failed DataVolume deleted", func(ctx context.Context) error {
 		_, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(ctx, got.ClaimName, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {

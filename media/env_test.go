@@ -162,7 +162,13 @@ type env struct {
 
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
-	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
+	return newEnvWith(t, testcluster.Options{Variant: v, VirtController: true})
+}
+
+// newEnvWith is newEnv on a cluster started with opts.
+func newEnvWith(t *testing.T, opts testcluster.Options) *env {
+	t.Helper()
+	c := testcluster.ForTestWith(t, opts)
 	const ns = "media-test"
 	ctx := t.Context()
 	if err := c.CreateNamespace(ctx, ns); err != nil {

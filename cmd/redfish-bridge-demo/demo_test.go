@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/redfish-bridge/redfish-bridge/media"
 )
 
 // TestBannerBootModes: the banner says what a boot mode change does to
@@ -37,5 +39,20 @@ func TestBannerWebPages(t *testing.T) {
 	writeBanner(&out, banner{URL: "https://127.0.0.1:8443", User: "admin", Password: "pw"})
 	if want := "https://127.0.0.1:8443/ui/"; !strings.Contains(out.String(), want) {
 		t.Errorf("banner lacks %q:\n%s", want, out.String())
+	}
+}
+
+// TestBannerImportMethod: the banner says which import method is active,
+// CDI's own controller with -cdi, else the bridge's import pods.
+func TestBannerImportMethod(t *testing.T) {
+	for method, want := range map[string]string{
+		media.ImportMethodCDI: "import method     cdi: a CDI DataVolume per insert, reconciled by CDI v1.66.0's own cdi-controller",
+		media.ImportMethodPod: "import method     pod: the bridge's import pod per insert",
+	} {
+		var out bytes.Buffer
+		writeBanner(&out, banner{URL: "https://127.0.0.1:8443", User: "admin", Password: "pw", ImportMethod: method})
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("banner with method %s lacks %q:\n%s", method, want, out.String())
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/kubeauth"
+	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
@@ -81,6 +82,11 @@ type Options struct {
 	// then writes as virt-handler. Without it the admission policy stands
 	// in for the webhooks and ForceOff and ForceRestart stay graceful.
 	VirtAPI bool
+	// CDI runs CDI v1.66.0's own cdi-controller in the cluster
+	// (testcluster's Options.CDI; with VirtAPI cdi-apiserver too) and the
+	// simulator's node side of its importer pods: the bridge then imports
+	// through CDI DataVolumes ([Env.ImportMethod]). Needs root.
+	CDI bool
 	// GracePeriodSeconds, when not 0, is the sample VMs'
 	// terminationGracePeriodSeconds ([SetGracePeriod]): with a long
 	// StopDelay, only a forced stop ends their guests before it.
@@ -96,8 +102,12 @@ type Env struct {
 	URL      string // https://host:port
 	User     string
 	Password string
-	cancel   context.CancelFunc
-	simDone  chan error
+	// ImportMethod is how the bridge imports images here: "cdi" (CDI's
+	// own cdi-controller, Options.CDI) or "pod" (its import pods).
+	ImportMethod string
+	cancel       context.CancelFunc
+	simDone      chan error
+	cdiDone      chan error // the simulator's CDI node side; nil without CDI
 }
 
 // Start brings up the whole demo and returns once virt-controller has
@@ -116,12 +126,12 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true, VirtAPI: opts.VirtAPI})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: opts.Variant, Log: log, VirtController: true, VirtAPI: opts.VirtAPI, CDI: opts.CDI})
 	if err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	env = &Env{Cluster: cluster, cancel: cancel, User: AdminUser, simDone: make(chan error, 1)}
+	env = &Env{Cluster: cluster, cancel: cancel, User: AdminUser, simDone: make(chan error, 1), ImportMethod: media.ImportMethodPod}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, env.Stop())
@@ -149,6 +159,10 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		return env, fmt.Errorf("simulator: %w", err)
 	}
 	go func() { env.simDone <- env.Sim.Run(runCtx) }()
+	if opts.CDI {
+		env.ImportMethod, env.cdiDone = media.ImportMethodCDI, make(chan error, 1)
+		go func() { env.cdiDone <- env.Sim.RunCDINode(runCtx, cluster.CDIPodIP()) }()
+	}
 	dyn, err := dynamic.NewForConfig(cluster.Admin)
 	if err != nil {
 		return env, fmt.Errorf("admin dynamic client: %w", err)
@@ -216,6 +230,16 @@ func (e *Env) Stop() error {
 			}
 		case <-time.After(10 * time.Second):
 			errs = append(errs, errors.New("simulator did not stop within 10s"))
+		}
+	}
+	if e.cdiDone != nil {
+		select {
+		case err := <-e.cdiDone:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("simulated CDI node: %w", err))
+			}
+		case <-time.After(10 * time.Second):
+			errs = append(errs, errors.New("simulated CDI node did not stop within 10s"))
 		}
 	}
 	if e.Images != nil {

@@ -68,7 +68,17 @@
 //     served as a kubelet serves it (kubelet.go: an HTTPS endpoint on
 //     127.0.0.1 set as the Node's kubeletEndpoint and InternalIP, where
 //     kube-apiserver proxies pods/log);
-//   - CDI's DataVolume controller, when [Simulator.RunDataVolumes] runs:
+//   - the node side of CDI, when [Simulator.RunCDINode] runs beside CDI's
+//     own cdi-controller (testcluster.Options.CDI): the importer pods
+//     cdi-controller makes, run as the kubelet's processes reading their
+//     environment as CDI's importer image does, the bytes written into
+//     the PVC's storage, CDI's termination messages, a failed container
+//     restarted (restartPolicy OnFailure), the progress served on the pod
+//     IP's metrics port where cdi-controller reads it; and the garbage
+//     collector of a deleted DataVolume's PVCs and a gone PVC's pods;
+//   - an imitation of CDI's DataVolume controller, when
+//     [Simulator.RunDataVolumes] runs (the image cache's CDI clones and
+//     its benchmark still use it):
 //     an http source really downloaded into the DataVolume's PVC, a pvc
 //     source (a clone) really copied from the source PVC once it is
 //     populated (CloneScheduled, CloneInProgress, Succeeded;

@@ -7,6 +7,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 
@@ -46,11 +47,11 @@ func (c *Cluster) InstallCDI(ctx context.Context) error {
 	return nil
 }
 
-// installCRD creates crd and waits until it is established and discovery
+// installCRD creates crd (unless it exists) and waits until it is established and discovery
 // serves it.
 func installCRD(ctx context.Context, cs apiextensionsclient.Interface, disc discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	api := cs.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+	if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create CRD %s: %w", crd.Name, err)
 	}
 	err := poll(ctx, "CRD "+crd.Name+" established", func(ctx context.Context) (bool, error) {

@@ -88,7 +88,7 @@ func (c *Cluster) RunCDIAPIServer(ctx context.Context) error {
 	np, err := startInNetNS(cdiAPIServerBinary, c.binDir+"/"+cdiAPIServerBinary,
 		[]string{"--kubeconfig=" + c.Kubeconfig, "-v=1"},
 		[]string{"CERT_FILE=" + tlsFiles.certFile, "KEY_FILE=" + tlsFiles.keyFile},
-		c.Dir, []int{c.apiserverPort()})
+		c.Dir, []int{c.apiserverPort()}, nil)
 	if err != nil {
 		return err
 	}
@@ -235,6 +235,10 @@ func (c *Cluster) apiserverPort() int {
 func waitNetNSReady(ctx context.Context, np *netnsProcess, what string, check func(ctx context.Context) error) error {
 	return waitProcess(ctx, np.process, what, check)
 }
+
+// ErrNoCDI is returned by [Start] with [Options.CDI] where CDI's programs
+// cannot run (no root, not Linux): a test skips on it.
+var ErrNoCDI = errors.New("CDI's programs need their own namespaces")
 
 // errNoNetNS is returned where network namespaces cannot be made.
 var errNoNetNS = errors.New("a network namespace of its own needs Linux and root (CAP_SYS_ADMIN)")

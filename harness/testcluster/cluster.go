@@ -62,6 +62,12 @@ type Options struct {
 	// admission policy [PolicyName] that imitates them; it implies
 	// VirtController. See virtapi.go.
 	VirtAPI bool
+	// CDI installs CDI v1.66.0's CRDs before KubeVirt's controllers start
+	// and runs CDI's own cdi-controller ([Cluster.RunCDIController]), and
+	// with VirtAPI cdi-apiserver too ([Cluster.RunCDIAPIServer]). It
+	// needs root (CDI's namespaces) and bin/cdi-controller; without them
+	// Start fails with [ErrNoCDI] or [ErrMissingBinary].
+	CDI bool
 }
 
 // Cluster is a running etcd + kube-apiserver. Copy the rest.Configs with
@@ -93,6 +99,7 @@ type Cluster struct {
 	log            *slog.Logger
 	virtController bool // Options.VirtController (or VirtAPI)
 	virtAPI        bool // Options.VirtAPI
+	cdi            bool // Options.CDI
 	// virtControllerKubeconfig is VirtControllerUser's kubeconfig.
 	virtControllerKubeconfig string
 	// virtAPIKubeconfig is VirtAPIUser's kubeconfig.
@@ -117,6 +124,8 @@ type Cluster struct {
 	virtAPIRestarts        atomic.Int64
 	// cdiProcs are CDI's programs (RunCDIAPIServer); Stop stops them.
 	cdiProcs []*process
+	// cdiPodIP is CDIPodIP's answer.
+	cdiPodIP string
 
 	failureLogs failureLogs // Cluster.LogsOnFailure
 }
@@ -155,7 +164,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 func newCluster(opts Options) (*Cluster, error) {
 	c := &Cluster{
 		Variant: opts.Variant, Dir: opts.Dir, BridgeNamespace: opts.BridgeNamespace, log: opts.Log,
-		virtController: opts.VirtController || opts.VirtAPI, virtAPI: opts.VirtAPI,
+		virtController: opts.VirtController || opts.VirtAPI, virtAPI: opts.VirtAPI, cdi: opts.CDI,
 		virtControllerArgs: opts.VirtControllerArgs,
 	}
 	if c.Variant == "" {
@@ -265,6 +274,25 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	phase("virt-controller leading")
+	return c.startCDI(ctx, phase)
+}
+
+// startCDI runs CDI's programs with Options.CDI: cdi-apiserver (with
+// VirtAPI), then cdi-controller.
+func (c *Cluster) startCDI(ctx context.Context, phase func(string)) error {
+	if !c.cdi {
+		return nil
+	}
+	if c.virtAPI {
+		if err := c.RunCDIAPIServer(ctx); err != nil {
+			return err
+		}
+		phase("cdi-apiserver webhooks enforced")
+	}
+	if err := c.RunCDIController(ctx); err != nil {
+		return err
+	}
+	phase("cdi-controller reconciling")
 	return nil
 }
 
@@ -282,6 +310,18 @@ func (c *Cluster) install(ctx context.Context, phase func(string)) error {
 	}
 	if err := c.installKubeVirt(ctx, cs, phase); err != nil {
 		return err
+	}
+	if c.cdi { // before virt-controller, which restarts when CDI's API appears
+		if err := canNetNS(); err != nil {
+			return fmt.Errorf("%w: %w", ErrNoCDI, err)
+		}
+		if err := checkBinary(c.binDir, cdiControllerBinary); err != nil {
+			return err
+		}
+		if err := c.installCDICRDs(ctx); err != nil {
+			return err
+		}
+		phase("CDI CRDs installed")
 	}
 	if c.virtController {
 		if err := c.installControlPlane(ctx, cs); err != nil {

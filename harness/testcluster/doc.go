@@ -60,7 +60,11 @@
 // (harness/testcluster/cdi, generated from CDI's code). CDI's programs
 // listen on the fixed port 8443, so each runs in a network namespace of
 // its own with TCP relays to and from the host's loopback (netns_linux.go;
-// root only). [Cluster.InstallCDI] installs fixture CRDs instead, for the
+// root only). With [Options.CDI] the cluster also runs CDI's own
+// cdi-controller ([Cluster.RunCDIController]: network and mount
+// namespaces of its own, the Deployment's environment and volumes, a veth
+// pair to the host at [Cluster.CDIPodIP] for the simulated pods' metrics).
+// [Cluster.InstallCDI] installs fixture CRDs instead, for the
 // simulator's imitation of CDI's controller.
 //
 // No controller-manager, scheduler or kubelet runs:

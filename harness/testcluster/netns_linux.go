@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -37,12 +40,23 @@ type netnsProcess struct {
 // startInNetNS starts bin with args and env in a new network namespace:
 // it brings the namespace's loopback up, relays 127.0.0.1:port of the
 // namespace to 127.0.0.1:port of the host for each of hostPorts (the
-// apiserver's), then lets the program run.
-func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []int) (*netnsProcess, error) {
-	// The shell waits for one line on stdin, then becomes the program.
-	shArgs := append([]string{"-c", `read -r _ && exec "$0" "$@"`, bin}, args...)
+// apiserver's), then lets the program run. With binds (target directory
+// -> source directory) the program also gets a mount namespace of its own
+// (private from /, so nothing propagates back to the host) in which each
+// source is bind-mounted on its target, as a pod's volumes are: for a
+// program that reads fixed paths (cdi-controller's /var/run/cdi/token/keys).
+func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []int, binds map[string]string) (*netnsProcess, error) {
+	// The shell mounts, waits for one line on stdin, then becomes the
+	// program.
+	script := `read -r _ && exec "$0" "$@"`
+	flags := uintptr(syscall.CLONE_NEWNET)
+	if len(binds) > 0 {
+		flags |= syscall.CLONE_NEWNS
+		script = "mount --make-rprivate / && " + bindScript(binds) + script
+	}
+	shArgs := append([]string{"-c", script, bin}, args...)
 	p, stdin, err := startProcessWith(name, "/bin/sh", shArgs, env, dir, func(a *syscall.SysProcAttr) {
-		a.Cloneflags |= syscall.CLONE_NEWNET
+		a.Cloneflags |= flags
 	})
 	if err != nil {
 		return nil, err
@@ -77,6 +91,22 @@ func startInNetNS(name, bin string, args, env []string, dir string, hostPorts []
 		np.closeRelays()
 	}()
 	return np, nil
+}
+
+// bindScript is the shell commands that bind-mount each source of binds
+// on its target, in a stable order, each followed by " && ".
+func bindScript(binds map[string]string) string {
+	targets := slices.Sorted(maps.Keys(binds))
+	var b strings.Builder
+	for _, t := range targets {
+		fmt.Fprintf(&b, "mount --bind %s %s && ", shellQuote(binds[t]), shellQuote(t))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // exposeOn relays host (an address of the host's namespace; port 0 picks
@@ -219,4 +249,32 @@ func canNetNS() error {
 		return fmt.Errorf("%w: %w", errNoNetNS, err)
 	}
 	return nil
+}
+
+// linkToHost links the network namespace of process pid to the host's
+// with a veth pair (its host end named after pid, the namespace's eth0),
+// a /30 of 10.254.0.0/16 derived from pid, and a default route in the
+// namespace via the host end, whose address it returns: the address a
+// program in the namespace reaches the host at (cdi-controller, the
+// simulated pods' metrics). The pair goes with the namespace.
+func linkToHost(pid int) (string, error) {
+	a, b := (pid>>6)&0xff, (pid&0x3f)<<2
+	host := fmt.Sprintf("10.254.%d.%d", a, b+1)
+	inner := fmt.Sprintf("10.254.%d.%d", a, b+2)
+	name := "rfbcdi" + strconv.Itoa(pid%10000000)
+	ns := "--net=/proc/" + strconv.Itoa(pid) + "/ns/net"
+	for _, argv := range [][]string{
+		{"ip", "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", strconv.Itoa(pid)},
+		{"ip", "addr", "add", host + "/30", "dev", name},
+		{"ip", "link", "set", name, "up"},
+		{"nsenter", ns, "ip", "addr", "add", inner + "/30", "dev", "eth0"},
+		{"nsenter", ns, "ip", "link", "set", "eth0", "up"},
+		{"nsenter", ns, "ip", "route", "add", "default", "via", host},
+	} {
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("link namespace of pid %d to the host: %s: %w: %s", pid, strings.Join(argv, " "), err, out)
+		}
+	}
+	return host, nil
 }

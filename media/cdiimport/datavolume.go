@@ -98,21 +98,41 @@ func dataVolumeSize(claim resource.Quantity, maxBytes int64) resource.Quantity {
 	return claim
 }
 
+// reasonImporterError is the Running condition's reason CDI copies from
+// an importer container that exited non-zero.
+const reasonImporterError = "Error"
+
 // dataVolumeStatus reads a DataVolume's status: phase Succeeded, Failed,
 // or an importer that failed (CDI retries it forever: the first failure
-// fails the insert, as the import pod's does), else its progress.
+// fails the insert, as the import pod's does), else its progress. The
+// importer's failure is read from the Running condition (False, reason
+// Error, the importer's termination message) as soon as its container
+// ends, before the kubelet restarts it: once restarted, CDI clears that
+// message ("Pod is running") and only restartCount is left.
 func dataVolumeStatus(dv *cdiv1beta1.DataVolume) importer.Status {
 	st := importer.Status{State: importer.Running, Started: dv.CreationTimestamp.Time}
 	switch {
 	case dv.Status.Phase == cdiv1beta1.Succeeded:
 		st.State = importer.Succeeded
-	case dv.Status.Phase == cdiv1beta1.Failed || dv.Status.RestartCount > 0:
+	case dv.Status.Phase == cdiv1beta1.Failed || dv.Status.RestartCount > 0 || importerFailed(dv):
 		st.State = importer.Failed
 		st.Reason = fmt.Sprintf("CDI DataVolume %s failed: %s", dv.Name, dataVolumeMessage(dv))
 	default:
 		st.Percent = parseProgress(string(dv.Status.Progress))
 	}
 	return st
+}
+
+// importerFailed reports whether the DataVolume's Running condition says
+// its importer container ended with an error (reason Error, the kubelet's
+// reason for a non-zero exit).
+func importerFailed(dv *cdiv1beta1.DataVolume) bool {
+	for _, c := range dv.Status.Conditions {
+		if c.Type == cdiv1beta1.DataVolumeRunning && c.Status == corev1.ConditionFalse && c.Reason == reasonImporterError {
+			return true
+		}
+	}
+	return false
 }
 
 // dataVolumeMessage is the message of the DataVolume's Running condition

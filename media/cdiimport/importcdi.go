@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -233,15 +234,23 @@ func (c *cdiImporter) Observe(ctx context.Context, t importer.Target) (importer.
 	return absent(n), nil
 }
 
-// status is [dataVolumeStatus], a failure of a DataVolume sized at the
-// maximum image size saying so (CDI's message speaks of the PVC only).
+// cdiTooSmall are CDI's words for an image that does not fit the PVC:
+// cdi-controller's shortening of its importer's "Virtual image size N is
+// larger than the reported available storage M", and the importer's own.
+var cdiTooSmall = []string{"DataVolume too small to contain image", "is larger than the reported available storage"}
+
+// status is [dataVolumeStatus], CDI's failure for an image too large for
+// a DataVolume sized at the maximum image size saying so (CDI's message
+// speaks of the PVC only); any other failure (a 404, a TLS error) is left
+// as CDI said it.
 func (c *cdiImporter) status(u *unstructured.Unstructured) importer.Status {
 	dv, err := asDataVolume(u)
 	if err != nil {
 		return importer.Status{State: importer.Failed, Reason: err.Error()}
 	}
 	st := dataVolumeStatus(dv)
-	if dv.Spec.Storage != nil && st.State == importer.Failed {
+	tooSmall := slices.ContainsFunc(cdiTooSmall, func(w string) bool { return strings.Contains(st.Reason, w) })
+	if dv.Spec.Storage != nil && st.State == importer.Failed && tooSmall {
 		q := dv.Spec.Storage.Resources.Requests[corev1.ResourceStorage]
 		if q.Value() >= c.d.Options.MaxImageSize {
 			st.Reason += "; the DataVolume requests the maximum image size " + download.FormatBytes(c.d.Options.MaxImageSize) + ": a larger image cannot be imported"

@@ -33,6 +33,13 @@ func TestDataVolumeStatus(t *testing.T) {
 			map[string]any{"type": "Ready", "status": "False"},
 			map[string]any{"type": "Running", "status": "False", "reason": "Error", "message": "Unable to connect to http data source: expected status code 200, got 404"},
 		}}, importer.Failed, 0, "CDI DataVolume vm1-media-cd0 failed: Unable to connect to http data source: expected status code 200, got 404"},
+		{"importer ended with an error, not yet restarted", map[string]any{"phase": "ImportInProgress", "conditions": []any{
+			map[string]any{"type": "Ready", "status": "False"},
+			map[string]any{"type": "Running", "status": "False", "reason": "Error", "message": "Unable to process data: Virtual image size 9 is larger than the reported available storage 8. A larger PVC is required."},
+		}}, importer.Failed, 0, "CDI DataVolume vm1-media-cd0 failed: Unable to process data: Virtual image size 9 is larger than the reported available storage 8. A larger PVC is required."},
+		{"importer not started yet", map[string]any{"phase": "ImportScheduled", "conditions": []any{
+			map[string]any{"type": "Running", "status": "False", "reason": "Pending"},
+		}}, importer.Running, 0, ""},
 		{"phase Failed without message", map[string]any{"phase": "Failed"}, importer.Failed, 0, "CDI DataVolume vm1-media-cd0 failed: phase Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
