@@ -24,9 +24,15 @@ const lanChannel = 0x01
 func (e *endpoint) command(ctx context.Context, sess *session, req request) (cc byte, data []byte, closing bool) {
 	switch req.netFn {
 	case netFnApp:
+		if cc, data, ok := e.payloadCommand(ctx, sess, req); ok {
+			return cc, data, false
+		}
 		return e.appCommand(sess, req)
 	case netFnChassis:
 		cc, data = e.chassisCommand(ctx, sess, req)
+		return cc, data, false
+	case netFnTransport:
+		cc, data = e.transportCommand(req)
 		return cc, data, false
 	}
 	return ccInvalidCommand, nil, false

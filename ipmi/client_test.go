@@ -29,7 +29,7 @@ type rawClient struct {
 // newTestEndpoint is an endpoint for testKey on a server with the test
 // users and b.
 func newTestEndpoint(b Backend) *endpoint {
-	return newEndpoint(NewServer(Config{}, testUsers(), b, auth.NewThrottle()), testKey)
+	return newEndpoint(NewServer(Config{}, testUsers(), b, auth.NewThrottle(), nil), testKey)
 }
 
 func newRawClient(t testing.TB, e *endpoint, from string) *rawClient {

@@ -68,6 +68,12 @@ func testUsers() auth.StaticUsers {
 // startServer runs a Server for testKey on a free UDP port of 127.0.0.1.
 func startServer(t *testing.T, b Backend) (*Server, int) {
 	t.Helper()
+	return startServerWith(t, b, nil)
+}
+
+// startServerWith is startServer with consoles for SOL.
+func startServerWith(t *testing.T, b Backend, consoles Consoles) (*Server, int) {
+	t.Helper()
 	probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +81,7 @@ func startServer(t *testing.T, b Backend) (*Server, int) {
 	port := probe.LocalAddr().(*net.UDPAddr).Port
 	_ = probe.Close()
 	th := auth.NewThrottle()
-	s := NewServer(Config{Address: "127.0.0.1", FirstPort: port, LastPort: port}, testUsers(), b, th)
+	s := NewServer(Config{Address: "127.0.0.1", FirstPort: port, LastPort: port}, testUsers(), b, th, consoles)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()

@@ -6,8 +6,9 @@ import (
 
 // Network functions (even: requests).
 const (
-	netFnChassis = 0x00
-	netFnApp     = 0x06
+	netFnChassis   = 0x00
+	netFnApp       = 0x06
+	netFnTransport = 0x0C
 )
 
 // Completion codes (IPMI v2.0 table 5-2).

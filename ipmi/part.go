@@ -37,9 +37,10 @@ type part struct {
 
 // Add adds the IPMI endpoint to mgr's Servers group (it reads the
 // caches): users and throttle are the Redfish service's (one password
-// throttle for both), b the verbs the Redfish backend calls. Nothing is
+// throttle for both), b the verbs the Redfish backend calls, consoles the
+// console opener Serial-over-LAN shares with the SSH console. Nothing is
 // added when cfg turns IPMI off.
-func Add(mgr *manager.Manager, cfg Config, inv Inventory, users auth.Users, throttle *auth.Throttle, b Backend) error {
+func Add(mgr *manager.Manager, cfg Config, inv Inventory, users auth.Users, throttle *auth.Throttle, b Backend, consoles Consoles) error {
 	if !cfg.Enabled() {
 		return nil
 	}
@@ -47,7 +48,7 @@ func Add(mgr *manager.Manager, cfg Config, inv Inventory, users auth.Users, thro
 		return err
 	}
 	p := &part{
-		srv: NewServer(cfg, users, b, throttle), inv: inv,
+		srv: NewServer(cfg, users, b, throttle, consoles), inv: inv,
 		pending: map[system.Key]struct{}{}, changed: make(chan struct{}, 1), annotated: map[system.Key]string{},
 	}
 	if err := mgr.Add(p, manager.Servers); err != nil {

@@ -63,10 +63,14 @@ type Server struct {
 	cfg      Config
 	users    auth.Users
 	backend  Backend
+	consoles Consoles
 	throttle *auth.Throttle
 	sessions *sessions
 	now      func() time.Time
 	inFlight chan struct{}
+	// solRetry is how long a SOL packet waits for its acknowledgement
+	// before it is sent again.
+	solRetry time.Duration
 
 	mu    sync.Mutex
 	socks map[int]*socket // by port
@@ -80,11 +84,13 @@ type socket struct {
 }
 
 // NewServer builds the server; it serves nothing until Start and Sync.
-func NewServer(cfg Config, users auth.Users, backend Backend, throttle *auth.Throttle) *Server {
+// consoles opens the serial consoles Serial-over-LAN relays (nil: SOL is
+// disabled, Activate Payload answers 0x81).
+func NewServer(cfg Config, users auth.Users, backend Backend, throttle *auth.Throttle, consoles Consoles) *Server {
 	cfg.defaults()
 	return &Server{
-		cfg: cfg, users: users, backend: backend, throttle: throttle,
-		sessions: newSessions(), now: time.Now,
+		cfg: cfg, users: users, backend: backend, throttle: throttle, consoles: consoles,
+		sessions: newSessions(), now: time.Now, solRetry: solRetryInterval,
 		inFlight: make(chan struct{}, maxInFlight),
 		socks:    map[int]*socket{},
 	}
@@ -124,6 +130,7 @@ func (s *Server) Start(ctx context.Context) error {
 			}
 			s.mu.Unlock()
 			s.wg.Wait()
+			s.sessions.removeAll() // and the SOL payloads they hold: their streams close
 			return nil
 		case <-tick.C:
 			s.sessions.expire(s.now(), SetupTimeout, s.cfg.SessionTimeout)
@@ -159,6 +166,12 @@ func (s *Server) Sync(ctx context.Context, want map[int]system.Key) error {
 			continue
 		}
 		sk := &socket{conn: conn, ep: newEndpoint(s, key)}
+		sk.ep.port = uint16(port) //nolint:gosec // a port of the validated range
+		sk.ep.sendTo = func(b []byte, to netip.AddrPort) {
+			if _, err := conn.WriteToUDPAddrPort(b, to); err != nil && !errors.Is(err, net.ErrClosed) {
+				logctx.From(ctx).DebugContext(ctx, "ipmi: SOL packet not sent", "peer", to.String(), "error", err.Error())
+			}
+		}
 		s.socks[port] = sk
 		if s.ctx != nil {
 			s.serve(s.ctx, sk)
@@ -201,12 +214,18 @@ func (s *Server) serve(ctx context.Context, sk *socket) {
 	}()
 }
 
-// answer handles one datagram and sends its reply, if any.
+// answer handles one datagram and sends its reply, if any, then runs
+// what the request started (a SOL payload's first packet must follow the
+// Activate Payload answer, never pass it).
 func (s *Server) answer(ctx context.Context, sk *socket, pkt []byte, from netip.AddrPort) {
-	if out := sk.ep.handle(ctx, pkt, from); out != nil {
+	out, then := sk.ep.handleThen(ctx, pkt, from)
+	if out != nil {
 		if _, err := sk.conn.WriteToUDPAddrPort(out, from); err != nil && !errors.Is(err, net.ErrClosed) {
 			logctx.From(ctx).DebugContext(ctx, "ipmi: reply not sent", "peer", from.String(), "error", err.Error())
 		}
+	}
+	if then != nil {
+		then()
 	}
 }
 

@@ -3,6 +3,7 @@ package ipmi
 import (
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -50,6 +51,12 @@ type session struct {
 	// new session sequence number) gets the response again instead of
 	// running the command twice.
 	lastReq, lastResp []byte
+	// sol is the SOL payload this session activated, nil: none (not
+	// guarded by mu: remove reads it, and it is called with mu held).
+	sol atomic.Pointer[solPayload]
+	// started, when set, runs once the answer that set it is sent (a
+	// SOL payload's delivery starts after Activate Payload's answer).
+	started func()
 }
 
 // accept records inbound sequence number seq, reporting false for one
@@ -128,16 +135,21 @@ func (t *sessions) add(s *session, perAddr, total int, newID func() uint32) bool
 	return true
 }
 
-// remove ends session s (no-op when already ended).
+// remove ends session s (no-op when already ended), and the SOL payload
+// it holds with it.
 func (t *sessions) remove(s *session) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.byID[s.id] != s {
+		t.mu.Unlock()
 		return
 	}
 	delete(t.byID, s.id)
 	if t.perAddr[s.addrKey]--; t.perAddr[s.addrKey] <= 0 {
 		delete(t.perAddr, s.addrKey)
+	}
+	t.mu.Unlock()
+	if sol := s.sol.Load(); sol != nil {
+		sol.end(errSessionEnded, false)
 	}
 }
 
@@ -162,6 +174,19 @@ func (t *sessions) expire(now time.Time, setup, idle time.Duration) int {
 		t.remove(s)
 	}
 	return len(old)
+}
+
+// removeAll ends every session.
+func (t *sessions) removeAll() {
+	t.mu.Lock()
+	all := make([]*session, 0, len(t.byID))
+	for _, s := range t.byID {
+		all = append(all, s)
+	}
+	t.mu.Unlock()
+	for _, s := range all {
+		t.remove(s)
+	}
 }
 
 // count is the number of sessions.
