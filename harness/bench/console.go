@@ -37,8 +37,9 @@ type ConsoleScenario struct {
 	// VMs is how many consoles are open at once for the memory figure,
 	// one per running VM (KubeVirt keeps one console connection per VMI).
 	VMs int
-	// Bytes go through one console for the throughput figure.
-	Bytes int
+	// Bytes go through one console over SSH for the throughput figure,
+	// SOLBytes through one over IPMI SOL (ipmitool).
+	Bytes, SOLBytes int
 	// Log receives the cluster's and the simulator's logs.
 	Log *slog.Logger
 	// BridgeLog is the bridge process's log file ("" : in a temporary
@@ -58,6 +59,11 @@ type ConsoleResult struct {
 	// Opened consoles were open at once and while they were.
 	RSSBefore, RSSAfter int64
 	Opened              int
+	// SOLEchoed bytes went from ipmitool's sol activate to the guest and
+	// back in SOLElapsed; SOLSkipped says why not, when not.
+	SOLEchoed  int
+	SOLElapsed time.Duration
+	SOLSkipped string
 }
 
 // Console measures the bridge's serial console on a real kube-apiserver,
@@ -92,14 +98,18 @@ func Console(ctx context.Context, sc ConsoleScenario) (res *ConsoleResult, err e
 		return res, errors.Join(err, <-built)
 	}
 	defer func() { err = errors.Join(err, stopSim()) }()
-	password, err := consoleVMs(ctx, cluster, sc.VMs+1)
+	password, err := consoleVMs(ctx, cluster, sc.VMs+2)
 	if err != nil {
 		return res, errors.Join(err, <-built)
 	}
 	if err := <-built; err != nil {
 		return res, err
 	}
-	p, sshAddr, err := startConsoleBridge(ctx, cluster, sc, bin, dir, password)
+	sol, err := giveSOL(ctx, cluster, "vm-"+strconv.Itoa(sc.VMs+1))
+	if err != nil {
+		return res, err
+	}
+	p, sshAddr, err := startConsoleBridge(ctx, cluster, sc, bin, dir, password, sol.port)
 	if err != nil {
 		return res, err
 	}
@@ -108,6 +118,9 @@ func Console(ctx context.Context, sc ConsoleScenario) (res *ConsoleResult, err e
 	cfg := &ssh.ClientConfig{User: demo.AdminUser, Auth: []ssh.AuthMethod{ssh.Password(password)},
 		HostKeyCallback: ssh.InsecureIgnoreHostKey()} // #nosec G106 -- the bench's own bridge, its key made above
 	if err := measureEcho(ctx, sshAddr, cfg, "vm-0", sc.Bytes, res); err != nil {
+		return res, fmt.Errorf("%w\nbridge log tail:\n%s", err, p.Tail())
+	}
+	if err := measureSOL(ctx, sol, sc.SOLBytes, res); err != nil {
 		return res, fmt.Errorf("%w\nbridge log tail:\n%s", err, p.Tail())
 	}
 	if res.RSSBefore, err = ProcRSS(p.Pid()); err != nil {
@@ -187,10 +200,10 @@ func consoleVMs(ctx context.Context, cluster *testcluster.Cluster, n int) (strin
 	}
 }
 
-// startConsoleBridge starts the bridge binary serving the SSH console
-// (plain HTTP for Redfish) and waits until it serves; it returns the
+// startConsoleBridge starts the bridge binary serving the SSH console and
+// IPMI on ipmiPort (plain HTTP for Redfish) and waits until it serves; it returns the
 // process and the SSH console's address.
-func startConsoleBridge(ctx context.Context, cluster *testcluster.Cluster, sc ConsoleScenario, bin, dir, password string) (*bridgeproc.Proc, string, error) {
+func startConsoleBridge(ctx context.Context, cluster *testcluster.Cluster, sc ConsoleScenario, bin, dir, password string, ipmiPort int) (*bridgeproc.Proc, string, error) {
 	addr, err := bridgeproc.FreeAddr()
 	if err != nil {
 		return nil, "", err
@@ -203,11 +216,12 @@ func startConsoleBridge(ctx context.Context, cluster *testcluster.Cluster, sc Co
 	if err != nil {
 		return nil, "", err
 	}
-	limit := strconv.Itoa(sc.VMs + 1)
+	limit := strconv.Itoa(sc.VMs + 2)
 	p, err := bridgeproc.Start(bridgeproc.Options{
 		Bin: bin, Kubeconfig: cluster.BridgeKubeconfig, Namespace: cluster.BridgeNamespace, Listen: addr,
-		Log:  cmpOr(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
-		Args: []string{"--ssh-console-listen=" + sshAddr, "--ssh-console-host-key=" + keyFile, "--console-max-per-user=" + limit, "--console-max-sessions=" + limit},
+		Log: cmpOr(sc.BridgeLog, filepath.Join(dir, "bridge.log")),
+		Args: []string{"--ssh-console-listen=" + sshAddr, "--ssh-console-host-key=" + keyFile, "--console-max-per-user=" + limit, "--console-max-sessions=" + limit,
+			"--ipmi-address=127.0.0.1", "--ipmi-first-port=" + strconv.Itoa(ipmiPort), "--ipmi-last-port=" + strconv.Itoa(ipmiPort)},
 	})
 	if err != nil {
 		return nil, "", err

@@ -9,15 +9,25 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// measureEcho opens vm's console and sends n bytes (letters: no line end,
-// no escape) while it reads their echo, checking every byte in order; the
-// time from the first byte sent to the last one read is res.Elapsed.
+// measureEcho opens vm's console over SSH and echoes n bytes through it
+// ([echo]) into res.
 func measureEcho(ctx context.Context, addr string, cfg *ssh.ClientConfig, vm string, n int, res *ConsoleResult) error {
 	c, err := openConsole(ctx, addr, cfg, vm)
 	if err != nil {
 		return err
 	}
 	defer c.close()
+	res.Elapsed, err = echo(ctx, c.in, c.out, n)
+	if err == nil {
+		res.Echoed = n
+	}
+	return err
+}
+
+// echo sends n bytes (letters: no line end, no escape) to in while it
+// reads their echo from out, checking every byte in order; it returns the
+// time from the first byte sent to the last one read.
+func echo(ctx context.Context, in io.Writer, out io.Reader, n int) (time.Duration, error) {
 	want := make([]byte, n)
 	for i := range want {
 		want[i] = 'a' + byte(i%26)
@@ -26,7 +36,7 @@ func measureEcho(ctx context.Context, addr string, cfg *ssh.ClientConfig, vm str
 	sent := make(chan error, 1)
 	go func() {
 		for off := 0; off < n; off += 32 << 10 {
-			if _, err := c.in.Write(want[off:min(off+32<<10, n)]); err != nil {
+			if _, err := in.Write(want[off:min(off+32<<10, n)]); err != nil {
 				sent <- err
 				return
 			}
@@ -36,7 +46,7 @@ func measureEcho(ctx context.Context, addr string, cfg *ssh.ClientConfig, vm str
 	got := make(chan error, 1)
 	go func() {
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(c.out, buf); err != nil {
+		if _, err := io.ReadFull(out, buf); err != nil {
 			got <- fmt.Errorf("read the echo: %w", err)
 			return
 		}
@@ -48,17 +58,17 @@ func measureEcho(ctx context.Context, addr string, cfg *ssh.ClientConfig, vm str
 		}
 		got <- nil
 	}()
+	var err error
 	select {
 	case err = <-got:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	res.Elapsed = time.Since(start)
+	elapsed := time.Since(start)
 	if err != nil {
-		return err
+		return elapsed, err
 	}
-	res.Echoed = n
-	return <-sent
+	return elapsed, <-sent
 }
 
 // EchoBytesPerSecond is the bytes one console carried each way per second.
@@ -67,6 +77,15 @@ func (r *ConsoleResult) EchoBytesPerSecond() float64 {
 		return 0
 	}
 	return float64(r.Echoed) / r.Elapsed.Seconds()
+}
+
+// SOLBytesPerSecond is the bytes the SOL console carried each way per
+// second.
+func (r *ConsoleResult) SOLBytesPerSecond() float64 {
+	if r.SOLElapsed <= 0 {
+		return 0
+	}
+	return float64(r.SOLEchoed) / r.SOLElapsed.Seconds()
 }
 
 // PerConsole is the bridge's RSS growth per open console (0 when none
@@ -84,7 +103,12 @@ func (r *ConsoleResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| guest to ssh through sshconsole (echo: client to guest and back, %d bytes checked in order) | %.0f bytes/s (%s) |\n",
 		r.Echoed, r.EchoBytesPerSecond(), r.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "| guest to ipmitool over SOL | not measured: the bridge serves no SOL yet |\n")
+	if r.SOLEchoed > 0 {
+		fmt.Fprintf(w, "| guest to ipmitool over SOL (echo: ipmitool sol activate to guest and back, %d bytes checked in order) | %.0f bytes/s (%s) |\n",
+			r.SOLEchoed, r.SOLBytesPerSecond(), r.SOLElapsed.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "| guest to ipmitool over SOL | not measured: %s |\n", r.SOLSkipped)
+	}
 	fmt.Fprintf(w, "| bridge RSS with 0 / %d consoles open | %s / %s |\n", r.Opened, mb(r.RSSBefore), mb(r.RSSAfter))
 	if per := r.PerConsole(); per > 0 {
 		fmt.Fprintf(w, "| RSS growth per open console | %.1f KiB |\n| open console sessions per GiB | %.0f |\n", float64(per)/1024, float64(1<<30)/float64(per))
