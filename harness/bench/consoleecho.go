@@ -107,7 +107,7 @@ func (r *ConsoleResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "| guest to ipmitool over SOL (echo: ipmitool sol activate to guest and back, %d bytes checked in order) | %.0f bytes/s (%s) |\n",
 			r.SOLEchoed, r.SOLBytesPerSecond(), r.SOLElapsed.Round(time.Millisecond))
 	} else {
-		fmt.Fprintf(w, "| guest to ipmitool over SOL | not measured: %s |\n", r.SOLSkipped)
+		fmt.Fprintf(w, "| guest to ipmitool over SOL (%d bytes) | not measured: %s |\n", r.Scenario.SOLBytes, r.SOLSkipped)
 	}
 	fmt.Fprintf(w, "| bridge RSS with 0 / %d consoles open | %s / %s |\n", r.Opened, mb(r.RSSBefore), mb(r.RSSAfter))
 	if per := r.PerConsole(); per > 0 {
