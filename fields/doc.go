@@ -11,7 +11,8 @@
 //     owns a path outside its allowed set in the VM's list mode.
 //   - taken: another manager owns a path the bridge has claimed:
 //     (a) any metadata.annotations[redfish-bridge.io/*] (the bridge's own
-//     annotation prefix; nobody else writes it);
+//     annotation prefix; nobody else writes it) but redfish-bridge.io/ipmi-port,
+//     which the VM's author writes and the bridge only reads (ipmi.PortAnnotation);
 //     (b) map mode: any field of the disk or volume media-<slot> while the
 //     VM carries the annotation redfish-bridge.io/media.<slot> (the media
 //     manager's CD-ROM);

@@ -115,6 +115,8 @@ func check(mode apply.Mode, manager, path string, c claims) (Deviation, bool) {
 		}
 		d.Kind = "outside"
 		d.Detail = fmt.Sprintf("%s may not own this in %s mode (apply/doc.go)", manager, mode)
+	case authorAnnotation.MatchString(path):
+		return d, false
 	case bridgeAnnotation.MatchString(path):
 		d.Detail = "the redfish-bridge.io/ annotations are the bridge's state"
 	case mode == apply.ModeMap && mediaElement.MatchString(path):

@@ -102,6 +102,13 @@ func TestInspect(t *testing.T) {
 			want: []Deviation{{Manager: "intruder", Path: `.metadata.annotations.redfish-bridge.io/boot`, Kind: "taken"}},
 		},
 		{
+			// The VM's author names the IPMI port (docs/ipmi.md); the
+			// bridge only reads it.
+			name: "the author's IPMI port annotation",
+			mode: apply.ModeMap,
+			vm:   vmWith(nil, [3]string{"vm-author", "Update", `{"f:metadata":{"f:annotations":{"f:redfish-bridge.io/ipmi-port":{}}}}`}),
+		},
+		{
 			name: "map: foreign bootOrder while an override is applied",
 			mode: apply.ModeMap,
 			vm: vmWith(nil,

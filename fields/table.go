@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/redfish-bridge/redfish-bridge/apply"
+	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 )
 
@@ -119,6 +120,9 @@ func compile(exprs ...string) []*regexp.Regexp {
 // Patterns used by the "taken" checks.
 var (
 	bridgeAnnotation = regexp.MustCompile(`^` + annots + regexp.QuoteMeta(annotationDomain) + `/.+$`)
+	// authorAnnotation is the one redfish-bridge.io/ annotation the VM's
+	// author writes and the bridge only reads: the System's IPMI port.
+	authorAnnotation = regexp.MustCompile(`^` + annots + regexp.QuoteMeta(ipmi.PortAnnotation) + `$`)
 	mediaElement     = regexp.MustCompile(`^(` + disks + `|` + volumes + `)\[` + kubevirt.KeyName + `="` + regexp.QuoteMeta(apply.DiskPrefix) + `([^"]+)"\]`)
 	bootOrder        = regexp.MustCompile(`^(` + disks + `|` + ifaces + `)` + named + regexp.QuoteMeta("."+kubevirt.KeyBootOrder) + `$`)
 	runStrategy      = regexp.MustCompile(`^` + run + `$`)

@@ -29,7 +29,8 @@ suite=${IRONIC_CHROOT_SUITE:-unstable}
 # suite carries others (the key names them, so a bump rebuilds).
 ironic_version=39.0.0
 sushy_version=5.13.0
-packages=(python3-ironic python3-sushy)
+# ipmitool: the `ipmi` hardware type and the ipmitool-socat console (with socat)
+packages=(python3-ironic python3-sushy ipmitool socat)
 recipe=1
 
 mirror() {

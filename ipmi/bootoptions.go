@@ -9,8 +9,17 @@ import (
 // System boot option parameters (IPMI v2.0 table 28-14).
 const (
 	bootParamSetInProgress = 0
+	bootParamValidClearing = 3
 	bootParamInfoAck       = 4
 	bootParamFlags         = 5
+
+	// validClearingKept is parameter 3 as the bridge behaves: the valid
+	// bit is never cleared by PEF (bit 4), the 60 s timeout (bit 3, what
+	// Ironic's 0x08 asks) or the watchdog (bit 2); a once override is
+	// cleared by the boot it applies to (bits 1 and 0 clear). Bits 7-5 are
+	// reserved.
+	validClearingKept     = 0x1C
+	validClearingReserved = 0xE0
 
 	bootFlagValid      = 0x80
 	bootFlagPersistent = 0x40
@@ -38,13 +47,23 @@ var bootTargets = map[byte]system.BootTarget{
 // Redfish boot override (target, Once or Continuous, UEFI or Legacy)
 // written by the same verb as a Boot PATCH; set-in-progress and the boot
 // info acknowledgement are accepted and kept nowhere (nothing else sets
-// boot options here).
+// boot options here), and so is the valid bit clearing (Ironic's
+// ipmitool driver sends it before every boot device: the bridge never
+// clears an override on a timer, whatever it asks).
 func (e *endpoint) setBootOptions(ctx context.Context, data []byte) byte {
 	if len(data) < 1 {
 		return ccRequestLength
 	}
 	switch data[0] & 0x7F {
 	case bootParamSetInProgress, bootParamInfoAck:
+		return ccOK
+	case bootParamValidClearing:
+		if len(data) != 2 {
+			return ccRequestLength
+		}
+		if data[1]&validClearingReserved != 0 {
+			return ccInvalidData
+		}
 		return ccOK
 	case bootParamFlags:
 	default:
@@ -100,6 +119,8 @@ func (e *endpoint) getBootOptions(ctx context.Context, data []byte) (byte, []byt
 	switch param {
 	case bootParamSetInProgress:
 		return ccOK, []byte{0x01, param, 0x00}
+	case bootParamValidClearing:
+		return ccOK, []byte{0x01, param, validClearingKept}
 	case bootParamInfoAck:
 		return ccOK, []byte{0x01, param, 0x00, 0x00}
 	case bootParamFlags:

@@ -37,7 +37,11 @@
 // (a firmware update refused with the bridge's reason); its vmedia API
 // (attach and detach on an active node, as baremetal-operator calls it
 // for a DataImage) changing the CD of the running VM through KubeVirt's
-// volume hotplug, without a reboot. Each step
+// volume hotplug, without a reboot; and its `ipmi` hardware type, a node
+// whose BMC is the bridge's IPMI endpoint of its VM (the demos serve IPMI
+// on a range of ports, the admin has an IPMI password): managed, powered
+// on and off and given boot devices through Ironic's ipmitool, each change
+// checked in the VM's managed fields (redfish-power, redfish-boot). Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

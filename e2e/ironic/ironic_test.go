@@ -38,6 +38,7 @@ var scenarios39 = []scenario{
 	{"firmware-update", firmwareUpdateScenario, true}, // its ramdisk deploy is ramdisk-deploy's; the update is refused
 	{"vmedia-attach-running", vmediaAttachRunningScenario, false},
 	{"failed-import-deploy", failedImportDeployScenario, false},
+	{"ipmi-hardware-type", ipmiScenario, false},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -40,6 +40,9 @@ type suite struct {
 	envs    map[crds.Variant]*demo.Env
 	recs    map[crds.Variant]*recorder
 	forces  map[crds.Variant]*forceCounter
+	// ipmiPorts is the first port of each demo's IPMI range (numIPMIPorts
+	// ports).
+	ipmiPorts map[crds.Variant]int
 }
 
 // conductor is one release of [releases]: its suite, or why it cannot run.
@@ -129,8 +132,12 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 		return nil, nil, fmt.Errorf("temp dir: %w", err)
 	}
 	envs, recs, forces := map[crds.Variant]*demo.Env{}, map[crds.Variant]*recorder{}, map[crds.Variant]*forceCounter{}
+	ipmiPorts := map[crds.Variant]int{}
 	for _, v := range crds.Variants {
 		forces[v] = newForceCounter()
+		if ipmiPorts[v], err = freeUDPRange(numIPMIPorts); err != nil {
+			return nil, nil, err
+		}
 	}
 	suites := map[string]*suite{}
 	for i, r := range run {
@@ -138,7 +145,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 		if r.Name != ironicproc.Host.Name {
 			ord = 1 // the chroot's VMs stay its own whether or not the host's runs
 		}
-		suites[r.Name] = &suite{release: r, ord: ord, envs: envs, recs: recs, forces: forces}
+		suites[r.Name] = &suite{release: r, ord: ord, envs: envs, recs: recs, forces: forces, ipmiPorts: ipmiPorts}
 	}
 	stop := func() error { return stopAll(dir, suites, envs, recs) }
 	// A bound for a start that fails, not a window: at load 45-50 the
@@ -182,11 +189,14 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
 				StartDelay: 200 * time.Millisecond, StopDelay: stopDelay,
 				VirtAPI: true, GracePeriodSeconds: gracePeriod, WrapKube: forces[v].wrap,
-				ImageSize: 1 << 20, Log: log,
+				ImageSize: 1 << 20, Log: log, IPMI: ipmiConfig(ipmiPorts[v], numIPMIPorts),
 			})
 			var rec *recorder
 			if err == nil {
 				rec, err = startRecorder(env.URL)
+			}
+			if err == nil {
+				err = giveIPMIPassword(env)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -218,6 +228,11 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 		}
 	}
 	return suites, stop, nil
+}
+
+// contextFor bounds a call of the suite's setup.
+func contextFor() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), time.Minute)
 }
 
 // imageURL is where the conductor's HTTP server offers name.

@@ -54,22 +54,12 @@ func (s *suite) enroll(t *testing.T, v crds.Variant, scenario int, deploy string
 // enrollVM is enroll for the VM named vm in the demo namespace.
 func (s *suite) enrollVM(t *testing.T, v crds.Variant, vm, deploy string, driverInfo map[string]any) *node {
 	t.Helper()
-	env := s.envs[v]
-	dyn, err := dynamic.NewForConfig(env.Cluster.Admin)
-	if err != nil {
-		t.Fatalf("admin dynamic client: %v", err)
-	}
-	kube, err := kubernetes.NewForConfig(env.Cluster.Admin)
-	if err != nil {
-		t.Fatalf("admin client: %v", err)
-	}
-	n := &node{s: s, variant: v, env: env, rec: s.recs[v], forces: s.forces[v], dyn: dyn, kube: kube,
-		key: system.Key{Namespace: demo.VMNamespace, Name: vm}}
+	n := s.newNode(t, v, vm)
 	info := map[string]any{
 		"redfish_address":   n.rec.URL(),
 		"redfish_system_id": "/redfish/v1/Systems/" + n.key.ID(),
-		"redfish_username":  env.User,
-		"redfish_password":  env.Password,
+		"redfish_username":  n.env.User,
+		"redfish_password":  n.env.Password,
 		"redfish_verify_ca": false,
 		// Basic: with "auto" (sessions) the nodes of one bridge share one
 		// cached sushy session, and concurrent nodes on it stalled Ironic
@@ -80,17 +70,42 @@ func (s *suite) enrollVM(t *testing.T, v crds.Variant, vm, deploy string, driver
 	for k, val := range driverInfo {
 		info[k] = val
 	}
-	var created ironicproc.Node
+	n.create(t, map[string]any{
+		"name":              fmt.Sprintf("%s-%s", v, n.key.Name),
+		"driver":            "redfish",
+		"driver_info":       info,
+		"boot_interface":    "redfish-virtual-media",
+		"deploy_interface":  deploy,
+		"inspect_interface": "redfish",
+		"network_interface": "noop",
+	})
+	return n
+}
+
+// newNode is the node of the VM named vm in the demo namespace of
+// variant v, not enrolled yet.
+func (s *suite) newNode(t *testing.T, v crds.Variant, vm string) *node {
+	t.Helper()
+	env := s.envs[v]
+	dyn, err := dynamic.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin dynamic client: %v", err)
+	}
+	kube, err := kubernetes.NewForConfig(env.Cluster.Admin)
+	if err != nil {
+		t.Fatalf("admin client: %v", err)
+	}
+	return &node{s: s, variant: v, env: env, rec: s.recs[v], forces: s.forces[v], dyn: dyn, kube: kube,
+		key: system.Key{Namespace: demo.VMNamespace, Name: vm}}
+}
+
+// create enrolls the node (body is Ironic's node), checks it is in
+// enroll, and arranges for its diagnostics to be printed if the test
+// fails.
+func (n *node) create(t *testing.T, body map[string]any) {
+	t.Helper()
 	n.step(t, "enroll", func() {
-		created, err = s.api.CreateNode(t.Context(), map[string]any{
-			"name":              fmt.Sprintf("%s-%s", v, n.key.Name),
-			"driver":            "redfish",
-			"driver_info":       info,
-			"boot_interface":    "redfish-virtual-media",
-			"deploy_interface":  deploy,
-			"inspect_interface": "redfish",
-			"network_interface": "noop",
-		})
+		created, err := n.s.api.CreateNode(t.Context(), body)
 		if err != nil {
 			t.Fatalf("enroll %s: %v", n.key, err)
 		}
@@ -104,7 +119,6 @@ func (s *suite) enrollVM(t *testing.T, v crds.Variant, vm, deploy string, driver
 			t.Fatalf("new node: %s, want provision state enroll", created.Summary())
 		}
 	})
-	return n
 }
 
 // step runs f, logging its duration as a TIMING line.

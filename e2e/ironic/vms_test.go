@@ -21,6 +21,7 @@ const (
 	vmFirmware   // Ironic 39 only
 	vmAttach     // Ironic 39 only
 	vmFailImport // Ironic 39 only
+	vmIPMI       // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

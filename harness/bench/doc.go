@@ -32,6 +32,14 @@
 // image server sent against the image's size, then a changed image
 // re-inserted.
 //
+// [Console] (BenchmarkConsole) measures the serial console: the bridge
+// binary as a process serving the SSH console against a cluster with
+// KubeVirt's virt-api and the simulator's guests; the bytes per second
+// one console carries from an SSH client, and from Debian's ipmitool over
+// IPMI Serial-over-LAN, to the guest and back (every byte checked in
+// order) and the bridge's RSS growth per open console, printed as open
+// console sessions per GiB.
+//
 // BenchmarkImageDownload measures the import pod's downloader
 // (`redfish-bridge import`) against `curl -o` on one large image over
 // loopback to the same disk: MB/s of both (target: >= 80% of curl) and

@@ -45,6 +45,23 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		inspect, raid = "redfish,agent,no-inspect", "no-raid,redfish"
 		metal3 = "default_raid_interface = no-raid\n"
 	}
+	hwTypes, power, mgmt, ipmi := "redfish", "redfish", "redfish", ""
+	defaultInspect := "default_inspect_interface = redfish\n"
+	if o.Release.IPMI {
+		// The ipmi hardware type drives nodes with the chroot's ipmitool;
+		// its only boot interfaces are (i)PXE and HTTP, so pxe is enabled
+		// with its files under dir. Ironic waits min_command_interval (5 s
+		// by default) between two ipmitool runs to one BMC address, and
+		// every node of the bridge has the same address.
+		hwTypes, power, mgmt = "redfish,ipmi", "redfish,ipmitool", "redfish,ipmitool"
+		// A default the ipmi type does not support stops the conductor;
+		// without one each type takes its first enabled (redfish for
+		// redfish nodes, as before).
+		defaultInspect = ""
+		boot += ",pxe"
+		ipmi = fmt.Sprintf("[ipmi]\nmin_command_interval = 1\n[pxe]\ntftp_root = %[1]s\ntftp_master_path = %[1]s/master_images\n",
+			filepath.Join(dir, "tftpboot"))
+	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth
 rpc_transport = none
@@ -53,12 +70,11 @@ debug = true
 use_stderr = true
 state_path = %[1]s
 tempdir = %[2]s
-enabled_hardware_types = redfish
-enabled_power_interfaces = redfish
-enabled_management_interfaces = redfish
+enabled_hardware_types = %[19]s
+enabled_power_interfaces = %[20]s
+enabled_management_interfaces = %[21]s
 enabled_inspect_interfaces = %[13]s
-default_inspect_interface = redfish
-enabled_boot_interfaces = %[12]s
+%[23]senabled_boot_interfaces = %[12]s
 enabled_deploy_interfaces = ramdisk,custom-agent
 default_deploy_interface = ramdisk
 enabled_network_interfaces = noop
@@ -96,12 +112,13 @@ endpoint_override = http://%[3]s:%[4]s
 use_swift = false
 # how often the bios interface polls a node it rebooted to apply settings (Ironic 39; default 60 s)
 firmware_update_status_interval = 5
-%[18]s[dhcp]
+%[18]s%[22]s[dhcp]
 dhcp_provider = none
 [oslo_concurrency]
 lock_path = %[11]s
 `, dir, filepath.Join(dir, "tmp"), host, port, filepath.Join(dir, "ironic.sqlite"),
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
-		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"), polling)
+		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"), polling,
+		hwTypes, power, mgmt, ipmi, defaultInspect)
 }

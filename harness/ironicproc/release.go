@@ -29,6 +29,10 @@ type Release struct {
 	// it creates a node (inspect agent, firmware and raid redfish), the
 	// defaults unchanged (redfish inspection, no-firmware, no-raid).
 	Metal3 bool
+	// IPMI enables the `ipmi` hardware type (ipmitool power and
+	// management, pxe boot) beside redfish; its ipmitool is the chroot's
+	// (hack/ironic-chroot.sh installs it).
+	IPMI bool
 }
 
 // Host is Debian 12's python3-ironic.
@@ -39,7 +43,7 @@ const APIVersionHealth = "1.109"
 
 // Chroot is the Ironic 39 of hack/ironic-chroot.sh, installed at root.
 func Chroot(root string) Release {
-	return Release{Name: "39", Root: root, Package: "ironic.command", APIVersion: APIVersionHealth, HTTPBoot: true, Metal3: true}
+	return Release{Name: "39", Root: root, Package: "ironic.command", APIVersion: APIVersionHealth, HTTPBoot: true, Metal3: true, IPMI: true}
 }
 
 // chrootEnv overrides where the Ironic 39 chroot is.

@@ -37,12 +37,13 @@ func TestReleaseCommand(t *testing.T) {
 }
 
 // TestConfigPaths: in a chroot, ironic.conf names the directory as the
-// chroot sees it, and only 39 enables redfish-https and the interfaces
-// baremetal-operator names (its defaults unchanged).
+// chroot sees it, and only 39 enables redfish-https, the interfaces
+// baremetal-operator names (its defaults unchanged) and the ipmi hardware
+// type (with pxe, its files under the directory).
 func TestConfigPaths(t *testing.T) {
 	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n"}
 	metal3Ifaces := []string{
-		"enabled_inspect_interfaces = redfish,agent,no-inspect\ndefault_inspect_interface = redfish\n",
+		"enabled_inspect_interfaces = redfish,agent,no-inspect\nenabled_boot_interfaces",
 		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
 		"enabled_firmware_interfaces = redfish,no-firmware\n", "default_firmware_interface = no-firmware\n",
 	}
@@ -53,8 +54,13 @@ func TestConfigPaths(t *testing.T) {
 		want      []string
 		notInConf string
 	}{
-		{"host", Host, "/tmp/d", append([]string{"enabled_boot_interfaces = redfish-virtual-media\n"}, hostIfaces...), ""},
-		{"chroot", Chroot("/cache/root"), chrootDir, append([]string{"enabled_boot_interfaces = redfish-virtual-media,redfish-https\n"}, metal3Ifaces...), "/tmp/d"},
+		{"host", Host, "/tmp/d", append([]string{"enabled_boot_interfaces = redfish-virtual-media\n", "enabled_hardware_types = redfish\n"}, hostIfaces...), ""},
+		{"chroot", Chroot("/cache/root"), chrootDir, append([]string{
+			"enabled_boot_interfaces = redfish-virtual-media,redfish-https,pxe\n",
+			"enabled_hardware_types = redfish,ipmi\n", "enabled_power_interfaces = redfish,ipmitool\n",
+			"enabled_management_interfaces = redfish,ipmitool\n", "[ipmi]\nmin_command_interval = 1\n",
+			"tftp_root = " + chrootDir + "/tftpboot\n",
+		}, metal3Ifaces...), "/tmp/d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
