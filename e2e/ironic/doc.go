@@ -31,7 +31,13 @@
 // (a firmware update refused with the bridge's reason); its vmedia API
 // (attach and detach on an active node, as baremetal-operator calls it
 // for a DataImage) changing the CD of the running VM through KubeVirt's
-// volume hotplug, without a reboot. Each step
+// volume hotplug, without a reboot; its redfish vendor passthru's event
+// subscriptions (create_subscription, get_subscription,
+// get_all_subscriptions, delete_subscription), a receiver the test runs
+// hearing ResourcePoweredOn after Ironic's power-on and ResourcePoweredOff
+// after an out-of-band forced stop through virt-api (the demos' bridges
+// run with --event-destination-policy deny-loopback,allow=127.0.0.1/32).
+// Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

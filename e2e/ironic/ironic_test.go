@@ -33,6 +33,7 @@ var scenarios39 = []scenario{
 	{"bios", biosScenario},
 	{"firmware-update", firmwareUpdateScenario},
 	{"vmedia-attach-running", vmediaAttachRunningScenario},
+	{"events-passthru", eventsScenario},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -20,6 +20,7 @@ const (
 	vmBios       // Ironic 39 only
 	vmFirmware   // Ironic 39 only
 	vmAttach     // Ironic 39 only
+	vmEvents     // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

@@ -40,11 +40,15 @@ func TestReleaseCommand(t *testing.T) {
 // chroot sees it, and only 39 enables redfish-https and the interfaces
 // baremetal-operator names (its defaults unchanged).
 func TestConfigPaths(t *testing.T) {
-	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n"}
+	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n",
+		"default_vendor_interface = no-vendor\n", "enabled_vendor_interfaces = no-vendor,redfish\n"}
 	metal3Ifaces := []string{
 		"enabled_inspect_interfaces = redfish,agent,no-inspect\ndefault_inspect_interface = redfish\n",
 		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
 		"enabled_firmware_interfaces = redfish,no-firmware\n", "default_firmware_interface = no-firmware\n",
+		// baremetal-operator's BMCEventSubscription: the redfish vendor
+		// passthru on the nodes it creates, which name no vendor interface.
+		"default_vendor_interface = redfish\n", "enabled_vendor_interfaces = no-vendor,redfish\n",
 	}
 	tests := []struct {
 		name      string
