@@ -79,9 +79,9 @@ bench: tools ## Run the benchmarks and print the table (BENCH_10K=1: then the 10
 	@if [ "$(BENCH_10K)" = 1 ]; then $(MAKE) --no-print-directory bench-10k; fi
 
 .PHONY: bench-10k
-bench-10k: tools ## Run the 10,000-VM scenario: the bridge binary as its own process (RSS, start-up, GETs, 1000 Ironic cycles).
+bench-10k: tools ## Run the 10,000-VM scenario: the bridge binary as its own process (RSS, start-up, GETs, events to 100 subscriptions against polling, 1000 Ironic cycles).
 	BENCH_RSS_GOMEMLIMIT=230MiB BENCH_RSS_VMS=10000 BENCH_RSS_RUNNING=1000 BENCH_RSS_RATES=5s BENCH_RSS_CYCLES=1000 BENCH_RSS_PHASE_TIMEOUT=20m BENCH_RSS_TIMEOUT=55m \
-	  BENCH_RSS_BARE_LIST=1 BENCH_RSS_PAGES=5s BENCH_RSS_POWER_POLL=10000 \
+	  BENCH_RSS_BARE_LIST=1 BENCH_RSS_PAGES=5s BENCH_RSS_POWER_POLL=10000 BENCH_RSS_SUBSCRIPTIONS=100 BENCH_RSS_EVENT_STARTS=100 \
 	  $(GO) test -run '^$$' -bench BridgeRSS -benchtime 1x -timeout 60m ./harness/bench/
 
 .PHONY: bench-100k

@@ -92,3 +92,23 @@ func insertAndPowerOn(t *testing.T, env *demo.Env, system string) {
 		return nil
 	})
 }
+
+// subscribe creates an event subscription with every filter the bridge
+// takes, so the Service Validator validates an EventDestination against
+// its schema; it returns the subscription's URI.
+func subscribe(t *testing.T, env *demo.Env, destination string) string {
+	t.Helper()
+	body := `{"Destination":"` + destination + `","Protocol":"Redfish","Context":"dmtf-validators",` +
+		`"EventFormatType":"Event","EventTypes":["Alert"],"RegistryPrefixes":["ResourceEvent"],` +
+		`"ResourceTypes":["ComputerSystem"],"OriginResources":[{"@odata.id":"/redfish/v1/Systems"}],"SubordinateResources":true,` +
+		`"HttpHeaders":[{"X-Token":"t0ken"}],"DeliveryRetryPolicy":"SuspendRetries"}`
+	status, got, err := do(t.Context(), env, http.MethodPost, "/redfish/v1/EventService/Subscriptions", body)
+	if err != nil || status != http.StatusCreated {
+		t.Fatalf("create subscription: %d %v %v", status, got, err)
+	}
+	uri, _ := got["@odata.id"].(string)
+	if uri == "" {
+		t.Fatalf("created subscription without @odata.id: %v", got)
+	}
+	return uri
+}

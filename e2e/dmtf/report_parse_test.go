@@ -86,9 +86,10 @@ ERROR - Supported Values Error: Property 'SupportedApplyTimes#0' does not suppor
 			t.Fatal(err)
 		}
 		want := report{
-			Fails:   []finding{{"GET /redfish/v1/?$rpvunknown (200)", "REQ_QUERY_UNSUPPORTED_DOLLAR_PARAMS: GET request with unknown query parameter that starts with $ returned status 200; expected status 501"}},
-			Passed:  1,
-			Reached: []string{"/redfish/v1"},
+			Fails:      []finding{{"GET /redfish/v1/?$rpvunknown (200)", "REQ_QUERY_UNSUPPORTED_DOLLAR_PARAMS: GET request with unknown query parameter that starts with $ returned status 200; expected status 501"}},
+			Passed:     1,
+			Reached:    []string{"/redfish/v1"},
+			Assertions: []string{"PROTO_ETAG_RFC7232"},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)

@@ -25,6 +25,9 @@ type report struct {
 	Passed int
 	// Reached are the URIs the validator validated.
 	Reached []string
+	// Assertions are the assertions that passed (the Protocol
+	// Validator's: SERV_EVENT_POST_RESP, ...).
+	Assertions []string
 }
 
 // toolLimitations are the FAILs ../shared/third_party/dmtf/README.md lists
@@ -160,6 +163,7 @@ func parseProtocol(r io.Reader) (report, error) {
 		case "PASS":
 			rep.Passed++
 			rep.Reached = append(rep.Reached, cols[3])
+			rep.Assertions = append(rep.Assertions, cols[0])
 		case "FAIL":
 			rep.Fails = append(rep.Fails, finding{URI: cols[1] + " " + cols[3] + " (" + cols[2] + ")", Message: cols[0] + ": " + cols[5]})
 		case "WARN":

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/eventrecv"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 )
 
@@ -232,7 +233,7 @@ func judge(t *testing.T, tool string, rep report, minPassed int, mustReach []str
 // validateAll runs the three validators against env: the Service and the
 // Interop Validators (reads only) at once, then the Protocol Validator,
 // which writes (sessions, PATCHes, wrong passwords).
-func validateAll(t *testing.T, tl tools, env *demo.Env, system string) {
+func validateAll(t *testing.T, tl tools, env *demo.Env, system string, extra ...string) {
 	t.Helper()
 	var service, interop report
 	var serviceErr, interopErr error
@@ -250,10 +251,21 @@ func validateAll(t *testing.T, tl tools, env *demo.Env, system string) {
 		return
 	}
 	sys := "/redfish/v1/Systems/" + system
-	judge(t, "service", service, 1000, []string{sys, sys + "/VirtualMedia/cd0", "/redfish/v1/Managers/" + system, "/redfish/v1/Chassis/" + system})
+	judge(t, "service", service, 1000, append([]string{sys, sys + "/VirtualMedia/cd0", "/redfish/v1/Managers/" + system, "/redfish/v1/Chassis/" + system, "/redfish/v1/EventService"}, extra...))
 	judge(t, "interop", interop, 100, []string{sys, sys + "/Bios", "/redfish/v1/Managers/" + system})
 	judge(t, "protocol", protocol, 100, []string{"/redfish/v1/SessionService/Sessions"})
+	for _, a := range eventAssertions {
+		if !slices.Contains(protocol.Assertions, a) {
+			t.Errorf("protocol validator: %s did not pass (not tested?)", a)
+		}
+	}
 }
+
+// eventAssertions are the Protocol Validator's EventService checks, which
+// must pass: a subscription POST answers 201 with a Location (then the
+// validator deletes it), and one with Protocol FTP answers 400. Its SSE
+// checks need a ServerSentEventUri, which the EventService does not show.
+var eventAssertions = []string{"SERV_EVENT_POST_RESP", "SERV_EVENT_ERROR_ON_BAD_REQUEST"}
 
 // TestValidators runs the DMTF Service, Interop (OpenStack Ironic
 // profile) and Protocol Validators against the demo of each CRD variant,
@@ -270,9 +282,10 @@ func TestValidators(t *testing.T) {
 			t.Logf("TIMING demo (%s) ready in %s", v, time.Since(start).Round(time.Millisecond))
 			system := demo.VMNamespace + "." + demo.SampleVMNames(1)[0]
 			t.Run("fresh", func(t *testing.T) { validateAll(t, tl, env, system) })
-			t.Run("inserted and on", func(t *testing.T) {
+			t.Run("inserted and on, subscribed", func(t *testing.T) {
 				insertAndPowerOn(t, env, system)
-				validateAll(t, tl, env, system)
+				sub := subscribe(t, env, eventrecv.Start(t).URL())
+				validateAll(t, tl, env, system, sub)
 			})
 			t.Logf("TIMING %s: %s", t.Name(), time.Since(start).Round(time.Millisecond))
 		})

@@ -41,7 +41,14 @@
 // whose BMC is the bridge's IPMI endpoint of its VM (the demos serve IPMI
 // on a range of ports, the admin has an IPMI password): managed, powered
 // on and off and given boot devices through Ironic's ipmitool, each change
-// checked in the VM's managed fields (redfish-power, redfish-boot). Each step
+// checked in the VM's managed fields (redfish-power, redfish-boot); and
+// its redfish vendor passthru's event subscriptions (create_subscription,
+// get_subscription, get_all_subscriptions, delete_subscription), a
+// receiver the test runs
+// hearing ResourcePoweredOn after Ironic's power-on and ResourcePoweredOff
+// after an out-of-band forced stop through virt-api (the demos' bridges
+// run with --event-destination-policy deny-loopback,allow=127.0.0.1/32).
+// Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

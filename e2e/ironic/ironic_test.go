@@ -39,6 +39,7 @@ var scenarios39 = []scenario{
 	{"vmedia-attach-running", vmediaAttachRunningScenario, false},
 	{"failed-import-deploy", failedImportDeployScenario, false},
 	{"ipmi-hardware-type", ipmiScenario, false},
+	{"events-passthru", eventsScenario, false},
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
@@ -190,6 +191,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 				StartDelay: 200 * time.Millisecond, StopDelay: stopDelay,
 				VirtAPI: true, GracePeriodSeconds: gracePeriod, WrapKube: forces[v].wrap,
 				ImageSize: 1 << 20, Log: log, IPMI: ipmiConfig(ipmiPorts[v], numIPMIPorts),
+				Events: eventdelivery.Config{AddrPolicy: mustAddrPolicy(eventPolicy)},
 			})
 			var rec *recorder
 			if err == nil {

@@ -22,6 +22,7 @@ const (
 	vmAttach     // Ironic 39 only
 	vmFailImport // Ironic 39 only
 	vmIPMI       // Ironic 39 only
+	vmEvents     // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

@@ -10,7 +10,10 @@
 // (inspection disabled, automated cleaning off), its HostFirmwareSettings
 // showing the System's Bios attributes and its FirmwareSchema the
 // bridge's AttributeRegistry (Ironic's default bios interface is redfish
-// here) -> SecureBoot Enabled in the HostFirmwareSettings' spec, applied
+// here), a BMCEventSubscription creating the bridge's event subscription
+// through Ironic's vendor passthru (its receiver hears the host power on
+// with the headers of its httpHeadersRef Secret; deleted, the
+// subscription goes) -> SecureBoot Enabled in the HostFirmwareSettings' spec, applied
 // in preparing (manual cleaning, bios.apply_configuration, no agent)
 // before provisioning a live-iso image (Ironic's ramdisk deploy, booted
 // from virtual media, no agent) -> provisioned, the VM and VMI with

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,9 @@ var fastDisks = []fastDisk{{"rootdisk", "RB-ROOT-0001", 20 << 30}, {"data", "RB-
 // serial); rootDeviceHints written from that HardwareData (the data
 // disk's serialNumber) reach Ironic as the node's root_device, and
 // Ironic's own matcher selects that disk, and only it, from the
-// inventory; the host then provisions a live ISO and is deleted.
+// inventory; the host then provisions a live ISO and is deleted. A
+// BMCEventSubscription of the host (BMO 0.14's) hears its power-on, and
+// its deletion deletes the bridge's subscription.
 func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 	h := s.newHost(t, v)
 	h.bmo, h.ns, h.inspection, h.timeout = s.fast[v], fastNamespace, "fast", fastStepTimeout
@@ -57,6 +60,8 @@ func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "available", false)
 		h.noVMI(t) // out of band: the VM never ran
 	})
+	var es *eventSub
+	h.step(t, "BMCEventSubscription (BMO 0.14): created through Ironic's passthru", func() { es = h.subscribe(t) })
 	var hw map[string]any
 	h.step(t, "HardwareData describes the VM", func() {
 		hw = h.hardware(t)
@@ -79,11 +84,14 @@ func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 			}
 			return nil
 		})
+		since := time.Now()
 		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": s.imageURL(liveISO), "format": "live-iso"}})
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, s.imageURL(liveISO))
 		h.rootDevice(t, "data")
+		es.poweredOn(t, since)
 	})
+	h.step(t, "BMCEventSubscription deleted: the bridge's subscription is gone", func() { es.delete(t) })
 	h.step(t, "delete: the node leaves Ironic, the VM stays", func() { h.delete(t) })
 }
 

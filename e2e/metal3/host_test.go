@@ -70,7 +70,9 @@ type host struct {
 // TestMetal3 drives a BareMetalHost per CRD variant, side by side, through
 // baremetal-operator's states on a KubeVirt VM: registering -> available
 // (inspection disabled) with HostFirmwareSettings read from the System's
-// Bios, provisioning a live-iso image (Ironic's ramdisk deploy from
+// Bios, a BMCEventSubscription (subscribe: created through Ironic's
+// vendor passthru, the receiver hears the provisioning's power-on with the
+// subscription's header, deleted after online true), provisioning a live-iso image (Ironic's ramdisk deploy from
 // virtual media) with SecureBoot Enabled through HostFirmwareSettings
 // (preparing: manual cleaning without an agent) -> provisioned, online
 // false and true, a DataImage attached and detached (each at a reboot:
@@ -111,10 +113,13 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "available", false)
 		h.noVMI(t)
 	})
+	var es *eventSub
+	h.step(t, "BMCEventSubscription: created through Ironic's passthru", func() { es = h.subscribe(t) })
 	h.step(t, "HostFirmwareSettings: the System's Bios with its AttributeRegistry", func() {
 		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Disabled"})
 	})
 	h.step(t, "provision live-iso with HostFirmwareSettings SecureBoot Enabled: preparing -> provisioning -> provisioned", func() {
+		since := time.Now()
 		h.setFirmware(t, map[string]any{"SecureBoot": "Enabled"})
 		h.patch(t, map[string]any{"online": true, "image": map[string]any{"url": image, "format": "live-iso"}})
 		h.waitState(t, "provisioned", true)
@@ -123,6 +128,7 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 			t.Errorf("efi.secureBoot of the VM %s, of its running VMI %s after HostFirmwareSettings SecureBoot Enabled, want true", vm, vmi)
 		}
 		h.firmwareSettings(t, map[string]string{"BootMode": "Uefi", "SecureBoot": "Enabled"})
+		es.poweredOn(t, since)
 	})
 	h.step(t, "online false: the VM stops", func() {
 		h.patch(t, map[string]any{"online": false})
@@ -134,6 +140,7 @@ func liveISOScenario(t *testing.T, s *suite, v crds.Variant) {
 		h.waitState(t, "provisioned", true)
 		h.bootedCD(t, image)
 	})
+	h.step(t, "BMCEventSubscription deleted: the bridge's subscription is gone", func() { es.delete(t) })
 	h.dataImageScenario(t)
 	h.step(t, "deprovision: deprovisioning -> available, the ISO ejected", func() {
 		h.patch(t, map[string]any{"online": false, "image": nil})

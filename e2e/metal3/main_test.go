@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
@@ -173,6 +174,7 @@ func startSuite(release ironicproc.Release, manager, fast, crdGlob string) (*sui
 			env, err := demo.Start(ctx, demo.Options{
 				Variant: v, VMs: 1, Listen: "127.0.0.1:0",
 				StartDelay: 200 * time.Millisecond, ImageSize: 1 << 20, Log: log,
+				Events: eventdelivery.Config{AddrPolicy: mustAddrPolicy(eventPolicy)},
 			})
 			if err == nil {
 				err = env.Cluster.InstallCRDFiles(ctx, crdGlob)

@@ -89,6 +89,12 @@ type RSSScenario struct {
 	// Progress, when set, gets one line as each setup step and phase ends
 	// (a 10,000-VM run takes most of an hour).
 	Progress io.Writer
+	// Subscriptions, when set, adds the events phase: that many event
+	// subscriptions (receivers in the bench), then EventStarts halted VMs
+	// (default 100) started out of band, until every subscription got each
+	// one's ResourcePoweredOn; and the poll phase: every System read once
+	// per [PowerPollInterval] for one interval, as Ironic polls instead.
+	Subscriptions, EventStarts int
 	// Replicas, when above 1, runs that many bridge processes under leader
 	// election (the chart's replicas): every Redfish request goes to a
 	// random one; RSS, CPU and metrics are the first process's.
@@ -129,6 +135,9 @@ func (s RSSScenario) withDefaults() RSSScenario {
 		s.RateClients = 50
 	}
 	s.Cycles = min(s.Cycles, s.VMs)
+	if s.Subscriptions > 0 && s.EventStarts <= 0 {
+		s.EventStarts = 100
+	}
 	if s.StepTimeout <= 0 {
 		s.StepTimeout = 5*time.Minute + time.Duration(s.VMs)*60*time.Millisecond
 	}
@@ -180,7 +189,11 @@ type RSSResult struct {
 	BareListBytes int64
 	// Pages are the pages phase's figures ([RSSScenario.Pages]).
 	Pages []RatioRow
-	Notes []string // what did not go as planned
+	// Events are the events phase's figures, FleetPolls and
+	// FleetPollFailures the poll phase's ([RSSScenario.Subscriptions]).
+	Events                        EventFigures
+	FleetPolls, FleetPollFailures int
+	Notes                         []string // what did not go as planned
 }
 
 // namespaces is how many namespaces the VMs are spread over.

@@ -34,7 +34,10 @@ import (
 // VM's status; no VM runs), BENCH_RSS_BARE_LIST (1: time the apiserver
 // listing the same objects to a bare client, the start-up's reference),
 // BENCH_RSS_PAGES (time per $top=1000 page measurement; unset: none),
-// BENCH_RSS_POWER_POLL (systems power-polled during the cycle phase);
+// BENCH_RSS_POWER_POLL (systems power-polled during the cycle phase),
+// BENCH_RSS_SUBSCRIPTIONS (event subscriptions of the events phase, then
+// the poll phase; unset: neither) and BENCH_RSS_EVENT_STARTS (halted VMs
+// the events phase starts out of band; default 100);
 // `make bench-10k` and `make bench-100k` set them for 10,000 and 100,000 VMs. Its log
 // (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
@@ -50,9 +53,10 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lf.Close() // log file
-	var running, cycles, replicas, namespaces, powerPoll int
+	var running, cycles, replicas, namespaces, powerPoll, subscriptions, eventStarts int
 	for name, n := range map[string]*int{"BENCH_RSS_RUNNING": &running, "BENCH_RSS_CYCLES": &cycles, "BENCH_RSS_REPLICAS": &replicas,
-		"BENCH_RSS_NAMESPACES": &namespaces, "BENCH_RSS_POWER_POLL": &powerPoll} {
+		"BENCH_RSS_NAMESPACES": &namespaces, "BENCH_RSS_POWER_POLL": &powerPoll,
+		"BENCH_RSS_SUBSCRIPTIONS": &subscriptions, "BENCH_RSS_EVENT_STARTS": &eventStarts} {
 		if *n, err = strconv.Atoi(env(name, "0")); err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
@@ -79,6 +83,7 @@ func BenchmarkBridgeRSS(b *testing.B) {
 		GoMemLimit: os.Getenv("BENCH_RSS_GOMEMLIMIT"),
 		BridgeLog:  bridgeLog, Progress: io.MultiWriter(os.Stdout, lf),
 		Replicas: replicas, Namespaces: namespaces, PowerPoll: powerPoll, Pages: pages,
+		Subscriptions: subscriptions, EventStarts: eventStarts,
 		StatusByBench: env("BENCH_RSS_STATUS_BY_BENCH", "") == "1", BareList: env("BENCH_RSS_BARE_LIST", "") == "1",
 	}
 	var res *bench.RSSResult

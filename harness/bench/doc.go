@@ -25,6 +25,12 @@
 // systems are power-polled, each target of [RSSResult.Targets] printed as
 // REACHED or NOT reached. With [RSSScenario.StatusByBench] (100,000 VMs)
 // virt-controller is left out and the bench writes each VM's status.
+// With [RSSScenario.Subscriptions] (make bench-10k: 100) its events phase
+// subscribes that many receivers, starts halted VMs out of band and
+// measures the records delivered per second and the latency from the
+// bench's own watch seeing each VMI Running to each subscription's
+// ResourcePoweredOn; its poll phase reads every System once in a minute,
+// as Ironic's power sync does instead, for the GETs/s and bridge CPU.
 //
 // BenchmarkImageCache measures the image cache (media's --image-cache)
 // with each import method (the import pod; CDI, played by the simulator,

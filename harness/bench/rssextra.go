@@ -12,10 +12,14 @@ import (
 )
 
 // OpGetPage is GET of one $top/$skip page of the Systems collection;
-// OpPowerPoll is GET System by the power-state poller of the cycle phase.
+// OpPowerPoll is GET System by the power-state poller of the cycle and
+// poll phases; OpSubscribe and OpUnsubscribe are the events phase's POST
+// and DELETE of a subscription.
 const (
-	OpGetPage   = "GET Systems page"
-	OpPowerPoll = "GET System (power poll)"
+	OpGetPage     = "GET Systems page"
+	OpPowerPoll   = "GET System (power poll)"
+	OpSubscribe   = "POST EventService subscription"
+	OpUnsubscribe = "DELETE EventService subscription"
 )
 
 // PageSize is the $top of the pages phase.

@@ -53,6 +53,9 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	if sc.GoMemLimit != "" {
 		o.Env = []string{"GOMEMLIMIT=" + sc.GoMemLimit}
 	}
+	if sc.Subscriptions > 0 {
+		o.Args = append(o.Args, EventArgs(sc.Subscriptions)...)
+	}
 	if sc.BareList {
 		bareList(ctx, cluster, res)
 	}
@@ -92,6 +95,16 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 			writes = append(writes, k)
 		}
 	}
+	var starts []system.Key
+	written := map[system.Key]bool{}
+	for _, k := range writes {
+		written[k] = true
+	}
+	for _, k := range keys[:len(keys)-min(sc.Cycles, len(keys))] {
+		if len(starts) < sc.EventStarts && !on[k] && !written[k] {
+			starts = append(starts, k)
+		}
+	}
 	quiet := func(ctx context.Context, _ *Client) error {
 		select {
 		case <-ctx.Done():
@@ -129,6 +142,8 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 				return writeOne(ctx, c, k, on[k])
 			})
 		}},
+		{"events", func(ctx context.Context, c *Client) error { return m.events(ctx, sc, c, starts) }},
+		{"poll", func(ctx context.Context, c *Client) error { return m.poll(ctx, c, keys) }},
 		{"rates", func(ctx context.Context, _ *Client) error { return m.rates(ctx, sc, keys) }},
 		{"pages", func(ctx context.Context, _ *Client) error { return m.pages(ctx, sc, len(keys)) }},
 		{"cycle", func(ctx context.Context, c *Client) error {
@@ -138,7 +153,7 @@ func measure(ctx context.Context, sc RSSScenario, cluster *testcluster.Cluster, 
 	}
 	for _, ph := range phases {
 		if ph.name == "rates" && sc.Rates <= 0 || ph.name == "pages" && sc.Pages <= 0 || ph.name == "cycle" && sc.Cycles <= 0 ||
-			ph.name == "write" && len(writes) == 0 {
+			ph.name == "write" && len(writes) == 0 || (ph.name == "events" || ph.name == "poll") && (sc.Subscriptions <= 0 || len(starts) == 0) {
 			continue
 		}
 		err := m.phase(ctx, ph.name, ph.run)
@@ -283,6 +298,7 @@ func (r *RSSResult) Print(w io.Writer) {
 	if sc.PowerPoll > 0 && sc.Cycles > 0 {
 		fmt.Fprintf(w, "power polls during the cycle phase (%d systems, each every %s): %d, %d failed\n", sc.PowerPoll, PowerPollInterval, r.Polls, r.PollFailures)
 	}
+	r.printEvents(w)
 	r.PrintTargets(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
+	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
@@ -91,6 +92,9 @@ type Options struct {
 	// terminationGracePeriodSeconds ([SetGracePeriod]): with a long
 	// StopDelay, only a forced stop ends their guests before it.
 	GracePeriodSeconds int64
+	// Events are the bridge's EventService settings (zero: its defaults,
+	// with an AddrPolicy that allows loopback destinations).
+	Events eventdelivery.Config
 }
 
 // Env is a running demo.
@@ -199,6 +203,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		ImageClaimSize:       opts.ImageClaimSize,
 		ImageCAConfigMap:     ImageCAConfigMap,
 		IPMI:                 opts.IPMI,
+		Events:               opts.Events,
 		Log:                  log.With("component", "bridge"),
 	})
 	if err != nil {

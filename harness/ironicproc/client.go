@@ -278,6 +278,14 @@ func (c *Client) InjectNMI(ctx context.Context, id string) error {
 	return c.Do(ctx, http.MethodPut, "/v1/nodes/"+url.PathEscape(id)+"/management/inject_nmi", map[string]any{}, nil)
 }
 
+// VendorPassthru calls the node's vendor passthru method (the redfish
+// vendor interface's create_subscription, get_all_subscriptions,
+// get_subscription, delete_subscription) with HTTP method verb, body
+// (the method's arguments, nil for none) and decodes its answer into out.
+func (c *Client) VendorPassthru(ctx context.Context, id, verb, method string, body, out any) error {
+	return c.Do(ctx, verb, "/v1/nodes/"+url.PathEscape(id)+"/vendor_passthru?method="+url.QueryEscape(method), body, out)
+}
+
 // AttachVMedia asks the conductor to attach the image at imageURL as a
 // virtual device (device "cdrom", "disk" or "floppy"; API 1.89) the way
 // baremetal-operator attaches a DataImage: the conductor downloads the

@@ -43,7 +43,13 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		// What baremetal-operator's node creation names; the defaults
 		// stay those of the nodes the tests create themselves.
 		inspect, raid = "redfish,agent,no-inspect", "no-raid,redfish"
-		metal3 = "default_raid_interface = no-raid\n"
+		// baremetal-operator leaves the vendor interface to the default:
+		// redfish, whose passthru its BMCEventSubscription calls.
+		metal3 = "default_raid_interface = no-raid\ndefault_vendor_interface = redfish\n"
+	} else {
+		// The redfish vendor interface is enabled for the nodes that ask
+		// for it (its event subscription passthru); the others keep none.
+		metal3 = "default_vendor_interface = no-vendor\n"
 	}
 	hwTypes, power, mgmt, ipmi := "redfish", "redfish", "redfish", ""
 	defaultInspect := "default_inspect_interface = redfish\n"
@@ -83,7 +89,7 @@ enabled_firmware_interfaces = redfish,no-firmware
 default_firmware_interface = no-firmware
 default_bios_interface = %[16]s
 enabled_raid_interfaces = %[14]s
-%[15]senabled_vendor_interfaces = no-vendor
+%[15]senabled_vendor_interfaces = no-vendor,redfish
 enabled_console_interfaces = no-console
 enabled_rescue_interfaces = no-rescue
 enabled_storage_interfaces = noop

@@ -41,11 +41,15 @@ func TestReleaseCommand(t *testing.T) {
 // baremetal-operator names (its defaults unchanged) and the ipmi hardware
 // type (with pxe, its files under the directory).
 func TestConfigPaths(t *testing.T) {
-	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n"}
+	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n",
+		"default_vendor_interface = no-vendor\n", "enabled_vendor_interfaces = no-vendor,redfish\n"}
 	metal3Ifaces := []string{
 		"enabled_inspect_interfaces = redfish,agent,no-inspect\nenabled_boot_interfaces",
 		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
 		"enabled_firmware_interfaces = redfish,no-firmware\n", "default_firmware_interface = no-firmware\n",
+		// baremetal-operator's BMCEventSubscription: the redfish vendor
+		// passthru on the nodes it creates, which name no vendor interface.
+		"default_vendor_interface = redfish\n", "enabled_vendor_interfaces = no-vendor,redfish\n",
 	}
 	tests := []struct {
 		name      string
