@@ -58,7 +58,7 @@ func DefaultConfig() Config {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "console-idle-timeout", c.IdleTimeout, "close a serial console with no byte either way for this long")
 	fs.IntVar(&c.MaxPerUser, "console-max-per-user", c.MaxPerUser, "open serial consoles allowed per user")
-	fs.IntVar(&c.MaxSessions, "console-max-sessions", c.MaxSessions, "open serial consoles allowed per replica (the Manager's SerialConsole.MaxConcurrentSessions)")
+	fs.IntVar(&c.MaxSessions, "console-max-sessions", c.MaxSessions, "open serial consoles allowed per replica")
 }
 
 // User is who opens a console.
