@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,6 +59,10 @@ func TestAppendJSON(t *testing.T) {
 	}
 }
 
+// logDateTime is a LogService's DateTime (its ETag and @odata.etag vary
+// with it).
+var logDateTime = regexp.MustCompile(`"DateTime":"[^"]*"|W/\\?"[0-9a-f]{16}\\?"`)
+
 // TestResourcesEncodeAsJSONMarshal: every resource reachable from the
 // service root (each system's twice: rendered, then kept) has the bytes
 // and ETag it has when encoded by json.Marshal.
@@ -84,6 +89,11 @@ func TestResourcesEncodeAsJSONMarshal(t *testing.T) {
 				t.Fatalf("GET %s: %d %s, again %s", uri, rec.Code, rec.Body, again.Body)
 			}
 			seen[uri] = rec.Header().Get("ETag") + " " + rec.Body.String()
+			if strings.Contains(rec.Body.String(), `"DateTime":"`) {
+				// A LogService's DateTime is the wall clock's: the two
+				// crawls may straddle a second. Its ETag follows it.
+				seen[uri] = logDateTime.ReplaceAllString(rec.Body.String(), `"DateTime":"<now>"`)
+			}
 			if strings.HasSuffix(uri, ".json") {
 				continue
 			}
