@@ -113,6 +113,12 @@ func TestBuildersGolden(t *testing.T) {
 			p := system.PowerIntent{OnDeferred: true}
 			return BuildPower(decodeFixture(baseVM(t)), PowerChange{Intent: p})
 		}},
+		{"protocols-ipmi-off", func(t *testing.T, _ Mode) (*Body, error) {
+			return BuildProtocols(decodeFixture(baseVM(t)), system.Protocols{IPMIOff: true})
+		}},
+		{"protocols-all-on", func(t *testing.T, _ Mode) (*Body, error) {
+			return BuildProtocols(decodeFixture(baseVM(t)), system.Protocols{})
+		}},
 	}
 	for _, tt := range tests {
 		for _, mode := range []Mode{ModeMap, ModeAtomic} {

@@ -21,18 +21,22 @@ const (
 	ManagerMedia = "redfish-media"
 	ManagerBoot  = "redfish-boot"
 	ManagerPower = "redfish-power"
+	// ManagerProtocols records an administrator's switches of a System's
+	// IPMI and SSH (the Manager's NetworkProtocol PATCH).
+	ManagerProtocols = "redfish-protocols"
 )
 
 // Managers are every field manager of the bridge: a new one is added here
 // (fields' ownership check and inventory's kept managedFields follow it;
 // inventory's TestBridgeManagersAreApplys checks the latter).
-var Managers = []string{ManagerMedia, ManagerBoot, ManagerPower}
+var Managers = []string{ManagerMedia, ManagerBoot, ManagerPower, ManagerProtocols}
 
 // Annotation keys holding each concern's state on the VM.
 const (
 	AnnotationMediaPrefix = "redfish-bridge.io/media." // + slot id
 	AnnotationBoot        = "redfish-bridge.io/boot"
 	AnnotationPower       = "redfish-bridge.io/power"
+	AnnotationProtocols   = "redfish-bridge.io/protocols"
 )
 
 // Mode is how the installed CRD declares disks/volumes/interfaces.
@@ -58,6 +62,8 @@ type VM struct {
 	Slots map[string]system.MediaSlot
 	Boot  system.BootOverride
 	Power system.PowerIntent
+	// Protocols are the protocols an administrator switched off.
+	Protocols system.Protocols
 	// managed are Object's managedFields when the cache kept them aside
 	// (managedAside): the cached object carries none.
 	managed      []metav1.ManagedFieldsEntry

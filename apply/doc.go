@@ -1,6 +1,6 @@
 // Package apply is the only package that writes KubeVirt VirtualMachines.
 //
-// Every write is a Kubernetes Server-Side Apply under one of three field
+// Every write is a Kubernetes Server-Side Apply under one of four field
 // managers, one per concern, but one: redfish-boot's removal of another
 // writer's firmware.bootloader.efi for Legacy (a preconditioned merge
 // patch, see the table). Each manager's builder turns the concern's
@@ -67,6 +67,11 @@
 //	               status.stateChangeRequests (status subresource; the whole         same
 //	                 atomic list, while a Start or Stop request is pending:
 //	                 virt-controller removes each one it acted on)
+//	redfish-       metadata.annotations[redfish-bridge.io/protocols]                 same
+//	  protocols      (while an administrator has IPMI or SSH switched off
+//	                 on the System's Manager: NetworkProtocol PATCH; every
+//	                 replica's IPMI endpoint and SSH console read it from
+//	                 the VM cache)
 //
 // Nothing else is ever written: not labels, not other disks' fields, no
 // status field but the state change requests. Fields of other writers (the

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -38,6 +39,8 @@ func Decode(ctx context.Context, key system.Key, obj, vmi *unstructured.Unstruct
 			decodeAnnotation(ctx, key, k, v, &vm.Boot)
 		case k == AnnotationPower:
 			decodeAnnotation(ctx, key, k, v, &vm.Power)
+		case k == AnnotationProtocols:
+			decodeAnnotation(ctx, key, k, v, &vm.Protocols)
 		}
 	}
 	return vm
@@ -145,4 +148,17 @@ func devicesOf(obj *unstructured.Unstructured, exclude map[string]bool) Devices 
 		d.Interfaces = append(d.Interfaces, Device{Name: i.Name, BootOrder: i.BootOrder})
 	}
 	return d
+}
+
+// ProtocolsOf is the protocol switches recorded on obj (a cached VM, whose
+// bridge annotations the cache keeps): every protocol on when none is
+// recorded, or when the record is not one (Decode logs that).
+func ProtocolsOf(obj metav1.Object) system.Protocols {
+	var p system.Protocols
+	if v, ok := obj.GetAnnotations()[AnnotationProtocols]; ok {
+		if err := json.Unmarshal([]byte(v), &p); err != nil {
+			return system.Protocols{}
+		}
+	}
+	return p
 }

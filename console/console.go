@@ -34,6 +34,9 @@ var (
 	ErrLimit = errors.New("console: too many open consoles")
 	// ErrNotRunning: the System has no running guest (virt-api refused).
 	ErrNotRunning = errors.New("console: the system is not running")
+	// ErrDisabled: an Administrator switched the protocol the console is
+	// asked over off for the System (its Manager's NetworkProtocol).
+	ErrDisabled = errors.New("console: the protocol is switched off for this system")
 )
 
 // Config are the console stream's settings.
@@ -55,7 +58,7 @@ func DefaultConfig() Config {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "console-idle-timeout", c.IdleTimeout, "close a serial console with no byte either way for this long")
 	fs.IntVar(&c.MaxPerUser, "console-max-per-user", c.MaxPerUser, "open serial consoles allowed per user")
-	fs.IntVar(&c.MaxSessions, "console-max-sessions", c.MaxSessions, "open serial consoles allowed per replica (the Manager's SerialConsole.MaxConcurrentSessions)")
+	fs.IntVar(&c.MaxSessions, "console-max-sessions", c.MaxSessions, "open serial consoles allowed per replica")
 }
 
 // User is who opens a console.
@@ -63,6 +66,16 @@ type User struct {
 	Name     string
 	Scope    auth.Scope
 	ReadOnly bool
+	// Protocol is the front end the console is asked over
+	// (system.ProtocolSSH, system.ProtocolIPMI): refused while switched
+	// off for the System ([Switches]). "": not switchable.
+	Protocol string
+}
+
+// Switches says whether a protocol is switched on for a System
+// (protocols.Switches, from the VM cache).
+type Switches interface {
+	ProtocolEnabled(key system.Key, protocol string) bool
 }
 
 // Systems tells whether a System exists and its VM's labels (for the
@@ -76,6 +89,8 @@ type Opener struct {
 	cfg     Config
 	rest    *rest.Config
 	systems Systems
+	// switches gates the protocols (nil: every protocol on).
+	switches Switches
 
 	mu     sync.Mutex
 	open   map[system.Key]*stream
@@ -90,6 +105,10 @@ func New(restCfg *rest.Config, systems Systems, cfg Config) (*Opener, error) {
 	}
 	return &Opener{cfg: cfg, rest: rest.CopyConfig(restCfg), systems: systems, open: map[system.Key]*stream{}, byUser: map[string]int{}}, nil
 }
+
+// SetSwitches makes Open refuse a protocol switched off for a System
+// (before the Opener serves).
+func (o *Opener) SetSwitches(s Switches) { o.switches = s }
 
 // Config is the Opener's configuration (the Manager shows MaxSessions).
 func (o *Opener) Config() Config { return o.cfg }
@@ -106,6 +125,10 @@ func (o *Opener) Open(ctx context.Context, user User, key system.Key) (Stream, e
 	labels, found := o.systems.Labels(ctx, key)
 	if !found || !user.Scope.Allows(key, labels) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, key.ID())
+	}
+	if user.Protocol != "" && o.switches != nil && !o.switches.ProtocolEnabled(key, user.Protocol) {
+		log.InfoContext(ctx, "console refused", "reason", ErrDisabled.Error(), "protocol", user.Protocol)
+		return nil, fmt.Errorf("%w: %s over %s", ErrDisabled, key.ID(), user.Protocol)
 	}
 	s, err := o.reserve(user.Name, key)
 	if err != nil {

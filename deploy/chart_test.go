@@ -45,12 +45,13 @@ var variants = []struct {
 		"--set", "route.enabled=true",
 		"--set", "cdiImporterNetworkPolicy.enabled=true",
 		"--set", "cdiImporterNetworkPolicy.allow={192.168.10.0/24}",
+		"--set", "sshConsole.enabled=true",
 	}},
 }
 
 // generated matches values the chart makes up at render time (session key,
 // self-signed certificate); the goldens hold a placeholder.
-var generated = regexp.MustCompile(`(?m)^(  (?:session-key|image-cache-key|tls\.crt|tls\.key): )"[A-Za-z0-9+/=]+"$`)
+var generated = regexp.MustCompile(`(?m)^(  (?:session-key|image-cache-key|ssh_host_key|tls\.crt|tls\.key): )"[A-Za-z0-9+/=]+"$`)
 
 func TestLint(t *testing.T) {
 	for _, v := range variants {

@@ -210,7 +210,7 @@ func TestFieldsOnCluster(t *testing.T) {
 }
 
 // cycle is what the bridge writes for insert (import done), a Cd Once
-// override and power on.
+// override, power on and an Administrator switching IPMI off.
 func cycle(t *testing.T, w *apply.Client, key system.Key) {
 	t.Helper()
 	ctx := t.Context()
@@ -234,6 +234,10 @@ func cycle(t *testing.T, w *apply.Client, key system.Key) {
 		return nil
 	}); err != nil {
 		t.Fatalf("power: %v", err)
+	}
+	off := false
+	if _, err := w.Protocols(ctx, key, system.ProtocolSwitch{IPMI: &off}); err != nil {
+		t.Fatalf("protocols: %v", err)
 	}
 }
 

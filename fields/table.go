@@ -30,6 +30,7 @@ var (
 	mediaAnnotation = annots + regexp.QuoteMeta(apply.AnnotationMediaPrefix) + `.+`
 	bootAnnotation  = annots + regexp.QuoteMeta(apply.AnnotationBoot)
 	powerAnnotation = annots + regexp.QuoteMeta(apply.AnnotationPower)
+	protoAnnotation = annots + regexp.QuoteMeta(apply.AnnotationProtocols)
 	// annotationDomain is the bridge's annotations' prefix (before "/").
 	annotationDomain, _, _ = strings.Cut(apply.AnnotationBoot, "/")
 	// The fields of a media disk (a CD-ROM, or a usb disk) and volume.
@@ -73,6 +74,9 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			run,
 			stateRequests,
 		),
+		apply.ManagerProtocols: compile(
+			protoAnnotation,
+		),
 	},
 	apply.ModeAtomic: {
 		apply.ManagerMedia: compile(
@@ -92,6 +96,9 @@ var Table = map[apply.Mode]map[string][]*regexp.Regexp{
 			powerAnnotation,
 			run,
 			stateRequests,
+		),
+		apply.ManagerProtocols: compile(
+			protoAnnotation,
 		),
 	},
 }

@@ -49,8 +49,9 @@ import (
 const bridgeAnnotationPrefix = "redfish-bridge.io/"
 
 // bridgeManagers are the Writer's field managers (apply.ManagerMedia,
-// ManagerBoot, ManagerPower): their managedFields entries are kept whole.
-var bridgeManagers = map[string]bool{"redfish-media": true, "redfish-boot": true, "redfish-power": true}
+// ManagerBoot, ManagerPower, ManagerProtocols): their managedFields
+// entries are kept whole.
+var bridgeManagers = map[string]bool{"redfish-media": true, "redfish-boot": true, "redfish-power": true, "redfish-protocols": true}
 
 // vmMetadataKept are the metadata fields a cached VM keeps besides its
 // bridge annotations (at most 8 keys: a small map).

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/redfish-bridge/redfish-bridge/apply"
 	"github.com/redfish-bridge/redfish-bridge/manager"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -32,7 +33,10 @@ type part struct {
 	changed chan struct{}
 	// annotated is each VM's PortAnnotation value (VMs without none).
 	annotated map[system.Key]string
-	last      string // the problems last logged
+	// off are the VMs whose IPMI an Administrator switched off
+	// (apply.AnnotationProtocols): their ports are not served.
+	off  map[system.Key]struct{}
+	last string // the problems last logged
 }
 
 // Add adds the IPMI endpoint to mgr's Servers group (it reads the
@@ -50,6 +54,7 @@ func Add(mgr *manager.Manager, cfg Config, inv Inventory, users auth.Users, thro
 	p := &part{
 		srv: NewServer(cfg, users, b, throttle, consoles), inv: inv,
 		pending: map[system.Key]struct{}{}, changed: make(chan struct{}, 1), annotated: map[system.Key]string{},
+		off: map[system.Key]struct{}{},
 	}
 	if err := mgr.Add(p, manager.Servers); err != nil {
 		return fmt.Errorf("ipmi: %w", err)
@@ -106,6 +111,7 @@ func (p *part) sync(ctx context.Context) {
 		switch {
 		case apierrors.IsNotFound(err):
 			delete(p.annotated, key)
+			delete(p.off, key)
 		case err != nil:
 			continue
 		default:
@@ -114,9 +120,19 @@ func (p *part) sync(ctx context.Context) {
 			} else {
 				delete(p.annotated, key)
 			}
+			if apply.ProtocolsOf(vm).Enabled(system.ProtocolIPMI) {
+				delete(p.off, key)
+			} else {
+				p.off[key] = struct{}{}
+			}
 		}
 	}
 	ports, err := Ports(p.annotated, p.srv.cfg)
 	logProblems(ctx, err, &p.last)
+	for port, key := range ports {
+		if _, off := p.off[key]; off {
+			delete(ports, port) // switched off: it keeps its port, unserved
+		}
+	}
 	_ = p.srv.Sync(ctx, ports) // a port that cannot be bound is logged; the others are served
 }

@@ -20,7 +20,7 @@ func NewPortTable(cfg Config, inv Inventory) *PortTable {
 	return &PortTable{cfg: cfg, inv: inv}
 }
 
-// IPMIPort implements redfish.Protocols: the port key's annotation names,
+// IPMIPort is the port key's annotation names (protocols.IPMIPorts),
 // when it lies in the range and no VM sorting first names it too.
 func (t *PortTable) IPMIPort(key system.Key) (int, bool) {
 	if !t.cfg.Enabled() {

@@ -191,20 +191,39 @@ type Backends struct {
 	Auth    *auth.Authenticator
 	// Logs, when set, serves each System's LogService (optional).
 	Logs EventLogs
-	// Protocols, optional, reports the protocols other parts serve per
-	// System (IPMI); nil when none runs, and then none is shown.
+	// Protocols, optional, reports and switches the protocols other parts
+	// serve per System (IPMI, SSH); nil: none is shown.
 	Protocols Protocols
 	// Consoles is the graphical console; nil: none (GraphicalConsole
 	// ServiceEnabled false).
 	Consoles Consoles
 }
 
-// Protocols reports what the bridge's other endpoints serve for a System,
-// shown in its Manager's NetworkProtocol.
+// Protocols reports the protocols the bridge's other parts serve for a
+// System, shown in its Manager's NetworkProtocol and SerialConsole, and
+// switches them per System.
 type Protocols interface {
-	// IPMIPort returns the UDP port key's IPMI endpoint is served on
-	// (every replica computes the same); ok is false when none is.
-	IPMIPort(key system.Key) (port int, ok bool)
+	// Protocols returns what the bridge serves key's Manager over besides
+	// Redfish (every replica computes the same, from its caches).
+	Protocols(ctx context.Context, key system.Key) (ManagerProtocols, error)
+	// SwitchProtocols turns key's protocols on or off as sw says; what it
+	// records every replica and a restarted bridge read.
+	SwitchProtocols(ctx context.Context, key system.Key, sw system.ProtocolSwitch) error
+}
+
+// ManagerProtocols are a Manager's IPMI and SSH.
+type ManagerProtocols struct {
+	IPMI, SSH Protocol
+}
+
+// Protocol is one protocol of a Manager.
+type Protocol struct {
+	// Served: the bridge runs the protocol's part (else it is not shown).
+	Served bool
+	// Enabled: the System is reachable over it now.
+	Enabled bool
+	// Port is the port it is served on; 0: none.
+	Port int
 }
 
 // complete reports whether every backend is set (all are required).

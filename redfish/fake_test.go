@@ -47,10 +47,12 @@ type fake struct {
 	// testEvents records SubmitTestEvent calls as "<user> <event id>".
 	subs       *eventsub.Store
 	testEvents []string
+	// switched are the protocols switched off, by system id.
+	switched map[string]system.Protocols
 }
 
 func newFake() *fake {
-	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{},
+	f := &fake{systems: map[string]*SystemView{}, trust: map[string]system.MediaTrust{}, switched: map[string]system.Protocols{},
 		subs: eventsub.NewStore(kubefake.NewClientset(), "bridge", "events", eventsub.Limits{PerUser: fakeSubsPerUser})}
 	f.add("team-a", "vm1", map[string]string{"tier": "gold"}, "52:54:00:00:00:01")
 	f.add("team-a", "vm2", nil, "52:54:00:00:00:02")
@@ -360,7 +362,7 @@ var hashes = sync.OnceValue(func() map[string][]byte {
 // backendsOf is every backend served by f, with authenticator a: the one
 // place the tests name each backend.
 func backendsOf(f *fake, a *auth.Authenticator) Backends {
-	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Events: f, Auth: a, Logs: oneEntryLogs{}}
+	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Events: f, Auth: a, Logs: oneEntryLogs{}, Protocols: f}
 }
 
 // oneEntryLogs is an event log holding one power-on event of every System.
@@ -415,4 +417,41 @@ func newEnvWith(t *testing.T, edit func(*Backends)) *env {
 		t.Fatal(err)
 	}
 	return &env{fake: f, srv: srv, e: e, auth: a, revs: revs, clock: clk}
+}
+
+// fakeIPMIPorts are the fake's IPMI ports (team-a.vm1 only); every
+// System's SSH console is on fakeSSHPort.
+var fakeIPMIPorts = map[string]int{"team-a.vm1": 6231}
+
+const fakeSSHPort = 2222
+
+// Protocols serves IPMI on fakeIPMIPorts and SSH, as switched.
+func (f *fake) Protocols(_ context.Context, key system.Key) (ManagerProtocols, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return ManagerProtocols{}, f.err
+	}
+	p := f.switched[key.ID()]
+	port, ok := fakeIPMIPorts[key.ID()]
+	return ManagerProtocols{
+		IPMI: Protocol{Served: true, Enabled: ok && !p.IPMIOff, Port: port},
+		SSH:  Protocol{Served: true, Enabled: !p.SSHOff, Port: fakeSSHPort},
+	}, nil
+}
+
+func (f *fake) SwitchProtocols(_ context.Context, key system.Key, sw system.ProtocolSwitch) error {
+	call := "protocols " + key.ID()
+	if sw.IPMI != nil {
+		call += fmt.Sprintf(" IPMI=%t", *sw.IPMI)
+	}
+	if sw.SSH != nil {
+		call += fmt.Sprintf(" SSH=%t", *sw.SSH)
+	}
+	return f.write(key, call, func(*SystemView) error {
+		p := f.switched[key.ID()]
+		sw.MergeInto(&p)
+		f.switched[key.ID()] = p
+		return nil
+	})
 }

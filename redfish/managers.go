@@ -1,9 +1,12 @@
 package redfish
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // Each system has its own manager (its "BMC") with the same id, holding the
@@ -22,6 +25,10 @@ func (s *Server) getManager(c echo.Context) error {
 		return err
 	}
 	uri := managerURI(v)
+	serial, err := s.serialConsole(c, v)
+	if err != nil {
+		return err
+	}
 	body := obj{
 		"@odata.id":          uri,
 		"@odata.type":        "#Manager.v1_24_0.Manager",
@@ -43,12 +50,44 @@ func (s *Server) getManager(c echo.Context) error {
 			"ActiveSoftwareImage": link(firmwareURI + "/" + bridgeFirmwareID),
 		},
 		"GraphicalConsole": s.graphicalConsole(),
+		"SerialConsole":    serial,
 	}
 	s.consoleLinks(uri, v.Key.ID(), body)
 	if s.b.Logs != nil {
 		body["LogServices"] = link(uri + "/LogServices")
 	}
 	return send(c, http.StatusOK, body)
+}
+
+// serialConsole is the Manager's SerialConsole: the serial console
+// protocols the bridge runs (IPMI Serial-over-LAN, the SSH console),
+// enabled while the System is reachable over one of them. One console
+// stream per System at a time (KubeVirt keeps one; docs/serial-console.md),
+// whichever protocol opened it: MaxConcurrentSessions 1.
+func (s *Server) serialConsole(c echo.Context, v SystemView) (obj, error) {
+	out := obj{"ServiceEnabled": false, "MaxConcurrentSessions": 0, "ConnectTypesSupported": []string{}}
+	if s.b.Protocols == nil {
+		return out, nil
+	}
+	mp, err := s.b.Protocols.Protocols(c.Request().Context(), v.Key)
+	if err != nil {
+		return nil, fmt.Errorf("protocols of %s: %w", v.Key, err)
+	}
+	types := []string{}
+	for _, p := range []struct {
+		name string
+		Protocol
+	}{{system.ProtocolIPMI, mp.IPMI}, {system.ProtocolSSH, mp.SSH}} {
+		if p.Served {
+			types = append(types, p.name)
+			out["MaxConcurrentSessions"] = 1
+		}
+		if p.Served && p.Enabled {
+			out["ServiceEnabled"] = true
+		}
+	}
+	out["ConnectTypesSupported"] = types
+	return out, nil
 }
 
 // listManagerEthernetInterfaces is the manager's own network interfaces:

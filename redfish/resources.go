@@ -128,6 +128,7 @@ func (s *Server) resourceList() []resource {
 			onGet(managersURI, s.listManagers),
 			onGet(mgr, s.getManager),
 			onGet(mgr+"/NetworkProtocol", s.getNetworkProtocol),
+			onPatch(mgr+"/NetworkProtocol", s.patchNetworkProtocol),
 			onGet(mgr+"/EthernetInterfaces", s.listManagerEthernetInterfaces),
 			forReadOnly(onPost(mgr+"/Actions/Oem/"+consoleTokenAction, s.issueConsoleToken)),
 		}, s.virtualMedia(mgr)...), s.logServices(mgr)...),

@@ -44,17 +44,19 @@ func sushyFlow(t *testing.T, mode string) {
 		t.Fatalf("sushy output %q: %v", out, err)
 	}
 	want := map[string]any{
-		"session":     mode == "session",
-		"systems":     []any{"/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Systems/team-a.vm2"},
-		"uuid":        "5f1c7d3e-0000-4000-8000-000000000001",
-		"power":       "Off",
-		"memory_gib":  4.0,
-		"cpus":        4.0,
-		"macs":        []any{"52:54:00:00:00:01"},
-		"disk_bytes":  []any{float64(10 << 30)},
-		"managers":    []any{"team-a.vm1"},
-		"media_ids":   []any{"cd0"},
-		"media_types": []any{"CD", "DVD"},
+		"session":    mode == "session",
+		"systems":    []any{"/redfish/v1/Systems/team-a.vm1", "/redfish/v1/Systems/team-a.vm2"},
+		"uuid":       "5f1c7d3e-0000-4000-8000-000000000001",
+		"power":      "Off",
+		"memory_gib": 4.0,
+		"cpus":       4.0,
+		"macs":       []any{"52:54:00:00:00:01"},
+		"disk_bytes": []any{float64(10 << 30)},
+		"managers":   []any{"team-a.vm1"},
+		// sushy's parse of the Manager's SerialConsole.
+		"serial_console": []any{true, 1.0, []any{"IPMI", "SSH"}},
+		"media_ids":      []any{"cd0"},
+		"media_types":    []any{"CD", "DVD"},
 		// Inserted from the moment the insert is accepted (its import still
 		// Pending here), so a client's eject-if-inserted ejects it.
 		"media_after_insert": []any{"https://img.example/boot-1.iso", true},

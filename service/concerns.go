@@ -17,6 +17,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media/importer"
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
+	"github.com/redfish-bridge/redfish-bridge/protocols"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
@@ -49,6 +50,8 @@ type concerns struct {
 	events     *backend.Events
 	// graphical is the graphical console (page, WebSocket, tokens).
 	graphical *vncconsole.Console
+	// protocols shows and switches each System's IPMI and SSH.
+	protocols *protocols.Table
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -118,20 +121,27 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
+	var ports protocols.IPMIPorts
+	if cfg.IPMI.Enabled() {
+		ports = ipmi.NewPortTable(cfg.IPMI, c.inv)
+	}
+	con.protocols = protocols.New(writer, ports)
+	consoles.SetSwitches(protocols.Switches{VMs: c.inv})
 	con.backend = backend.New(c.inv, writer, mediaSvc, powerSvc, nil)
 	return con, nil
 }
 
 // redfishBackends are the backends the Redfish service answers through:
 // the concerns' verbs, the authenticator, the EventService's
-// subscriptions, each System's event log and, when the IPMI endpoint
-// runs, the ports it serves (shown in each Manager's NetworkProtocol).
+// subscriptions, each System's event log and, when the IPMI endpoint or
+// the SSH console runs, their ports and switches (each Manager's
+// NetworkProtocol).
 func (con *concerns) redfishBackends() redfish.Backends {
 	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
-	if con.cfg.IPMI.Enabled() {
-		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
+	if con.cfg.IPMI.Enabled() || con.cfg.SSHConsole.Listen != "" {
+		b.Protocols = con.protocols
 	}
 	return b
 }

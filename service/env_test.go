@@ -85,13 +85,19 @@ type bridge struct {
 // stops at the end of the test at the latest.
 func (e *env) start(t *testing.T, id string) *bridge {
 	t.Helper()
+	return e.startWith(t, id, nil)
+}
+
+// startWith is start with the configuration edited by edit (nil: as it is).
+func (e *env) startWith(t *testing.T, id string, edit func(*service.Config)) *bridge {
+	t.Helper()
 	// The user agent the served binary sets (cmd/redfish-bridge): the
 	// apiserver records the objects media creates under its name, as in
 	// a real deployment (docs/fields-example*.txt show it).
 	kube := rest.CopyConfig(e.c.Bridge)
 	kube.UserAgent = "redfish-bridge/test"
 	ctx, cancel := context.WithCancel(t.Context())
-	r, err := service.Start(ctx, service.Config{
+	cfg := service.Config{
 		Kube: kube, Namespaces: []string{e.ns}, Namespace: e.c.BridgeNamespace,
 		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
 		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
@@ -100,7 +106,11 @@ func (e *env) start(t *testing.T, id string) *bridge {
 			Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
 		},
 		Log: e.log.With("replica", id),
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	r, err := service.Start(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("start bridge %s: %v", id, err)

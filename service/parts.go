@@ -55,6 +55,9 @@ func newClients(cfg *rest.Config) (clients, error) {
 // (docs/extending.md, "A long-running part").
 func addParts(mgr *manager.Manager, con *concerns) (addedParts, error) {
 	ssh, sshErr := sshconsole.Add(mgr, con.cfg.SSHConsole, con.caches.authn, con.console)
+	if ssh != nil {
+		con.protocols.SetSSH(ssh)
+	}
 	return addedParts{ssh: ssh}, errors.Join(
 		con.recs.addTo(mgr),
 		sshErr,

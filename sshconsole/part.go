@@ -122,6 +122,24 @@ func (p *Part) Addr() string {
 	return p.ln.Addr().String()
 }
 
+// Port is the console's TCP port, once it listens (ok false before, and
+// for no console).
+func (p *Part) Port() (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	select {
+	case <-p.listening:
+	default:
+		return 0, false
+	}
+	a, ok := p.ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, false
+	}
+	return a.Port, true
+}
+
 // hostKey reads cfg.HostKeyFile, or makes a key when none is named.
 func (p *Part) hostKey(ctx context.Context) (ssh.Signer, error) {
 	if p.cfg.HostKeyFile != "" {

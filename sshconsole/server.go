@@ -163,7 +163,7 @@ func (s *Server) attach(ctx context.Context, p auth.Principal, ch ssh.Channel, i
 		fmt.Fprintf(ch.Stderr(), "no such system %q\r\n", id)
 		return 1
 	}
-	st, err := s.opener.Open(ctx, console.User{Name: p.User, Scope: p.Scope, ReadOnly: p.ReadOnly}, key)
+	st, err := s.opener.Open(ctx, console.User{Name: p.User, Scope: p.Scope, ReadOnly: p.ReadOnly, Protocol: system.ProtocolSSH}, key)
 	if err != nil {
 		fmt.Fprintf(ch.Stderr(), "%s\r\n", message(ctx, err, id))
 		return 1
@@ -249,6 +249,8 @@ func message(ctx context.Context, err error, id string) string {
 		return "a ReadOnly user cannot open a console"
 	case errors.Is(err, console.ErrLimit):
 		return "too many open consoles"
+	case errors.Is(err, console.ErrDisabled):
+		return fmt.Sprintf("the SSH console of %s is switched off (its Manager's NetworkProtocol SSH ProtocolEnabled is false)", id)
 	case errors.Is(err, console.ErrNotRunning):
 		return fmt.Sprintf("%s is not running", id)
 	default:

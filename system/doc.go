@@ -5,7 +5,7 @@
 // health and boot progress; the virtual-media slots and their kinds (CD or
 // USB stick); and the per-concern state the bridge records on the VM (a
 // slot's insert, import phase and TLS trust, the boot override, the
-// deferred power-on).
+// deferred power-on, the protocols an Administrator switched off).
 //
 // Of Kubernetes it imports only apimachinery's name validation (a system
 // id names a namespace and a VM), and it writes nothing: apply/ encodes

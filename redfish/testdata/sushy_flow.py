@@ -31,6 +31,9 @@ out["managers"] = [m.identity for m in s.managers]
 
 # Ironic's virtual-media boot: eject, insert, mode, Cd/Once, power on.
 mgr = conn.get_manager("/redfish/v1/Managers/team-a.vm1")
+# The serial console as sushy parses it (Manager SerialConsole).
+out["serial_console"] = [mgr.serial_console.service_enabled, mgr.serial_console.max_concurrent_sessions,
+                         sorted(getattr(t, "value", t) for t in mgr.get_supported_serial_console_types())]
 media = mgr.virtual_media.get_members()
 out["media_ids"] = [m.identity for m in media]
 cd = media[0]

@@ -25,6 +25,10 @@
 {{- $_ := set $cfg "ipmi-first-port" (int .Values.ipmi.firstPort) }}
 {{- $_ := set $cfg "ipmi-last-port" (int .Values.ipmi.lastPort) }}
 {{- end }}
+{{- if .Values.sshConsole.enabled }}
+{{- $_ := set $cfg "ssh-console-listen" (printf ":%d" (int .Values.sshConsole.port)) }}
+{{- $_ := set $cfg "ssh-console-host-key" "/etc/redfish-bridge/ssh/ssh_host_key" }}
+{{- end }}
 {{- with .Values.imageCA.configMap }}
 {{- $_ := set $cfg "image-ca-configmap" . }}
 {{- $_ := set $cfg "image-ca-key" $.Values.imageCA.key }}

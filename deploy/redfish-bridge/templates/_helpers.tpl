@@ -178,3 +178,8 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
   name: {{ include "redfish-bridge.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 {{- end }}
+
+{{/* The Secret holding the SSH console's host key (key ssh_host_key). */}}
+{{- define "redfish-bridge.sshHostKeySecret" -}}
+{{- default (printf "%s-ssh-host-key" (include "redfish-bridge.fullname" .)) .Values.sshConsole.hostKeySecret }}
+{{- end }}
