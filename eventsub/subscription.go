@@ -88,7 +88,7 @@ func (s *Subscription) Matches(e event.Event, eventType string) bool {
 		return false
 	}
 	if len(s.MessageIDs) > 0 && !slices.ContainsFunc(s.MessageIDs, func(id string) bool {
-		return messageIDMatches(id, e.MessageID)
+		return MessageIDMatches(id, e.MessageID)
 	}) {
 		return false
 	}
@@ -103,10 +103,10 @@ func (s *Subscription) Matches(e event.Event, eventType string) bool {
 	return true
 }
 
-// messageIDMatches compares a filter's MessageId with an event's: a
+// MessageIDMatches compares a filter's MessageId with an event's: a
 // filter without a version ("ResourceEvent.ResourcePowerStateChanged")
 // matches every version of the registry.
-func messageIDMatches(filter, id string) bool {
+func MessageIDMatches(filter, id string) bool {
 	if filter == id {
 		return true
 	}

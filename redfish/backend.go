@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -180,6 +181,20 @@ type EventSettings struct {
 	RetryInterval time.Duration
 }
 
+// EventStreams are the EventService's Server-Sent Event streams (package
+// eventstream), each replica's from its own bus.
+type EventStreams interface {
+	// Open opens a stream for p with $filter filter (an
+	// *eventstream.FilterError for a filter refused, eventstream.ErrLimit
+	// past p's cap).
+	Open(p auth.Principal, filter string) (*eventstream.Stream, error)
+	// WriteTimeout bounds writing one frame: a client that stops reading
+	// is dropped after it.
+	WriteTimeout() time.Duration
+	// SessionEnded ends the open streams of a logged-out session.
+	SessionEnded(session string)
+}
+
 // Backends is everything the service calls.
 type Backends struct {
 	Systems Systems
@@ -197,6 +212,9 @@ type Backends struct {
 	// Consoles is the graphical console; nil: none (GraphicalConsole
 	// ServiceEnabled false).
 	Consoles Consoles
+	// Streams are the Server-Sent Event streams; nil: none (the
+	// EventService shows no ServerSentEventUri).
+	Streams EventStreams
 }
 
 // Protocols reports what the bridge's other endpoints serve for a System,

@@ -35,17 +35,27 @@ type endpoint struct {
 	method, path string
 	h            echo.HandlerFunc
 	public       bool
+	// stream: a long-lived GET (Server-Sent Events) outside the request
+	// timeout, the read shares and $expand ([Server.handleStream]).
+	stream bool
 }
 
-func onGet(path string, h echo.HandlerFunc) endpoint { return endpoint{http.MethodGet, path, h, false} }
+func onGet(path string, h echo.HandlerFunc) endpoint {
+	return endpoint{method: http.MethodGet, path: path, h: h}
+}
 func onPost(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodPost, path, h, false}
+	return endpoint{method: http.MethodPost, path: path, h: h}
 }
 func onPatch(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodPatch, path, h, false}
+	return endpoint{method: http.MethodPatch, path: path, h: h}
+}
+
+// onStream is a GET that streams (Server-Sent Events).
+func onStream(path string, h echo.HandlerFunc) endpoint {
+	return endpoint{method: http.MethodGet, path: path, h: h, stream: true}
 }
 func onDelete(path string, h echo.HandlerFunc) endpoint {
-	return endpoint{http.MethodDelete, path, h, false}
+	return endpoint{method: http.MethodDelete, path: path, h: h}
 }
 
 // unauthenticated is e served without authentication.
@@ -179,6 +189,7 @@ func (s *Server) resourceList() []resource {
 			onPost(subscriptionsURI, s.postSubscription),
 			onGet(subscriptionsURI+"/:sub", s.getSubscription),
 			onDelete(subscriptionsURI+"/:sub", s.deleteSubscription),
+			onStream(sseURI, s.streamEvents),
 		},
 	}, {
 		root: "Registries", odata: "Registries", kind: entitySet, uri: registriesURI,
@@ -219,6 +230,10 @@ var virtualMediaTypes = []string{"VirtualMedia.v1_6_5", "VirtualMediaCollection"
 func (s *Server) routes(e *echo.Echo) {
 	for _, r := range s.resources {
 		for _, ep := range r.endpoints {
+			if ep.stream {
+				s.handleStream(e, ep.path, ep.h)
+				continue
+			}
 			s.handle(e, ep.method, ep.path, ep.h, ep.public)
 		}
 	}

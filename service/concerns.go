@@ -10,6 +10,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -49,6 +50,8 @@ type concerns struct {
 	events     *backend.Events
 	// graphical is the graphical console (page, WebSocket, tokens).
 	graphical *vncconsole.Console
+	// streams are this replica's Server-Sent Event streams, from bus.
+	streams *eventstream.Streams
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -118,6 +121,9 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
 		eventStore: store, events: backend.NewEvents(store, evCfg)}
 	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
+	if con.streams, err = eventstream.New(cfg.SSE, &con.bus, c.inv, c.revs); err != nil {
+		return nil, fmt.Errorf("event streams: %w", err)
+	}
 	con.backend = backend.New(c.inv, writer, mediaSvc, powerSvc, nil)
 	return con, nil
 }
@@ -130,6 +136,7 @@ func (con *concerns) redfishBackends() redfish.Backends {
 	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
+	b.Streams = con.streams
 	if con.cfg.IPMI.Enabled() {
 		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
 	}
