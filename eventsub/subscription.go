@@ -71,8 +71,11 @@ type Subscription struct {
 	// Headers are sent with every delivery; never shown to a client.
 	Headers map[string]string `json:"headers,omitempty"`
 	// State is StateEnabled, or StateDisabled once suspended.
-	State   string    `json:"state"`
-	Created time.Time `json:"created"`
+	State string `json:"state"`
+	// Generation counts the client's changes ([Store.Patch]): a delivery
+	// that gave up on an older generation starts again on a newer one.
+	Generation int64     `json:"generation,omitempty"`
+	Created    time.Time `json:"created"`
 }
 
 // Matches reports whether the subscription's filters let e through (an

@@ -181,6 +181,13 @@ type EventSettings struct {
 	RetryInterval time.Duration
 }
 
+// EventPatches change a subscription's writable properties.
+type EventPatches interface {
+	// Patch applies p to subscription id (an error wrapping
+	// eventsub.InvalidError or eventsub.ErrNotFound when refused).
+	Patch(ctx context.Context, id string, p eventsub.Patch) (eventsub.Subscription, error)
+}
+
 // EventStreams are the EventService's Server-Sent Event streams (package
 // eventstream), each replica's from its own bus.
 type EventStreams interface {
@@ -203,7 +210,9 @@ type Backends struct {
 	Media   Media
 	Trust   MediaTrust
 	Events  Events
-	Auth    *auth.Authenticator
+	// EventPatches, optional, lets a subscription be PATCHed (nil: 405).
+	EventPatches EventPatches
+	Auth         *auth.Authenticator
 	// Logs, when set, serves each System's LogService (optional).
 	Logs EventLogs
 	// Protocols, optional, reports the protocols other parts serve per

@@ -189,6 +189,7 @@ func (s *Server) resourceList() []resource {
 			onPost(subscriptionsURI, s.postSubscription),
 			onGet(subscriptionsURI+"/:sub", s.getSubscription),
 			onDelete(subscriptionsURI+"/:sub", s.deleteSubscription),
+			onPatch(subscriptionsURI+"/:sub", s.patchSubscription),
 			onStream(sseURI, s.streamEvents),
 		},
 	}, {

@@ -137,6 +137,7 @@ func (con *concerns) redfishBackends() redfish.Backends {
 	b.Logs = con.log
 	b.Consoles = con.graphical
 	b.Streams = con.streams
+	b.EventPatches = con.events
 	if con.cfg.IPMI.Enabled() {
 		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
 	}
