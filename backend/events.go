@@ -44,6 +44,11 @@ func (e *Events) Unsubscribe(ctx context.Context, id string) error {
 	return e.store.Delete(ctx, id)
 }
 
+// Patch implements redfish.EventPatches.
+func (e *Events) Patch(ctx context.Context, id string, p eventsub.Patch) (eventsub.Subscription, error) {
+	return e.store.Patch(ctx, id, p)
+}
+
 // SubmitTestEvent implements redfish.Events.
 func (e *Events) SubmitTestEvent(ctx context.Context, p auth.Principal, ev event.Event, eventType string) error {
 	subs, err := e.store.List(ctx)

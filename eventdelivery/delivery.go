@@ -142,10 +142,15 @@ func (d *Delivery) dispatch(ctx context.Context, e event.Event, subs []eventsub.
 		if sn != nil {
 			select {
 			case <-sn.ended:
-				continue // given up; the store records it
+				if sn.current().Generation >= s.Generation {
+					continue // given up; the store records it
+				}
+				sn = nil // resumed by a client's PATCH: start again
 			default:
+				sn.follow(*s)
 			}
-		} else {
+		}
+		if sn == nil {
 			sn = d.startSender(ctx, *s)
 			senders[s.ID] = sn
 		}

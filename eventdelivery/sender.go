@@ -3,6 +3,7 @@ package eventdelivery
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/event"
@@ -18,7 +19,8 @@ type queued struct {
 
 // sender drains one subscription's queue in order.
 type sender struct {
-	sub  eventsub.Subscription
+	mu   sync.Mutex
+	sub  eventsub.Subscription // guarded by mu: a client's PATCH replaces it
 	q    chan queued
 	stop context.CancelFunc
 	done chan struct{}
@@ -34,6 +36,23 @@ func (d *Delivery) startSender(ctx context.Context, s eventsub.Subscription) *se
 		d.run(ctx, sn)
 	}()
 	return sn
+}
+
+// current is the subscription as last seen.
+func (sn *sender) current() eventsub.Subscription {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	return sn.sub
+}
+
+// follow takes a newer generation of the subscription (a client's
+// PATCH): the events still queued are sent as it now says.
+func (sn *sender) follow(s eventsub.Subscription) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if s.Generation > sn.sub.Generation {
+		sn.sub = s
+	}
 }
 
 // enqueue queues e without blocking; false when the queue is full.
@@ -59,7 +78,8 @@ func (d *Delivery) run(ctx context.Context, sn *sender) {
 		if err := d.deliver(ctx, sn, q); err != nil {
 			if ctx.Err() == nil {
 				close(sn.ended)
-				d.giveUp(ctx, &sn.sub, err)
+				sub := sn.current()
+				d.giveUp(ctx, &sub, err)
 			}
 			return
 		}
@@ -72,7 +92,8 @@ var errQueueFull = errors.New("the subscription's delivery queue is full: its de
 // deliver posts q until it is delivered, retried by the subscription's
 // policy; the error is the last failure once the policy gives up.
 func (d *Delivery) deliver(ctx context.Context, sn *sender, q queued) error {
-	body, err := Body(q.e, q.eventType, sn.sub.Context)
+	sub := sn.current()
+	body, err := Body(q.e, q.eventType, sub.Context)
 	if err != nil {
 		return err
 	}
@@ -80,19 +101,19 @@ func (d *Delivery) deliver(ctx context.Context, sn *sender, q queued) error {
 	wait := d.cfg.RetryInterval
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		err := d.poster.post(ctx, &sn.sub, body)
-		d.observe(sn.sub.ID, q.e, err, time.Since(start))
+		err := d.poster.post(ctx, &sub, body)
+		d.observe(sub.ID, q.e, err, time.Since(start))
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		forever := sn.sub.RetryPolicy == eventsub.RetryForever || sn.sub.RetryPolicy == eventsub.RetryForeverWithBackoff
+		forever := sub.RetryPolicy == eventsub.RetryForever || sub.RetryPolicy == eventsub.RetryForeverWithBackoff
 		if !forever && attempt >= d.cfg.RetryAttempts {
 			return err
 		}
-		log.WarnContext(ctx, "event delivery failed, retrying", "subscription", sn.sub.ID, "event", q.e.ID, "attempt", attempt+1, "error", err.Error())
+		log.WarnContext(ctx, "event delivery failed, retrying", "subscription", sub.ID, "event", q.e.ID, "attempt", attempt+1, "error", err.Error())
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -100,7 +121,7 @@ func (d *Delivery) deliver(ctx context.Context, sn *sender, q queued) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		if sn.sub.RetryPolicy != eventsub.RetryForever {
+		if sub.RetryPolicy != eventsub.RetryForever {
 			wait = min(2*wait, MaxBackoff)
 		}
 	}

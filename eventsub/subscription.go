@@ -71,8 +71,11 @@ type Subscription struct {
 	// Headers are sent with every delivery; never shown to a client.
 	Headers map[string]string `json:"headers,omitempty"`
 	// State is StateEnabled, or StateDisabled once suspended.
-	State   string    `json:"state"`
-	Created time.Time `json:"created"`
+	State string `json:"state"`
+	// Generation counts the client's changes ([Store.Patch]): a delivery
+	// that gave up on an older generation starts again on a newer one.
+	Generation int64     `json:"generation,omitempty"`
+	Created    time.Time `json:"created"`
 }
 
 // Matches reports whether the subscription's filters let e through (an
@@ -88,7 +91,7 @@ func (s *Subscription) Matches(e event.Event, eventType string) bool {
 		return false
 	}
 	if len(s.MessageIDs) > 0 && !slices.ContainsFunc(s.MessageIDs, func(id string) bool {
-		return messageIDMatches(id, e.MessageID)
+		return MessageIDMatches(id, e.MessageID)
 	}) {
 		return false
 	}
@@ -103,10 +106,10 @@ func (s *Subscription) Matches(e event.Event, eventType string) bool {
 	return true
 }
 
-// messageIDMatches compares a filter's MessageId with an event's: a
+// MessageIDMatches compares a filter's MessageId with an event's: a
 // filter without a version ("ResourceEvent.ResourcePowerStateChanged")
 // matches every version of the registry.
-func messageIDMatches(filter, id string) bool {
+func MessageIDMatches(filter, id string) bool {
 	if filter == id {
 		return true
 	}

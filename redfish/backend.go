@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/event"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -180,6 +181,27 @@ type EventSettings struct {
 	RetryInterval time.Duration
 }
 
+// EventPatches change a subscription's writable properties.
+type EventPatches interface {
+	// Patch applies p to subscription id (an error wrapping
+	// eventsub.InvalidError or eventsub.ErrNotFound when refused).
+	Patch(ctx context.Context, id string, p eventsub.Patch) (eventsub.Subscription, error)
+}
+
+// EventStreams are the EventService's Server-Sent Event streams (package
+// eventstream), each replica's from its own bus.
+type EventStreams interface {
+	// Open opens a stream for p with $filter filter (an
+	// *eventstream.FilterError for a filter refused, eventstream.ErrLimit
+	// past p's cap).
+	Open(p auth.Principal, filter string) (*eventstream.Stream, error)
+	// WriteTimeout bounds writing one frame: a client that stops reading
+	// is dropped after it.
+	WriteTimeout() time.Duration
+	// SessionEnded ends the open streams of a logged-out session.
+	SessionEnded(session string)
+}
+
 // Backends is everything the service calls.
 type Backends struct {
 	Systems Systems
@@ -188,7 +210,9 @@ type Backends struct {
 	Media   Media
 	Trust   MediaTrust
 	Events  Events
-	Auth    *auth.Authenticator
+	// EventPatches, optional, lets a subscription be PATCHed (nil: 405).
+	EventPatches EventPatches
+	Auth         *auth.Authenticator
 	// Logs, when set, serves each System's LogService (optional).
 	Logs EventLogs
 	// Protocols, optional, reports and switches the protocols other parts
@@ -197,6 +221,9 @@ type Backends struct {
 	// Consoles is the graphical console; nil: none (GraphicalConsole
 	// ServiceEnabled false).
 	Consoles Consoles
+	// Streams are the Server-Sent Event streams; nil: none (the
+	// EventService shows no ServerSentEventUri).
+	Streams EventStreams
 }
 
 // Protocols reports the protocols the bridge's other parts serve for a

@@ -37,7 +37,7 @@ func (s *Server) getEventService(c echo.Context) error {
 		return err
 	}
 	set := ev.Settings()
-	return send(c, http.StatusOK, obj{
+	body := obj{
 		"@odata.id":                         eventServiceURI,
 		"@odata.type":                       "#EventService.v1_12_0.EventService",
 		"Id":                                "EventService",
@@ -56,7 +56,11 @@ func (s *Server) getEventService(c echo.Context) error {
 		"Actions": obj{"#" + submitTestEvent: obj{
 			"target": eventServiceURI + "/Actions/" + submitTestEvent,
 		}},
-	})
+	}
+	if s.b.Streams != nil {
+		body["ServerSentEventUri"] = sseURI
+	}
+	return send(c, http.StatusOK, body)
 }
 
 // visible reports whether the caller may see subscription sub.

@@ -36,6 +36,10 @@ func (f *fake) Subscriptions(ctx context.Context) ([]eventsub.Subscription, erro
 	return f.subs.List(ctx)
 }
 
+func (f *fake) Patch(ctx context.Context, id string, p eventsub.Patch) (eventsub.Subscription, error) {
+	return f.subs.Patch(ctx, id, p)
+}
+
 func (f *fake) Unsubscribe(ctx context.Context, id string) error { return f.subs.Delete(ctx, id) }
 
 func (f *fake) SubmitTestEvent(_ context.Context, p auth.Principal, e event.Event, _ string) error {

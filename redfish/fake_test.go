@@ -362,7 +362,7 @@ var hashes = sync.OnceValue(func() map[string][]byte {
 // backendsOf is every backend served by f, with authenticator a: the one
 // place the tests name each backend.
 func backendsOf(f *fake, a *auth.Authenticator) Backends {
-	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Events: f, Auth: a, Logs: oneEntryLogs{}, Protocols: f}
+	return Backends{Systems: f, Power: f, Boot: f, Media: f, Trust: f, Events: f, EventPatches: f, Auth: a, Logs: oneEntryLogs{}, Protocols: f}
 }
 
 // oneEntryLogs is an event log holding one power-on event of every System.

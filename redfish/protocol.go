@@ -63,7 +63,10 @@ func (s *Server) protocol(next echo.HandlerFunc) echo.HandlerFunc {
 			base = logctx.From(req.Context())
 		}
 		log := logctx.With(base, slog.String("request", id), slog.String("method", req.Method), slog.String("path", req.URL.Path))
-		ctx, cancel := context.WithTimeout(logctx.Into(req.Context(), log), s.cfg.RequestTimeout)
+		ctx, cancel := logctx.Into(req.Context(), log), context.CancelFunc(func() {})
+		if !s.streamed[c.Path()] { // a stream lasts as long as its client reads
+			ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		}
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))
 		start := time.Now()

@@ -39,6 +39,9 @@ type endpoint struct {
 	// readOnlyToo: a write a ReadOnly caller may send; its handler limits
 	// what the caller gets (its own logout, a view-only console).
 	readOnlyToo bool
+	// stream: a long-lived GET (Server-Sent Events) outside the request
+	// timeout, the read shares and $expand ([Server.handleStream]).
+	stream bool
 }
 
 func onGet(path string, h echo.HandlerFunc) endpoint {
@@ -49,6 +52,11 @@ func onPost(path string, h echo.HandlerFunc) endpoint {
 }
 func onPatch(path string, h echo.HandlerFunc) endpoint {
 	return endpoint{method: http.MethodPatch, path: path, h: h}
+}
+
+// onStream is a GET that streams (Server-Sent Events).
+func onStream(path string, h echo.HandlerFunc) endpoint {
+	return endpoint{method: http.MethodGet, path: path, h: h, stream: true}
 }
 func onDelete(path string, h echo.HandlerFunc) endpoint {
 	return endpoint{method: http.MethodDelete, path: path, h: h}
@@ -189,6 +197,8 @@ func (s *Server) resourceList() []resource {
 			onPost(subscriptionsURI, s.postSubscription),
 			onGet(subscriptionsURI+"/:sub", s.getSubscription),
 			onDelete(subscriptionsURI+"/:sub", s.deleteSubscription),
+			onPatch(subscriptionsURI+"/:sub", s.patchSubscription),
+			onStream(sseURI, s.streamEvents),
 		},
 	}, {
 		root: "Registries", odata: "Registries", kind: entitySet, uri: registriesURI,
@@ -229,6 +239,10 @@ var virtualMediaTypes = []string{"VirtualMedia.v1_6_5", "VirtualMediaCollection"
 func (s *Server) routes(e *echo.Echo) {
 	for _, r := range s.resources {
 		for _, ep := range r.endpoints {
+			if ep.stream {
+				s.handleStream(e, ep.path, ep.h)
+				continue
+			}
 			s.handle(e, ep)
 		}
 	}

@@ -70,6 +70,9 @@ type Server struct {
 	// in-process GETs of an $expand (expand.go).
 	echo  *echo.Echo
 	reads map[string]route
+	// streamed are the route templates of streams, served outside the
+	// request timeout ([Server.handleStream]).
+	streamed map[string]bool
 	// resources are what the service serves (resources.go); servedTypes
 	// their @odata.type namespaces, sorted.
 	resources   []resource
@@ -112,7 +115,8 @@ func newServer(cfg Config, b Backends) (*Server, *echo.Echo, error) {
 	}
 	e := echo.New()
 	s := &Server{cfg: cfg, b: b, writes: newWriteShares(cfg.UserWrites),
-		readShares: newReadShares(cfg.Reads), echo: e, reads: map[string]route{}}
+		readShares: newReadShares(cfg.Reads), echo: e, reads: map[string]route{},
+		streamed: map[string]bool{}}
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.protocol, limitBody)

@@ -165,5 +165,8 @@ func (s *Server) logout(c echo.Context) error {
 	if s.b.Consoles != nil {
 		s.b.Consoles.SessionEnded(o.ID) // its open consoles end with it
 	}
+	if s.b.Streams != nil {
+		s.b.Streams.SessionEnded(o.ID) // and its event streams
+	}
 	return c.NoContent(http.StatusNoContent)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/controller"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventlog"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/eventsub"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -52,6 +53,8 @@ type concerns struct {
 	graphical *vncconsole.Console
 	// protocols shows and switches each System's IPMI and SSH.
 	protocols *protocols.Table
+	// streams are this replica's Server-Sent Event streams, from bus.
+	streams *eventstream.Streams
 }
 
 // newConcerns builds the concerns on the synced caches c and hands their
@@ -127,6 +130,9 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	}
 	con.protocols = protocols.New(writer, ports)
 	consoles.SetSwitches(protocols.Switches{VMs: c.inv})
+	if con.streams, err = eventstream.New(cfg.SSE, &con.bus, c.inv, c.revs); err != nil {
+		return nil, fmt.Errorf("event streams: %w", err)
+	}
 	con.backend = backend.New(c.inv, writer, mediaSvc, powerSvc, nil)
 	return con, nil
 }
@@ -140,6 +146,8 @@ func (con *concerns) redfishBackends() redfish.Backends {
 	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
+	b.Streams = con.streams
+	b.EventPatches = con.events
 	if con.cfg.IPMI.Enabled() || con.cfg.SSHConsole.Listen != "" {
 		b.Protocols = con.protocols
 	}

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -56,11 +58,22 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		map[string]any{"Destination": rc.URL, "Protocol": "Redfish", "Context": "failover", "EventTypes": []string{"Alert"}}); code != http.StatusCreated {
 		t.Fatalf("subscribe: %d %v", code, resp)
 	}
+	// A Server-Sent Events stream of c (every replica streams from its
+	// own bus), read line by line as a client does, filtered to the
+	// Systems' power events: the same events under the same IDs.
+	stream, resp := testutil.Redfish{Base: "http://" + c.Addr, User: demo.AdminUser, Password: e.password}.OpenSSE(t,
+		"/redfish/v1/EventService/SSE?$filter="+url.QueryEscape("(ResourceType eq 'ComputerSystem') and (RegistryPrefix eq 'ResourceEvent')"))
+	if stream == nil {
+		t.Fatalf("open an event stream: %d %s", resp.Status, resp.Body)
+	}
 	delivered := func(what string, ev event.Event) {
 		t.Helper()
 		got := rc.await(t, what, ev.MessageID, ev.Origin)
 		if got.id != ev.ID || got.context != "failover" {
 			t.Errorf("%s: delivered %+v, want ID %s and the subscription's Context", what, got, ev.ID)
+		}
+		if streamed, read := stream.Await(t, what, ev.MessageID, ev.Origin); streamed.ID != ev.ID {
+			t.Errorf("%s: streamed ID %s, want %s (read %d events)", what, streamed.ID, ev.ID, len(read))
 		}
 	}
 

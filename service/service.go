@@ -16,6 +16,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/manager"
@@ -92,6 +93,9 @@ type Config struct {
 	// Events are the EventService's settings (zero ones take
 	// eventdelivery.DefaultConfig's).
 	Events eventdelivery.Config
+	// SSE are the EventService's Server-Sent Events' settings (zero ones
+	// take eventstream.DefaultConfig's).
+	SSE eventstream.Config
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/console"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
+	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/media"
@@ -51,6 +52,7 @@ type serveOptions struct {
 	userWrites                          redfish.WriteShare
 	events                              eventdelivery.Config
 	graphical                           vncconsole.Config
+	sse                                 eventstream.Config
 	maxImageSize, imageClaimSize        string
 	imageCacheSize, imageCacheKeyFile   string
 	imageCacheKey                       []byte
@@ -94,9 +96,10 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if podName == "" {
 		podName, _ = os.Hostname()
 	}
-	o := &serveOptions{events: eventdelivery.DefaultConfig()}
+	o := &serveOptions{events: eventdelivery.DefaultConfig(), sse: eventstream.DefaultConfig()}
 	fs := flagSet("serve", serveSummary, s)
 	o.events.RegisterFlags(fs)
+	o.sse.RegisterFlags(fs)
 	o.console = console.DefaultConfig()
 	o.console.RegisterFlags(fs)
 	o.sshConsole.RegisterFlags(fs)
@@ -232,6 +235,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		UserWrites:         o.userWrites,
 		WebUI:              o.webUI,
 		Events:             o.events,
+		SSE:                o.sse,
 		GraphicalConsole:   o.graphical,
 		Console:            o.console,
 		SSHConsole:         o.sshConsole,
