@@ -12,15 +12,12 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	"sigs.k8s.io/yaml"
 
@@ -64,22 +61,8 @@ func (c *Cluster) RunCDIAPIServer(ctx context.Context) error {
 	if !c.virtAPI {
 		return errors.New("run cdi-apiserver: the cluster needs Options.VirtAPI (an aggregating kube-apiserver, whose request-header CA cdi-apiserver reads)")
 	}
-	if err := canNetNS(); err != nil {
+	if _, err := c.prepareCDI(ctx, cdiAPIServerBinary); err != nil {
 		return fmt.Errorf("run cdi-apiserver: %w", err)
-	}
-	if err := checkBinary(c.binDir, cdiAPIServerBinary); err != nil {
-		return err
-	}
-	if err := c.installCDICRDs(ctx); err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(c.Admin)
-	if err != nil {
-		return fmt.Errorf("admin client: %w", err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CDINamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", CDINamespace, err)
 	}
 	tlsFiles, err := c.selfSignedTLS(cdiAPIServerBinary, "cdi-api."+CDINamespace+".svc")
 	if err != nil {

@@ -57,26 +57,13 @@ var (
 // pods) is package sim's. It needs root; it runs as the cluster's admin,
 // as cdi-apiserver does here. [Cluster.Stop] stops it.
 func (c *Cluster) RunCDIController(ctx context.Context) error {
-	if err := canNetNS(); err != nil {
-		return fmt.Errorf("run cdi-controller: %w", err)
-	}
-	if err := checkBinary(c.binDir, cdiControllerBinary); err != nil {
-		return err
-	}
-	if err := c.installCDICRDs(ctx); err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(c.Admin)
+	cs, err := c.prepareCDI(ctx, cdiControllerBinary)
 	if err != nil {
-		return fmt.Errorf("admin client: %w", err)
+		return fmt.Errorf("run cdi-controller: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(c.Admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CDINamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", CDINamespace, err)
 	}
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": cdiv1beta1.SchemeGroupVersion.String(), "kind": "CDI",
@@ -239,4 +226,28 @@ func (c *Cluster) CDIPodIP() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cdiPodIP
+}
+
+// prepareCDI is what every CDI program needs before it runs: network
+// namespaces (root), its binary, CDI's CRDs and namespace; it returns the
+// admin client.
+func (c *Cluster) prepareCDI(ctx context.Context, binary string) (kubernetes.Interface, error) {
+	if err := canNetNS(); err != nil {
+		return nil, err
+	}
+	if err := checkBinary(c.binDir, binary); err != nil {
+		return nil, err
+	}
+	if err := c.installCDICRDs(ctx); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("admin client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CDINamespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", CDINamespace, err)
+	}
+	return cs, nil
 }
