@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -23,10 +26,15 @@ import (
 
 var hardwareData = schema.GroupVersionResource{Group: "metal3.io", Version: "v1alpha1", Resource: "hardwaredata"}
 
-// fastVM is the two-disk VM of the fast-inspection host: the sample VM
-// (2 vCPUs, 4 GiB, one NIC on the pod network) with a serial on its 20 GiB
-// root disk and a second, 8 GiB data disk with a serial of its own.
-const fastVM = "vm-fast"
+// fastVM is the two-disk VM of the fast-inspection host of variant v:
+// the sample VM (2 vCPUs, 4 GiB, one NIC on the pod network) with a
+// serial on its 20 GiB root disk and a second, 8 GiB data disk with a
+// serial of its own. Each variant's VM has a name of its own: the
+// simulator derives a NIC's MAC from the VM's namespace and name, and
+// both variants' hosts share one Ironic, where BMO 0.14 makes the
+// inspected NICs the node's ports (register.go:317) and refuses a MAC
+// that is already another node's port (ironic.go:281).
+func fastVM(v crds.Variant) string { return "vm-fast-" + string(v) }
 
 // fastDisk is one disk of fastVM as its spec says it.
 type fastDisk struct {
@@ -51,8 +59,8 @@ var fastDisks = []fastDisk{{"rootdisk", "RB-ROOT-0001", 20 << 30}, {"data", "RB-
 // its deletion deletes the bridge's subscription.
 func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 	h := s.newHost(t, v)
-	h.bmo, h.ns, h.inspection, h.timeout = s.fast[v], fastNamespace, "fast", fastStepTimeout
-	h.key = system.Key{Namespace: demo.VMNamespace, Name: fastVM}
+	h.bmo, h.ns, h.inspection = s.fast[v], fastNamespace, "fast"
+	h.key = system.Key{Namespace: demo.VMNamespace, Name: fastVM(v)}
 	h.name = string(v) + "-fast"
 	h.step(t, "a VM with two disks", func() { h.createVM(t, fastDisks) })
 	h.step(t, "create (inspectionMode fast): registering -> inspecting -> available", func() {
@@ -63,16 +71,17 @@ func fastScenario(t *testing.T, s *suite, v crds.Variant) {
 	var es *eventSub
 	h.step(t, "BMCEventSubscription (BMO 0.14): created through Ironic's passthru", func() { es = h.subscribe(t) })
 	var hw map[string]any
-	h.step(t, "HardwareData describes the VM", func() {
+	h.step(t, "HardwareData describes the VM; its NIC is the node's port", func() {
 		hw = h.hardware(t)
 		h.checkHardware(t, hw)
+		h.ports(t)
 	})
 	h.step(t, "rootDeviceHints from HardwareData select the data disk", func() {
 		serial := serialOf(t, hw, "data")
 		// The hints first, until BMO has taken them into its status:
 		// that status write does not wake BMO again, so a provisioning
-		// asked for in the same patch would wait for its next requeue
-		// (measured 2 min 44 s); the image's patch below does.
+		// asked for in the same patch would wait for its next requeue;
+		// the image's patch below wakes it.
 		h.patch(t, map[string]any{"rootDeviceHints": map[string]any{"serialNumber": serial}})
 		h.eventually(t, "rootDeviceHints taken", func(ctx context.Context) error {
 			bmh, err := h.dyn.Resource(bareMetalHosts).Namespace(h.ns).Get(ctx, h.name, metav1.GetOptions{})
@@ -175,6 +184,34 @@ func (h *host) checkHardware(t *testing.T, hw map[string]any) {
 	}
 	if diff := cmp.Diff(wantAll, got); diff != "" {
 		t.Errorf("HardwareData of %s against VM %s's spec (-want +got):\n%s", h.name, h.key, diff)
+	}
+}
+
+// ports checks that the host's Ironic node has one port, the VM's NIC's
+// MAC (BMO 0.14 creates the ports from HardwareData's NICs before it
+// lets the host leave preparing), and that no other node holds that MAC.
+func (h *host) ports(t *testing.T) {
+	t.Helper()
+	node, err := h.s.api.Node(t.Context(), h.ns+"~"+h.name)
+	if err != nil {
+		t.Fatalf("Ironic node: %v", err)
+	}
+	mac := sim.MAC(h.key.Namespace, h.key.Name, "default")
+	ports, err := h.s.api.Ports(t.Context(), node.UUID)
+	if err != nil {
+		t.Fatalf("ports of node %s: %v", node.UUID, err)
+	}
+	if len(ports) != 1 || ports[0].Address != mac {
+		t.Errorf("node %s's ports %v, want one: %s (VM %s's NIC)", node.UUID, ports, mac, h.key)
+	}
+	var all []ironicproc.Port
+	if err := h.s.api.Do(t.Context(), http.MethodGet, "/v1/ports?address="+url.QueryEscape(mac), nil, &struct {
+		Ports *[]ironicproc.Port `json:"ports"`
+	}{&all}); err != nil {
+		t.Fatalf("ports with address %s: %v", mac, err)
+	}
+	if len(all) != 1 {
+		t.Errorf("Ironic holds %d ports with VM %s's MAC %s, want 1: %v", len(all), h.key, mac, all)
 	}
 }
 

@@ -1,7 +1,6 @@
 package metal3
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,12 +40,6 @@ const (
 // 10 s while Ironic works, and two demos share a loaded machine).
 const stepTimeout = 5 * time.Minute
 
-// fastStepTimeout bounds each wait of a BMO 0.14 host's step: 0.14 can
-// act on a change only at its next full requeue (2 min 44 s measured),
-// and a clean-clone CI at load saw a live-ISO provisioning still
-// "provisioning" after 5 min.
-const fastStepTimeout = 10 * time.Minute
-
 var bareMetalHosts = schema.GroupVersionResource{Group: "metal3.io", Version: "v1alpha1", Resource: "baremetalhosts"}
 
 // host is one BareMetalHost on the sample VM of one variant's demo.
@@ -63,8 +56,6 @@ type host struct {
 	// inspection is the host's spec.inspectionMode (BMO 0.14); "" is
 	// inspection disabled by the inspect.metal3.io annotation (0.13.2).
 	inspection string
-	// timeout bounds each wait of one step; 0: stepTimeout.
-	timeout time.Duration
 }
 
 // TestMetal3 drives a BareMetalHost per CRD variant, side by side, through
@@ -301,7 +292,7 @@ func (h *host) waitState(t *testing.T, state string, poweredOn bool) {
 // exits.
 func (h *host) eventually(t *testing.T, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	testutil.Eventually(t, what, cmp.Or(h.timeout, stepTimeout), time.Second, func(ctx context.Context) error {
+	testutil.Eventually(t, what, stepTimeout, time.Second, func(ctx context.Context) error {
 		if why := h.bmo.exited(); why != "" {
 			t.Fatal(why)
 		}
