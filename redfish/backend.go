@@ -197,6 +197,9 @@ type Backends struct {
 	// Consoles is the graphical console; nil: none (GraphicalConsole
 	// ServiceEnabled false).
 	Consoles Consoles
+	// Thumbnails serves each running System's screenshot thumbnail; nil:
+	// none (404).
+	Thumbnails Thumbnails
 }
 
 // Protocols reports what the bridge's other endpoints serve for a System,

@@ -18,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/metrics"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/thumbnail"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
@@ -130,6 +131,7 @@ func (con *concerns) redfishBackends() redfish.Backends {
 	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
+	b.Thumbnails = thumbnails{cache: thumbnail.New(con.clients.forcer)}
 	if con.cfg.IPMI.Enabled() {
 		b.Protocols = ipmi.NewPortTable(con.cfg.IPMI, con.caches.inv)
 	}
