@@ -29,7 +29,10 @@ type screenshots struct {
 func (s *screenshots) Screenshot(context.Context, system.Key) ([]byte, error) {
 	s.calls.Add(1)
 	if s.started != nil {
-		s.started <- struct{}{}
+		select {
+		case s.started <- struct{}{}:
+		default: // the test waits for the first call only
+		}
 	}
 	if s.release != nil {
 		<-s.release
