@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
 // TTL is how long a System's thumbnail (or the failure to take it) is
@@ -26,9 +27,8 @@ const MaxPixels = 4096 * 4096
 // if none expired, the new one is not kept.
 const maxEntries = 1024
 
-// ErrNotRunning means the System has no running VMI, so no screen:
-// virt-api refused the screenshot (BadRequest: not running; NotFound: no
-// VMI).
+// ErrNotRunning means the System has no running VMI, so no screen
+// (virtapi.ErrNoScreen).
 var ErrNotRunning = errors.New("the System is not running: it has no screen")
 
 // ErrNotPNG means the screenshot read is not a PNG of at most MaxPixels.
@@ -86,7 +86,7 @@ func (c *Cache) Thumbnail(ctx context.Context, key system.Key) ([]byte, error) {
 	// fail the others.
 	img, err := c.src.Screenshot(context.WithoutCancel(ctx), key)
 	switch {
-	case apierrors.IsBadRequest(err), apierrors.IsNotFound(err):
+	case errors.Is(err, virtapi.ErrNoScreen), apierrors.IsBadRequest(err), apierrors.IsNotFound(err):
 		err = fmt.Errorf("%w: %w", ErrNotRunning, err)
 	case err == nil:
 		err = checkPNG(img)

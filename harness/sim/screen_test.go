@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/draw"
 	"image/png"
@@ -17,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/vncscreen"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/thumbnail"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
@@ -106,9 +108,9 @@ func dialVNC(t *testing.T, cfg *rest.Config, ns, name string) *websocket.Conn {
 
 // testScreenshot: virt-api's real vnc/screenshot subresource reaches the
 // simulated virt-handler's screenshot endpoint: the PNG, fetched by the
-// bridge's client (virtapi.Client.Screenshot), decodes to the frame the
-// VM's RFB server shows, its name in the pixels; a VM that is not running
-// is refused.
+// bridge's thumbnails (thumbnail.Cache over virtapi.Client.Screenshot),
+// decodes to the frame the VM's RFB server shows, its name in the pixels;
+// a VM with no VMI is thumbnail.ErrNotRunning (virt-api's NotFound).
 func (e *env) testScreenshot(t *testing.T, c *testcluster.Cluster) {
 	e.createVM(t, newVM(e.ns, "shot", "Always"))
 	e.vmiIs(t, "shot", "Running", "")
@@ -116,7 +118,10 @@ func (e *env) testScreenshot(t *testing.T, c *testcluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := client.Screenshot(t.Context(), system.Key{Namespace: e.ns, Name: "shot"})
+	// The bridge's thumbnails (package thumbnail over virtapi.Client, what
+	// the Systems page's Thumbnail route serves).
+	thumbs := thumbnail.New(client)
+	raw, err := thumbs.Thumbnail(t.Context(), system.Key{Namespace: e.ns, Name: "shot"})
 	if err != nil {
 		t.Fatalf("screenshot through virt-api: %v", err)
 	}
@@ -138,8 +143,8 @@ func (e *env) testScreenshot(t *testing.T, c *testcluster.Cluster) {
 		t.Errorf("the screenshot through virt-api is not the VM's screen (%q)", screen.State())
 	}
 
-	_, err = client.Screenshot(t.Context(), system.Key{Namespace: e.ns, Name: "no-such-vm"})
-	if err == nil {
-		t.Error("a screenshot of a VM with no VMI was served")
+	_, err = thumbs.Thumbnail(t.Context(), system.Key{Namespace: e.ns, Name: "no-such-vm"})
+	if !errors.Is(err, thumbnail.ErrNotRunning) {
+		t.Errorf("a VM with no VMI: %v, want thumbnail.ErrNotRunning", err)
 	}
 }
