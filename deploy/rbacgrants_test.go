@@ -133,6 +133,12 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			}
 			return err
 		},
+		// The Systems page's thumbnails (thumbnail through
+		// virtapi.Client.Screenshot; no virt-api here: an allowed call is 404).
+		{"subresources.kubevirt.io", "virtualmachineinstances/vnc/screenshot", "get", vmNS}: func(ctx context.Context) error {
+			_, err := forcer.Screenshot(ctx, system.Key{Namespace: vmNS, Name: vmName})
+			return err
+		},
 		// apply.Client reads the VMI, inventory watches it.
 		{"kubevirt.io", "virtualmachineinstances", "get", vmNS}: func(ctx context.Context) error {
 			_, err := vmis.Get(ctx, vmName, metav1.GetOptions{})

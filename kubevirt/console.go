@@ -22,6 +22,10 @@ const (
 	ConsoleSubresource = "console"
 	// VNCSubresource is the screen (RFB).
 	VNCSubresource = "vnc"
+	// ScreenshotSubresource is a PNG of the screen: a plain GET (no
+	// WebSocket) that virt-api answers by GETting the same path on
+	// virt-handler, which answers with the image's bytes and MIME type.
+	ScreenshotSubresource = VNCSubresource + "/screenshot"
 	// PlainStreamProtocol is the WebSocket subprotocol both hops speak:
 	// binary messages carrying the stream's bytes.
 	PlainStreamProtocol = "plain.kubevirt.io"

@@ -224,6 +224,9 @@ type Backends struct {
 	// Streams are the Server-Sent Event streams; nil: none (the
 	// EventService shows no ServerSentEventUri).
 	Streams EventStreams
+	// Thumbnails serves each running System's screenshot thumbnail; nil:
+	// none (404).
+	Thumbnails Thumbnails
 }
 
 // Protocols reports the protocols the bridge's other parts serve for a

@@ -127,6 +127,7 @@ func (s *Server) resourceList() []resource {
 			onGet(sys+"/Bios/"+resetBiosActionInfo, s.getResetBiosActionInfo),
 			onGet(sys+"/SecureBoot", s.getSecureBoot),
 			onPatch(sys+"/SecureBoot", s.patchSecureBoot),
+			onGet(sys+thumbnailPath, s.getThumbnail),
 		}, s.virtualMedia(sys)...), s.logServices(sys)...),
 	}, {
 		root: "Managers", odata: "Managers", kind: entitySet, uri: managersURI,

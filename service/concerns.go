@@ -20,6 +20,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/protocols"
 	"github.com/redfish-bridge/redfish-bridge/redfish"
+	"github.com/redfish-bridge/redfish-bridge/thumbnail"
 	"github.com/redfish-bridge/redfish-bridge/vncconsole"
 )
 
@@ -146,6 +147,7 @@ func (con *concerns) redfishBackends() redfish.Backends {
 	b := con.backend.Backends(con.caches.authn, con.events)
 	b.Logs = con.log
 	b.Consoles = con.graphical
+	b.Thumbnails = thumbnails{cache: thumbnail.New(con.clients.forcer)}
 	b.Streams = con.streams
 	b.EventPatches = con.events
 	if con.cfg.IPMI.Enabled() || con.cfg.SSHConsole.Listen != "" {

@@ -149,6 +149,7 @@ func (s *Simulator) startConsoleServer(ctx context.Context, port int, podSpec co
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(kubevirt.HandlerPathPattern(), cs.serveSubresource)
+	mux.HandleFunc(screenshotPattern(), cs.serveScreenshot) // screenshot.go
 	cs.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -260,18 +261,9 @@ func (cs *consoleServer) serveSubresource(w http.ResponseWriter, r *http.Request
 		http.NotFound(w, r)
 		return
 	}
-	vmi, err := cs.dyn.Resource(VMIResource).Namespace(ns).Get(r.Context(), name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		http.Error(w, fmt.Sprintf("VMI %s/%s not found", ns, name), http.StatusNotFound)
-		return
-	}
+	vmi, status, err := cs.runningVMI(r, ns, name) // screenshot.go
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	node, _, _ := unstructured.NestedString(vmi.Object, "status", "nodeName")
-	if node != NodeName || kubevirt.PhaseOf(vmi) != kubevirt.PhaseRunning {
-		http.Error(w, fmt.Sprintf("VMI %s/%s is not running on node %s", ns, name, NodeName), http.StatusBadRequest)
+		http.Error(w, err.Error(), status)
 		return
 	}
 	up := websocket.Upgrader{

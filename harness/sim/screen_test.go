@@ -1,7 +1,12 @@
 package sim_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"image"
+	"image/draw"
+	"image/png"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +18,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/vncscreen"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
+	"github.com/redfish-bridge/redfish-bridge/thumbnail"
 	"github.com/redfish-bridge/redfish-bridge/virtapi"
 )
 
@@ -98,4 +104,47 @@ func dialVNC(t *testing.T, cfg *rest.Config, ns, name string) *websocket.Conn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// testScreenshot: virt-api's real vnc/screenshot subresource reaches the
+// simulated virt-handler's screenshot endpoint: the PNG, fetched by the
+// bridge's thumbnails (thumbnail.Cache over virtapi.Client.Screenshot),
+// decodes to the frame the VM's RFB server shows, its name in the pixels;
+// a VM with no VMI is thumbnail.ErrNotRunning (virt-api's NotFound).
+func (e *env) testScreenshot(t *testing.T, c *testcluster.Cluster) {
+	e.createVM(t, newVM(e.ns, "shot", "Always"))
+	e.vmiIs(t, "shot", "Running", "")
+	client, err := virtapi.New(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bridge's thumbnails (package thumbnail over virtapi.Client, what
+	// the Systems page's Thumbnail route serves).
+	thumbs := thumbnail.New(client)
+	raw, err := thumbs.Thumbnail(t.Context(), system.Key{Namespace: e.ns, Name: "shot"})
+	if err != nil {
+		t.Fatalf("screenshot through virt-api: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG: %v", err)
+	}
+	screen, err := e.sim.Screen(e.ns, "shot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vncscreen.Render("shot", screen.State())
+	if img.Bounds() != want.Bounds() {
+		t.Fatalf("screenshot is %v, want the screen's %v", img.Bounds(), want.Bounds())
+	}
+	got := image.NewRGBA(img.Bounds())
+	draw.Draw(got, got.Bounds(), img, image.Point{}, draw.Src)
+	if string(got.Pix) != string(want.Pix) {
+		t.Errorf("the screenshot through virt-api is not the VM's screen (%q)", screen.State())
+	}
+
+	_, err = thumbs.Thumbnail(t.Context(), system.Key{Namespace: e.ns, Name: "no-such-vm"})
+	if !errors.Is(err, thumbnail.ErrNotRunning) {
+		t.Errorf("a VM with no VMI: %v, want thumbnail.ErrNotRunning", err)
+	}
 }

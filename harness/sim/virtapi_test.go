@@ -32,6 +32,7 @@ func TestNodeSideVirtAPI(t *testing.T) {
 			t.Run("VolumeWithoutDisk", e.testVolumeWithoutDiskVirtAPI)
 			t.Run("Console", func(t *testing.T) { e.testConsole(t, c) })
 			t.Run("Screen", func(t *testing.T) { e.testScreen(t, c) })
+			t.Run("Screenshot", func(t *testing.T) { e.testScreenshot(t, c) })
 		})
 	}
 }

@@ -182,6 +182,7 @@ async function refresh(uri) {
     card.querySelector('.media').textContent = await mediaText(uri, slot);
     card.querySelector('.insert').hidden = !slot;
     await consoleLink(card, sys);
+    await thumbnail(card, sys);
   } catch (e) {
     if (e.status === 404) { card.remove(); state.cards.delete(uri); return; }
     if (e.status !== 401) card.querySelector('.message').textContent = e.message;
@@ -199,6 +200,31 @@ async function consoleLink(card, sys) {
   a.hidden = !href;
   if (href) a.href = href;
   card.dataset.console = href ? 'linked' : 'none';
+}
+
+// thumbnail shows a running System's screenshot (the bridge's
+// Oem/RedfishBridge/Thumbnail, a PNG read with the session's token and
+// shown as a blob: image, as the CSP allows); none for a System that is
+// not On or whose screen cannot be read.
+async function thumbnail(card, sys) {
+  const img = card.querySelector('.thumb');
+  let url = '';
+  if (sys.PowerState === 'On') {
+    try {
+      const res = await RF.request('GET', `${card.dataset.uri}/Oem/RedfishBridge/Thumbnail`);
+      url = URL.createObjectURL(await res.blob());
+    } catch (e) { /* not running yet, or no screen: no thumbnail */ }
+  }
+  if (img.dataset.blob) URL.revokeObjectURL(img.dataset.blob);
+  img.dataset.blob = url;
+  img.hidden = !url;
+  if (url) {
+    img.src = url;
+    img.alt = `screen of ${card.dataset.id}`;
+  } else {
+    img.removeAttribute('src');
+  }
+  card.dataset.thumbnail = url ? 'shown' : 'none';
 }
 
 function schedule() {

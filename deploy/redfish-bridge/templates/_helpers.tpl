@@ -136,6 +136,10 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["subresources.kubevirt.io"]
   resources: ["virtualmachineinstances/vnc"]
   verbs: ["get"]
+# The Systems page's thumbnails: virt-api's vnc/screenshot (a PNG).
+- apiGroups: ["subresources.kubevirt.io"]
+  resources: ["virtualmachineinstances/vnc/screenshot"]
+  verbs: ["get"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
