@@ -132,13 +132,11 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
 - apiGroups: ["subresources.kubevirt.io"]
   resources: ["virtualmachineinstances/console"]
   verbs: ["get"]
-# Graphical console (the /console/ page): virt-api's vnc WebSocket.
+# Graphical console (the /console/ page): virt-api's vnc WebSocket; and
+# the Systems page's thumbnails: virt-api's vnc/screenshot, which
+# Kubernetes authorizes as this same subresource (vnc).
 - apiGroups: ["subresources.kubevirt.io"]
   resources: ["virtualmachineinstances/vnc"]
-  verbs: ["get"]
-# The Systems page's thumbnails: virt-api's vnc/screenshot (a PNG).
-- apiGroups: ["subresources.kubevirt.io"]
-  resources: ["virtualmachineinstances/vnc/screenshot"]
   verbs: ["get"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
