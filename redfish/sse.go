@@ -56,7 +56,7 @@ func (s *Server) streamEvents(c echo.Context) error {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if err := rc.Flush(); err != nil {
-		return nil //nolint:nilerr // the client left: nothing to answer
+		return nil // the client left: nothing to answer
 	}
 	for {
 		f, err := st.Next(ctx)
@@ -66,10 +66,10 @@ func (s *Server) streamEvents(c echo.Context) error {
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(s.b.Streams.WriteTimeout()))
 		if _, err := w.Write(frame(f)); err != nil {
-			return nil //nolint:nilerr // the client left or stopped reading
+			return nil // the client left or stopped reading
 		}
 		if err := rc.Flush(); err != nil {
-			return nil //nolint:nilerr // as above
+			return nil // as above
 		}
 	}
 }

@@ -43,9 +43,14 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		// What baremetal-operator's node creation names; the defaults
 		// stay those of the nodes the tests create themselves.
 		inspect, raid = "redfish,agent,no-inspect", "no-raid,redfish"
-		// baremetal-operator leaves the vendor interface to the default:
-		// redfish, whose passthru its BMCEventSubscription calls.
-		metal3 = "default_raid_interface = no-raid\ndefault_vendor_interface = redfish\n"
+		// baremetal-operator leaves the vendor interface to the default,
+		// and its BMCEventSubscription calls the redfish passthru. No
+		// default_vendor_interface: each hardware type takes the first of
+		// its vendor interfaces that is enabled, redfish for redfish nodes
+		// and no-vendor for ipmi nodes (a default of redfish, which the
+		// ipmi type does not support, stops the conductor: "For hardware
+		// type 'ipmi', no default value found for vendor interface").
+		metal3 = "default_raid_interface = no-raid\n"
 	} else {
 		// The redfish vendor interface is enabled for the nodes that ask
 		// for it (its event subscription passthru); the others keep none.

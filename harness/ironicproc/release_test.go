@@ -48,8 +48,9 @@ func TestConfigPaths(t *testing.T) {
 		"enabled_raid_interfaces = no-raid,redfish\n", "default_raid_interface = no-raid\n",
 		"enabled_firmware_interfaces = redfish,no-firmware\n", "default_firmware_interface = no-firmware\n",
 		// baremetal-operator's BMCEventSubscription: the redfish vendor
-		// passthru on the nodes it creates, which name no vendor interface.
-		"default_vendor_interface = redfish\n", "enabled_vendor_interfaces = no-vendor,redfish\n",
+		// passthru on the nodes it creates, which name no vendor interface
+		// (each hardware type's first enabled: redfish for redfish nodes).
+		"enabled_vendor_interfaces = no-vendor,redfish\n",
 	}
 	tests := []struct {
 		name      string
@@ -69,6 +70,9 @@ func TestConfigPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := config(Options{Dir: "/tmp/d", Release: tt.r}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2")
+			if tt.r.IPMI && strings.Contains(conf, "default_vendor_interface = redfish") {
+				t.Errorf("a redfish vendor default with the ipmi hardware type (which does not support it) stops the conductor:\n%s", conf)
+			}
 			for _, want := range append(tt.want, "connection = sqlite:///"+tt.dir+"/ironic.sqlite\n", "http_root = "+tt.dir+"/httproot\n") {
 				if !strings.Contains(conf, want) {
 					t.Errorf("ironic.conf lacks %q:\n%s", want, conf)
