@@ -58,7 +58,11 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 	}
 	hwTypes, power, mgmt, ipmi := "redfish", "redfish", "redfish", ""
 	defaultInspect := "default_inspect_interface = redfish\n"
-	if o.Release.IPMI {
+	// Ironic wants each default interface to suit every enabled hardware
+	// type: a redfish bios default (metal3's Ironic) leaves the ipmi
+	// type out ("For hardware type 'ipmi', no default value found for
+	// bios interface" stops the conductor).
+	if o.Release.IPMI && bios == "no-bios" {
 		// The ipmi hardware type drives nodes with the chroot's ipmitool;
 		// its only boot interfaces are (i)PXE and HTTP, so pxe is enabled
 		// with its files under dir. Ironic waits min_command_interval (5 s

@@ -70,6 +70,9 @@ func TestConfigPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := config(Options{Dir: "/tmp/d", Release: tt.r}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2")
+			if redfishBIOS := config(Options{Dir: "/tmp/d", Release: tt.r, DefaultBIOSInterface: "redfish"}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2"); strings.Contains(redfishBIOS, "enabled_hardware_types = redfish,ipmi") {
+				t.Errorf("the ipmi hardware type with a redfish bios default (which it does not support) stops the conductor:\n%s", redfishBIOS)
+			}
 			if tt.r.IPMI && strings.Contains(conf, "default_vendor_interface = redfish") {
 				t.Errorf("a redfish vendor default with the ipmi hardware type (which does not support it) stops the conductor:\n%s", conf)
 			}
