@@ -12,6 +12,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/event/registry"
 	"github.com/redfish-bridge/redfish-bridge/health"
+	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/power"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
@@ -24,6 +25,9 @@ type state struct {
 	power  system.PowerState
 	vmiUID string // the VMI's ("" without one)
 	vmiRV  string
+	// vmiLive: the VMI is neither final nor being deleted, so an On or a
+	// PoweringOn can be about it.
+	vmiLive bool
 	// lastVMI is the UID of the VMI the VM had last (vmiUID, or the one
 	// before it ended): what an Off is the end of.
 	lastVMI string
@@ -45,6 +49,7 @@ func stateOf(vm *apply.VM) state {
 	if vm.VMI != nil {
 		s.vmiUID, s.vmiRV = string(vm.VMI.GetUID()), vm.VMI.GetResourceVersion()
 		s.lastVMI = s.vmiUID
+		s.vmiLive = kubevirt.Live(vm.VMI)
 	}
 	return s
 }
@@ -82,7 +87,12 @@ var healthMessages = map[system.Health]*registry.Message{
 // BootProgress or consumed override by the VMI it concerns (a VMI powers
 // off once, boots once: its UID and the new value name the change; a
 // pause and its end by the VMI's resourceVersion), a media change by its
-// insert (each insert passes each phase once), a System by its UID. Only
+// insert (each insert passes each phase once), a System by its UID. An
+// On read without a live VMI (a start or guest reboot the bridge follows,
+// before the next VMI shows in this replica's cache) is not published
+// until the VMI it is about is seen: a replica whose VMI cache lags would
+// otherwise name it by the VMI that ended. A PoweringOn without a live VMI
+// (a start accepted, not yet acted on) is named by the versions read. Only
 // a health change is named by the versions read (the VM's and the VMI's
 // resourceVersions): it may come back within one VMI, so a replica that
 // read it at other versions publishes a duplicate, never one ID for two
@@ -113,9 +123,14 @@ func changes(k system.Key, old, cur *state, now time.Time) []event.Event {
 	}
 	vmi := "vmi:" + cur.lastVMI
 	versions := "vm@" + cur.rv + "/vmi@" + cur.vmiUID + "@" + cur.vmiRV
+	if cur.power == system.PowerOn && !cur.vmiLive {
+		cur.power = old.power // published once the VMI it is about is seen
+	}
 	if cur.power != old.power {
 		cause := vmi + "/" + string(cur.power)
-		if cur.power == system.PowerPaused || old.power == system.PowerPaused || cur.lastVMI == "" {
+		switch {
+		case cur.power == system.PowerPaused || old.power == system.PowerPaused || cur.lastVMI == "",
+			cur.power == system.PowerPoweringOn && !cur.vmiLive:
 			cause = versions
 		}
 		if m := powerMessages[cur.power]; m != nil {

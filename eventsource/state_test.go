@@ -13,7 +13,7 @@ import (
 var key = system.Key{Namespace: "ns", Name: "vm"}
 
 func running() *state {
-	return &state{uid: "u1", rv: "10", power: system.PowerOn, vmiUID: "i1", vmiRV: "5", lastVMI: "i1", health: system.HealthOK,
+	return &state{uid: "u1", rv: "10", power: system.PowerOn, vmiUID: "i1", vmiRV: "5", lastVMI: "i1", vmiLive: true, health: system.HealthOK,
 		boot: system.BootProgressOSBootStarted, slots: map[string]system.MediaSlot{}}
 }
 
@@ -101,7 +101,7 @@ func withSlot(p system.MediaPhase) *state {
 func TestIDs(t *testing.T) {
 	off := func(vmiUID, vmiRV string) *state {
 		s := running()
-		s.power, s.vmiUID, s.vmiRV, s.lastVMI = system.PowerOff, vmiUID, vmiRV, vmiUID // as stateOf: "" when gone
+		s.power, s.vmiUID, s.vmiRV, s.lastVMI, s.vmiLive = system.PowerOff, vmiUID, vmiRV, vmiUID, false // as stateOf: "" when gone
 		return s
 	}
 	succeeded := changes(key, running(), off("i1", "6"), time.Unix(1, 0))
@@ -125,5 +125,42 @@ func TestIDs(t *testing.T) {
 	}
 	if succeeded[0].Message != "The resource `ns.vm` has powered off." || succeeded[0].Severity != event.SeverityOK || succeeded[0].ResourceType != "ComputerSystem" {
 		t.Errorf("event %+v", succeeded[0])
+	}
+}
+
+// TestOnNamedByItsVMI: an On through a start the bridge follows reads On
+// before the next VMI runs; one replica's VMI cache may still hold none
+// (or the VMI that ended) when another's holds the next one pending. Both
+// must publish one On under one ID: the lagging one when it sees the VMI.
+// Without the wait: the lagging replica named the On by the VMI that ended.
+func TestOnNamedByItsVMI(t *testing.T) {
+	off := running()
+	off.power, off.vmiUID, off.vmiRV, off.vmiLive = system.PowerOff, "", "", false // lastVMI i1: the end it was
+	next := func(vmiUID, vmiRV string, live bool) *state {
+		s := *off
+		s.power, s.rv, s.vmiUID, s.vmiRV, s.vmiLive = system.PowerOn, "12", vmiUID, vmiRV, live
+		if vmiUID != "" {
+			s.lastVMI = vmiUID
+		}
+		return &s
+	}
+	// Replica b: its VMI cache holds nothing yet, then i2 pending.
+	lag := next("", "", false)
+	if evs := changes(key, off, lag, time.Time{}); len(evs) != 0 {
+		t.Fatalf("an On read without its VMI published %v, want nothing until the VMI is seen", msgs(evs))
+	}
+	b := changes(key, lag, next("i2", "7", true), time.Time{})
+	// Replica c: i2 pending at once.
+	c := changes(key, off, next("i2", "8", true), time.Time{})
+	if len(b) != 1 || len(c) != 1 {
+		t.Fatalf("replica b published %v, replica c %v: want one On each", msgs(b), msgs(c))
+	}
+	if b[0].ID != c[0].ID || b[0].MessageID != "ResourceEvent.1.3.0.ResourcePoweredOn" {
+		t.Errorf("one On: replica b %s %s, replica c %s %s: want one ID", b[0].MessageID, b[0].ID, c[0].MessageID, c[0].ID)
+	}
+	// Replica d: the VMI that ended still in its cache, Succeeded.
+	stale := next("i1", "6", false)
+	if evs := changes(key, off, stale, time.Time{}); len(evs) != 0 {
+		t.Errorf("an On read beside the VMI that ended published %v, want nothing", msgs(evs))
 	}
 }
