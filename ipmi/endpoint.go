@@ -176,7 +176,7 @@ func (e *endpoint) inSession(ctx context.Context, p packet, from netip.AddrPort)
 		if sol == nil {
 			return nil, nil // no payload active in this session: nothing to acknowledge
 		}
-		if ack := sol.receive(ctx, msg); ack != nil {
+		if ack := sol.receive(ctx, p.seq, msg); ack != nil {
 			return e.sealSOL(sess, ack), nil
 		}
 		return nil, nil

@@ -54,6 +54,13 @@ type solPayload struct {
 	// acknowledged, -1 before.
 	outSeq byte
 	acked  int
+	// Each datagram is handled on its own goroutine, so a packet can be
+	// handled after ones the client sent later, and a SOL sequence number
+	// comes round again every 15 packets. The client's session sequence
+	// number orders them: high is the highest handled; outAfter was high
+	// when outSeq's packet was sent (an acknowledgement of it came later);
+	// inSess is the session sequence number of the data packet inSeq.
+	high, outAfter, inSess uint32
 	// inSeq is the client's last data packet, inCount how many of its
 	// characters were accepted; inBusy while they are being written.
 	inSeq, inCount byte
@@ -105,7 +112,7 @@ func (p *solPayload) run() {
 // payload ended first.
 func (p *solPayload) deliver(seq byte, data []byte) (int, bool) {
 	p.mu.Lock()
-	p.outSeq, p.acked = seq, -1
+	p.outSeq, p.acked, p.outAfter = seq, -1, p.high
 	p.mu.Unlock()
 	pkt := append([]byte{seq, 0, 0, 0}, data...)
 	t := time.NewTimer(p.retry)
@@ -132,23 +139,27 @@ func (p *solPayload) deliver(seq byte, data []byte) (int, bool) {
 // receive handles a SOL packet from the client: an acknowledgement of the
 // packet in flight, characters for the guest, or both. It returns the
 // acknowledgement to answer with, nil for none (a packet without a
-// sequence number, or a resend of one still being written).
-func (p *solPayload) receive(ctx context.Context, msg []byte) []byte {
+// sequence number, a resend of one still being written, or a packet the
+// client sent before the last one handled: sessSeq, its session sequence
+// number, tells). An acknowledgement counts only when the client sent it
+// after the packet it names went out: one handled late, naming an earlier
+// packet under the same SOL sequence number, would skip or repeat
+// characters.
+func (p *solPayload) receive(ctx context.Context, sessSeq uint32, msg []byte) []byte {
 	if len(msg) < 4 {
 		return nil
 	}
 	seq, ackSeq, accepted, op := msg[0]&0x0F, msg[1]&0x0F, msg[2], msg[3]
-	if ackSeq != 0 && op&solNack == 0 && accepted > 0 {
-		p.mu.Lock()
-		if ackSeq == p.outSeq && p.acked < 0 {
-			p.acked = int(accepted)
-			select {
-			case p.kick <- struct{}{}:
-			default:
-			}
+	p.mu.Lock()
+	p.high = max(p.high, sessSeq)
+	if ackSeq != 0 && op&solNack == 0 && accepted > 0 && ackSeq == p.outSeq && p.acked < 0 && sessSeq > p.outAfter {
+		p.acked = int(accepted)
+		select {
+		case p.kick <- struct{}{}:
+		default:
 		}
-		p.mu.Unlock()
 	}
+	p.mu.Unlock()
 	if seq == 0 {
 		return nil // an acknowledgement only: not acknowledged in turn
 	}
@@ -158,6 +169,10 @@ func (p *solPayload) receive(ctx context.Context, msg []byte) []byte {
 	default:
 	}
 	p.mu.Lock()
+	if sessSeq < p.inSess {
+		p.mu.Unlock()
+		return nil // sent before the data packet taken last: a resend the client no longer waits on
+	}
 	if seq == p.inSeq {
 		busy, n := p.inBusy, p.inCount
 		p.mu.Unlock()
@@ -166,7 +181,7 @@ func (p *solPayload) receive(ctx context.Context, msg []byte) []byte {
 		}
 		return []byte{0, seq, n, 0} // a resend: acknowledged again, written once
 	}
-	p.inSeq, p.inBusy = seq, true
+	p.inSeq, p.inBusy, p.inSess = seq, true, sessSeq
 	p.mu.Unlock()
 	if op&solBreak != 0 {
 		p.log.InfoContext(ctx, "ipmi: SOL break not sent: KubeVirt's console carries bytes only")
