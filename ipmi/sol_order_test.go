@@ -64,11 +64,7 @@ func TestSOLLateAckOfAnEarlierPacket(t *testing.T) {
 // acknowledgement was slow) and handled after the client's next packet is
 // not written to the guest again.
 func TestSOLLateResendNotWritten(t *testing.T) {
-	g := &recordingGuest{in: make(chan struct{}, 1)}
-	r := newSOLRig(t, g.run)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r, g := newRecordingSOL(t)
 	if n := r.typeIn(t, 3, "abc"); n != 3 {
 		t.Fatalf("accepted %d of 3", n)
 	}

@@ -203,6 +203,18 @@ func (g *recordingGuest) run(s *fakeStream) {
 	}
 }
 
+// newRecordingSOL is a rig whose guest records what it reads, its SOL
+// payload active.
+func newRecordingSOL(t *testing.T) (*solRig, *recordingGuest) {
+	t.Helper()
+	g := &recordingGuest{in: make(chan struct{}, 1)}
+	r := newSOLRig(t, g.run)
+	if cc := r.activate(t); cc != ccOK {
+		t.Fatalf("Activate Payload: %#x", cc)
+	}
+	return r, g
+}
+
 func (g *recordingGuest) waitFor(t *testing.T, want string) string {
 	t.Helper()
 	guard := time.After(solGuard)
@@ -225,11 +237,7 @@ func (g *recordingGuest) waitFor(t *testing.T, want string) string {
 // acknowledgement was lost) is acknowledged again and not written to the
 // guest a second time.
 func TestSOLDuplicateWrittenOnce(t *testing.T) {
-	g := &recordingGuest{in: make(chan struct{}, 1)}
-	r := newSOLRig(t, g.run)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r, g := newRecordingSOL(t)
 	if n := r.typeIn(t, 3, "abc"); n != 3 {
 		t.Fatalf("accepted %d of 3", n)
 	}
