@@ -32,13 +32,32 @@ func env(name, def string) string {
 	return def
 }
 
+// envInt is the whole number of setting name (def when unset).
+func envInt(b *testing.B, name string, def int) int {
+	b.Helper()
+	n, err := strconv.Atoi(env(name, strconv.Itoa(def)))
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// warnLog is a logger of warnings into the file at path, closed when b
+// ends.
+func warnLog(b *testing.B, path string) *slog.Logger {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
 // BenchmarkBridge runs every scenario once (use -benchtime 1x), prints the
 // table and writes the CSV.
 func BenchmarkBridge(b *testing.B) {
-	clients, err := strconv.Atoi(env("BENCH_CLIENTS", "50"))
-	if err != nil {
-		b.Fatalf("BENCH_CLIENTS: %v", err)
-	}
+	clients := envInt(b, "BENCH_CLIENTS", 50)
 	budget, err := time.ParseDuration(env("BENCH_BUDGET", "25m"))
 	if err != nil {
 		b.Fatalf("BENCH_BUDGET: %v", err)

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/harness/bridgeproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
@@ -230,18 +229,12 @@ func (r *RSSResult) Peak() (rss, heap int64) {
 func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) {
 	sc = sc.withDefaults()
 	res = &RSSResult{Scenario: sc, Started: time.Now()}
-	dir, err := os.MkdirTemp("", "bench-bridgerss-")
+	bb, err := buildBridge(ctx, "bench-bridgerss-")
 	if err != nil {
-		return res, fmt.Errorf("temp dir: %w", err)
+		return res, err
 	}
-	defer os.RemoveAll(dir) // best effort
-	var bin string
-	built := make(chan error, 1)
-	go func() {
-		var err error
-		bin, err = bridgeproc.Build(ctx, dir)
-		built <- err
-	}()
+	defer os.RemoveAll(bb.dir) // best effort
+	dir, built := bb.dir, bb.done
 	cluster, err := testcluster.Start(ctx, testcluster.Options{Variant: sc.Variant, Log: sc.Log, VirtController: !sc.StatusByBench,
 		VirtControllerArgs: []string{VirtControllerThreads}})
 	if err != nil {
@@ -263,7 +256,7 @@ func BridgeRSS(ctx context.Context, sc RSSScenario) (res *RSSResult, err error) 
 		return res, err
 	}
 	res.Setup = time.Since(res.Started)
-	return res, measure(ctx, sc, cluster, bin, dir, password, keys, res)
+	return res, measure(ctx, sc, cluster, bb.bin, dir, password, keys, res)
 }
 
 // runSimulator starts the simulator (the node side) until *stop is called.

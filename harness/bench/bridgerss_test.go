@@ -42,10 +42,7 @@ import (
 // (Warn) and progress lines go to _out/bench-bridgerss.log, the bridge's to
 // _out/bench-bridgerss-bridge.log.
 func BenchmarkBridgeRSS(b *testing.B) {
-	vms, err := strconv.Atoi(env("BENCH_RSS_VMS", "1000"))
-	if err != nil {
-		b.Fatalf("BENCH_RSS_VMS: %v", err)
-	}
+	vms := envInt(b, "BENCH_RSS_VMS", 1000)
 	logPath := filepath.Join(outDir(b), "bench-bridgerss.log")
 	bridgeLog := filepath.Join(filepath.Dir(logPath), "bench-bridgerss-bridge.log")
 	lf, err := os.Create(logPath)

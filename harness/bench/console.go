@@ -76,18 +76,12 @@ type ConsoleResult struct {
 func Console(ctx context.Context, sc ConsoleScenario) (res *ConsoleResult, err error) {
 	start := time.Now()
 	res = &ConsoleResult{Scenario: sc}
-	dir, err := os.MkdirTemp("", "bench-console-")
+	bb, err := buildBridge(ctx, "bench-console-")
 	if err != nil {
-		return res, fmt.Errorf("temp dir: %w", err)
+		return res, err
 	}
-	defer os.RemoveAll(dir) // best effort
-	var bin string
-	built := make(chan error, 1)
-	go func() {
-		var err error
-		bin, err = bridgeproc.Build(ctx, dir)
-		built <- err
-	}()
+	defer os.RemoveAll(bb.dir) // best effort
+	dir, built := bb.dir, bb.done
 	cluster, err := testcluster.Start(ctx, testcluster.Options{VirtAPI: true, Log: sc.Log})
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("start cluster: %w", err), <-built)
@@ -109,7 +103,7 @@ func Console(ctx context.Context, sc ConsoleScenario) (res *ConsoleResult, err e
 	if err != nil {
 		return res, err
 	}
-	p, sshAddr, err := startConsoleBridge(ctx, cluster, sc, bin, dir, password, sol.port)
+	p, sshAddr, err := startConsoleBridge(ctx, cluster, sc, bb.bin, dir, password, sol.port)
 	if err != nil {
 		return res, err
 	}

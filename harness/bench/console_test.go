@@ -2,10 +2,8 @@ package bench_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,29 +17,16 @@ import (
 //	BENCH_CONSOLE_MIB  MiB echoed through one console over SSH (default 4)
 //	BENCH_CONSOLE_SOL_KIB  KiB echoed through one over IPMI SOL (default 256)
 func BenchmarkConsole(b *testing.B) {
-	vms, err := strconv.Atoi(env("BENCH_CONSOLE_VMS", "50"))
-	if err != nil {
-		b.Fatalf("BENCH_CONSOLE_VMS: %v", err)
-	}
-	mib, err := strconv.Atoi(env("BENCH_CONSOLE_MIB", "4"))
-	if err != nil {
-		b.Fatalf("BENCH_CONSOLE_MIB: %v", err)
-	}
-	solKiB, err := strconv.Atoi(env("BENCH_CONSOLE_SOL_KIB", "256"))
-	if err != nil {
-		b.Fatalf("BENCH_CONSOLE_SOL_KIB: %v", err)
-	}
+	vms := envInt(b, "BENCH_CONSOLE_VMS", 50)
+	mib := envInt(b, "BENCH_CONSOLE_MIB", 4)
+	solKiB := envInt(b, "BENCH_CONSOLE_SOL_KIB", 256)
 	dir := outDir(b)
-	lf, err := os.Create(filepath.Join(dir, "bench-console.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lf.Close() // log file
+	log := warnLog(b, filepath.Join(dir, "bench-console.log"))
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := bench.Console(ctx, bench.ConsoleScenario{
 			VMs: vms, Bytes: mib << 20, SOLBytes: solKiB << 10, BridgeLog: filepath.Join(dir, "bench-console-bridge.log"),
-			Log: slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Log: log,
 		})
 		cancel()
 		if res != nil {

@@ -38,10 +38,7 @@ const downloadRSSBound = 64 << 20
 // so a third line times curl followed by sync of its file, for reference.
 // Disk: the image and one copy at a time (~2 GiB at the default).
 func BenchmarkImageDownload(b *testing.B) {
-	mib, err := strconv.Atoi(env("BENCH_DOWNLOAD_MIB", "1024"))
-	if err != nil {
-		b.Fatalf("BENCH_DOWNLOAD_MIB: %v", err)
-	}
+	mib := envInt(b, "BENCH_DOWNLOAD_MIB", 1024)
 	rounds, err := strconv.Atoi(env("BENCH_DOWNLOAD_ROUNDS", "3"))
 	if err != nil || rounds < 1 {
 		b.Fatalf("BENCH_DOWNLOAD_ROUNDS %q: want a positive number", env("BENCH_DOWNLOAD_ROUNDS", "3"))

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,14 +41,8 @@ import (
 // then the image changes at that URL and one VM re-inserts: it must get
 // the new bytes.
 func BenchmarkImageCache(b *testing.B) {
-	n, err := strconv.Atoi(env("BENCH_IMAGE_VMS", "50"))
-	if err != nil {
-		b.Fatalf("BENCH_IMAGE_VMS: %v", err)
-	}
-	mib, err := strconv.Atoi(env("BENCH_IMAGE_MIB", "8"))
-	if err != nil {
-		b.Fatalf("BENCH_IMAGE_MIB: %v", err)
-	}
+	n := envInt(b, "BENCH_IMAGE_VMS", 50)
+	mib := envInt(b, "BENCH_IMAGE_MIB", 8)
 	for b.Loop() {
 		for _, method := range strings.Split(env("BENCH_IMAGE_METHODS", "pod,cdi"), ",") {
 			method = strings.TrimSpace(method)

@@ -2,10 +2,8 @@ package bench_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,24 +19,17 @@ import (
 //	BENCH_READS_EACH   time per row and server (default 6s)
 //	BENCH_PROFILE      file for a CPU profile of the first bridge run
 func BenchmarkReads(b *testing.B) {
-	vms, err := strconv.Atoi(env("BENCH_READS_VMS", "1000"))
-	if err != nil {
-		b.Fatalf("BENCH_READS_VMS: %v", err)
-	}
+	vms := envInt(b, "BENCH_READS_VMS", 1000)
 	each, err := time.ParseDuration(env("BENCH_READS_EACH", "6s"))
 	if err != nil {
 		b.Fatalf("BENCH_READS_EACH: %v", err)
 	}
 	dir := outDir(b)
-	lf, err := os.Create(filepath.Join(dir, "bench-reads.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lf.Close() // log file
+	log := warnLog(b, filepath.Join(dir, "bench-reads.log"))
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := bench.ReadRatios(ctx, bench.ReadScenario{
-			Variant: crds.MapList, VMs: vms, Log: slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Variant: crds.MapList, VMs: vms, Log: log,
 			Ratio: bench.RatioOptions{Each: each, Profile: os.Getenv("BENCH_PROFILE")},
 		})
 		cancel()
