@@ -70,6 +70,17 @@ func TestNolintNamesRunningLinters(t *testing.T) {
 			t.Errorf("a directive naming errcheck: stray %v, want none", got)
 		}
 	})
+	eachGoLine(t, root, func(path string, n int, line string) {
+		if stray := strayNames(line, enabled); len(stray) > 0 {
+			t.Errorf("%s:%d: //nolint names %v, which .golangci.yml does not run: enable it or drop the directive", path, n, stray)
+		}
+	})
+}
+
+// eachGoLine calls f with every line (numbered from 1) of every Go file
+// under root but vendor, testdata and hidden folders.
+func eachGoLine(t *testing.T, root string, f func(path string, n int, line string)) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -85,9 +96,7 @@ func TestNolintNamesRunningLinters(t *testing.T) {
 			return err
 		}
 		for i, line := range strings.Split(string(raw), "\n") {
-			if stray := strayNames(line, enabled); len(stray) > 0 {
-				t.Errorf("%s:%d: //nolint names %v, which .golangci.yml does not run: enable it or drop the directive", path, i+1, stray)
-			}
+			f(path, i+1, line)
 		}
 		return nil
 	})
