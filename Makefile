@@ -100,8 +100,9 @@ fuzz: ## Run the fuzz targets for longer.
 	done
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, errcheck, errorlint, gosec, bodyclose, noctx, containedctx, importas, nolintlint, revive's exported comments, stray loggers, context.Background, wait.Poll in tests, gofmt).
+lint: golangci-lint ## Run golangci-lint with .golangci.yml (vet, staticcheck, errcheck, errorlint, gosec, bodyclose, noctx, containedctx, importas, nolintlint, revive's exported comments, stray loggers, context.Background, wait.Poll in tests, gofmt), and fail when go.mod or go.sum is not tidy.
 	$(GOLANGCI_LINT) run ./...
+	$(GO) mod tidy -diff
 
 .PHONY: generate
 generate: generate-crds generate-webhooks generate-cdi ## Regenerate the KubeVirt CRD variants under crds/, virt-api's webhook configurations under harness/testcluster/webhooks, and what CDI's operator installs (crds/cdi, harness/testcluster/cdi).

@@ -49,10 +49,14 @@ if [ ! -d "$src" ]; then
 fi
 command -v "$go" >/dev/null || { echo "cdi: $go missing" >&2; exit 1; }
 
+# tree_hash DIR [NAME]: the files under DIR (named NAME, a find -name
+# pattern). Of hack/cdi/manifests only the Go sources count: its go.mod
+# (a module of its own, so the product's go mod tidy skips it) is not
+# built.
 tree_hash() {
-  (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+  (cd "$1" && find . -type f -name "${2:-*}" -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
-key=$(echo "$(tree_hash "$src") $(tree_hash "$gen") $("$go" env GOVERSION GOOS GOARCH | tr '\n' ' ') $recipe" | sha256sum | cut -c1-12)
+key=$(echo "$(tree_hash "$src") $(tree_hash "$gen" '*.go') $("$go" env GOVERSION GOOS GOARCH | tr '\n' ' ') $recipe" | sha256sum | cut -c1-12)
 root=$cache/cdi-$version-$key
 
 built() {
