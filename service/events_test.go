@@ -160,6 +160,10 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 		t.Errorf("the stream resumed on b after %s (-b's events its filter admits +read), comments %q:\n%s", ev.ID, resumed.Comments, diff)
 	}
 
+	resumed.Close()
+
+	testLeaderChange(t, e, b, c, rc, subC, seen)
+
 	for _, ev := range seen[subC] {
 		if ev.MessageID == "ResourceEvent.1.3.0.ResourceCreated" && ev.Origin == sys {
 			t.Errorf("replica c reported %s created at its start: %+v", key, ev)
