@@ -25,6 +25,11 @@ type Config struct {
 	Timeout time.Duration
 	// QueueSize bounds the events waiting for one subscription.
 	QueueSize int
+	// MarkInterval is how often the leader records, in the
+	// subscriptions' Secret, the last event delivered to each (one write
+	// for all, only when one moved; and when its term ends): a new
+	// leader replays the events after it.
+	MarkInterval time.Duration
 	// Limits cap subscriptions per user and in all.
 	Limits eventsub.Limits
 }
@@ -38,6 +43,7 @@ func DefaultConfig() Config {
 		Secret:        "redfish-bridge-events",
 		AddrPolicy:    download.AddrPolicy{DenyLoopback: true},
 		RetryAttempts: 3, RetryInterval: 30 * time.Second, Timeout: 10 * time.Second, QueueSize: 1000,
+		MarkInterval: 10 * time.Second,
 	}
 }
 
@@ -54,6 +60,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetryInterval, "event-retry-interval", c.RetryInterval, "wait before the first retry of an undelivered event (doubling on each)")
 	fs.DurationVar(&c.Timeout, "event-delivery-timeout", c.Timeout, "bound on one POST of an event to a destination")
 	fs.IntVar(&c.QueueSize, "event-queue-size", c.QueueSize, "events waiting for one subscription; a full queue suspends it")
+	fs.DurationVar(&c.MarkInterval, "event-mark-interval", c.MarkInterval, "how often the leader records the last event delivered to each subscription; a new leader replays what came after it")
 	fs.IntVar(&c.Limits.PerUser, "event-subscriptions-per-user", 20, "event subscriptions one user may hold")
 	fs.IntVar(&c.Limits.Total, "event-subscriptions-max", 500, "event subscriptions all users together may hold")
 }
@@ -76,6 +83,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = d.QueueSize
+	}
+	if c.MarkInterval <= 0 {
+		c.MarkInterval = d.MarkInterval
 	}
 	return c
 }

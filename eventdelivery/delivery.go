@@ -42,6 +42,9 @@ type Deps struct {
 	// Listening, if set, is called once the delivery receives the bus's
 	// events: every event published from then on is delivered.
 	Listening func()
+	// NoReplay, set, starts each term with the live events only (no
+	// replay of what the last term may not have delivered).
+	NoReplay bool
 }
 
 // Delivery is the Leader part posting the bus's events to the
@@ -65,6 +68,9 @@ func New(cfg Config, deps Deps) (*Delivery, error) {
 	if cfg.QueueSize < 1 {
 		return nil, fmt.Errorf("event delivery: queue size %d, want at least 1", cfg.QueueSize)
 	}
+	if cfg.MarkInterval <= 0 {
+		cfg.MarkInterval = DefaultConfig().MarkInterval
+	}
 	return &Delivery{Deps: deps, cfg: cfg, poster: newPoster(cfg.AddrPolicy, cfg.Timeout)}, nil
 }
 
@@ -81,12 +87,16 @@ func Add(mgr *manager.Manager, cfg Config, deps Deps) error {
 	return nil
 }
 
-// Start implements manager.Part: it delivers the events published from
-// now until ctx ends.
+// Start implements manager.Part: it replays to each subscription the
+// events its last term may not have delivered (package doc, "replay"),
+// then delivers the events published from now until ctx ends, recording
+// how far it got every [Config.MarkInterval] and when the term ends.
 func (d *Delivery) Start(ctx context.Context) error {
 	log := logctx.From(ctx).With("part", "event-delivery")
 	ctx = logctx.Into(ctx, log)
-	bus := d.Bus.Subscribe(busBuffer) // before the watch: nothing published from now is missed
+	// Before the watch: nothing published from now is missed, nothing
+	// held is also live.
+	bus, held := d.Bus.SubscribeHistory(busBuffer)
 	defer bus.Close()
 	if d.Listening != nil {
 		d.Listening()
@@ -102,16 +112,28 @@ func (d *Delivery) Start(ctx context.Context) error {
 		}
 	}
 	senders := map[string]*sender{}
+	saved := map[string]string{}
 	defer func() {
 		for _, sn := range senders {
 			sn.stop()
 			<-sn.done
 		}
+		// The term ended: record how far it got for the next leader.
+		end, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
+		defer cancel()
+		d.saveMarks(end, senders, saved)
 	}()
+	if !d.NoReplay {
+		d.replay(ctx, held, subs.Subscriptions(), senders)
+	}
+	marks := time.NewTicker(d.cfg.MarkInterval)
+	defer marks.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-marks.C:
+			d.saveMarks(ctx, senders, saved)
 		case e, ok := <-bus.C:
 			if !ok {
 				if ctx.Err() != nil || errors.Is(bus.Err(), event.ErrClosed) {
@@ -121,15 +143,37 @@ func (d *Delivery) Start(ctx context.Context) error {
 				bus = d.Bus.Subscribe(busBuffer)
 				continue
 			}
-			d.dispatch(ctx, e, subs.Subscriptions(), senders)
+			d.dispatch(ctx, e, time.Now(), subs.Subscriptions(), senders)
 		}
 	}
 }
 
-// dispatch queues e for every enabled subscription that matches it and
-// whose owner may read its System, starting and stopping senders as
-// subscriptions come and go.
-func (d *Delivery) dispatch(ctx context.Context, e event.Event, subs []eventsub.Subscription, senders map[string]*sender) {
+// saveMarks records the senders' last delivered events that saved (by
+// subscription, the IDs last recorded) does not have yet, in one write.
+func (d *Delivery) saveMarks(ctx context.Context, senders map[string]*sender, saved map[string]string) {
+	marks := map[string]eventsub.Mark{}
+	for id, sn := range senders {
+		if m, ok := sn.lastDelivered(); ok && saved[id] != m.ID {
+			marks[id] = m
+		}
+	}
+	if len(marks) == 0 {
+		return
+	}
+	if err := d.Store.SetDelivered(ctx, marks); err != nil {
+		logctx.From(ctx).WarnContext(ctx, "record the events delivered (a next leader replays more)", "error", err.Error())
+		return
+	}
+	for id, m := range marks {
+		saved[id] = m.ID
+	}
+}
+
+// dispatch queues e (published at this replica's time published) for
+// every enabled subscription that matches it and whose owner may read
+// its System, starting and stopping senders as subscriptions come and
+// go.
+func (d *Delivery) dispatch(ctx context.Context, e event.Event, published time.Time, subs []eventsub.Subscription, senders map[string]*sender) {
 	live := make(map[string]bool, len(subs))
 	scopes := map[string]*auth.Scope{}
 	for i := range subs {
@@ -138,27 +182,7 @@ func (d *Delivery) dispatch(ctx context.Context, e event.Event, subs []eventsub.
 		if s.State != eventsub.StateEnabled || !s.Matches(e, EventType) || !d.mayRead(ctx, s.Owner, e.System, scopes) {
 			continue
 		}
-		sn := senders[s.ID]
-		if sn != nil {
-			select {
-			case <-sn.ended:
-				if sn.current().Generation >= s.Generation {
-					continue // given up; the store records it
-				}
-				sn = nil // resumed by a client's PATCH: start again
-			default:
-				sn.follow(*s)
-			}
-		}
-		if sn == nil {
-			sn = d.startSender(ctx, *s)
-			senders[s.ID] = sn
-		}
-		if !sn.enqueue(queued{e: e, eventType: EventType}) {
-			sn.stop()
-			delete(senders, s.ID)
-			d.giveUp(ctx, s, errQueueFull)
-		}
+		d.offer(ctx, s, queued{e: e, eventType: EventType, published: published}, senders)
 	}
 	for id, sn := range senders {
 		if !live[id] {
@@ -166,6 +190,35 @@ func (d *Delivery) dispatch(ctx context.Context, e event.Event, subs []eventsub.
 			delete(senders, id)
 		}
 	}
+}
+
+// offer queues q for s, starting its sender if it has none (or again
+// after a client's PATCH resumed it); false when s's sender gave up or
+// its queue is full (s is then suspended by its policy).
+func (d *Delivery) offer(ctx context.Context, s *eventsub.Subscription, q queued, senders map[string]*sender) bool {
+	sn := senders[s.ID]
+	if sn != nil {
+		select {
+		case <-sn.ended:
+			if sn.current().Generation >= s.Generation {
+				return false // given up; the store records it
+			}
+			sn = nil // resumed by a client's PATCH: start again
+		default:
+			sn.follow(*s)
+		}
+	}
+	if sn == nil {
+		sn = d.startSender(ctx, *s)
+		senders[s.ID] = sn
+	}
+	if !sn.enqueue(q) {
+		sn.stop()
+		delete(senders, s.ID)
+		d.giveUp(ctx, s, errQueueFull)
+		return false
+	}
+	return true
 }
 
 // mayRead reports whether owner's scope (looked up now, cached for one

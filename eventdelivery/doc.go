@@ -11,6 +11,13 @@
 // backoff; a subscription whose retries are exhausted (or whose queue
 // fills) is suspended (Status.State Disabled) or deleted, as DMTF says.
 //
+// A term starts where the last one stopped, on any replica: the leader
+// records in each subscription the last event delivered to it
+// ([eventsub.Mark], every [Config.MarkInterval] and at its term's end),
+// and a new term replays from its bus's history the events after that
+// one before delivering the live ones (replay.go). A leader change costs
+// duplicates, never a loss while the history holds the mark.
+//
 // A subscription receives only events of Systems its owner may read now
 // (the owner's scope, looked up at each event), and every connection is
 // checked against the destination address policy at dial time; no

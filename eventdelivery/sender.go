@@ -11,10 +11,12 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 )
 
-// queued is one event waiting for a subscription.
+// queued is one event waiting for a subscription, and when this replica
+// published it (zero: not from the bus, e.g. a test event).
 type queued struct {
 	e         event.Event
 	eventType string
+	published time.Time
 }
 
 // sender drains one subscription's queue in order.
@@ -26,6 +28,9 @@ type sender struct {
 	done chan struct{}
 	// ended is closed once the sender gave up (its policy applied).
 	ended chan struct{}
+	// mark is the last bus event delivered (guarded by mu; ID "": none
+	// this term).
+	mark eventsub.Mark
 }
 
 func (d *Delivery) startSender(ctx context.Context, s eventsub.Subscription) *sender {
@@ -53,6 +58,24 @@ func (sn *sender) follow(s eventsub.Subscription) {
 	if s.Generation > sn.sub.Generation {
 		sn.sub = s
 	}
+}
+
+// delivered records q as the last event delivered.
+func (sn *sender) delivered(q queued) {
+	if q.published.IsZero() {
+		return
+	}
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	sn.mark = eventsub.Mark{ID: q.e.ID, Published: q.published.UTC().Round(0)}
+}
+
+// lastDelivered is the last bus event delivered this term (ok false:
+// none).
+func (sn *sender) lastDelivered() (m eventsub.Mark, ok bool) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	return sn.mark, sn.mark.ID != ""
 }
 
 // enqueue queues e without blocking; false when the queue is full.
@@ -102,6 +125,9 @@ func (d *Delivery) deliver(ctx context.Context, sn *sender, q queued) error {
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		err := d.poster.post(ctx, &sub, body)
+		if err == nil {
+			sn.delivered(q) // before it is observed: an observer sees it recorded
+		}
 		d.observe(sub.ID, q.e, err, time.Since(start))
 		if err == nil {
 			return nil

@@ -65,27 +65,49 @@ func New(cfg Config, bus *event.Bus, vms VMs, sessions Sessions) (*Streams, erro
 func (ss *Streams) WriteTimeout() time.Duration { return ss.cfg.WriteTimeout }
 
 // Frame is one thing to write on a stream: an event (ID and Data, the
-// Redfish Event's JSON), or a keep-alive comment (Data nil).
+// Redfish Event's JSON), or a comment (Data nil): Comment, or a
+// keep-alive when Comment is "".
 type Frame struct {
-	ID   string
-	Data []byte
+	ID      string
+	Data    []byte
+	Comment string
 }
 
+// NotHeld is the comment a stream opened with a Last-Event-ID this
+// replica does not hold starts with: it receives events from its
+// opening, and may have missed some before.
+const NotHeld = "Last-Event-ID not held: events published before this stream may have been missed"
+
+// maxLastEventID bounds the Last-Event-ID looked up (the bridge's are 32
+// characters); a longer one is not held.
+const maxLastEventID = 256
+
 // Stream is one client's stream: the events published from its opening
-// that its filter lets through and its user may read.
+// (or after its Last-Event-ID) that its filter lets through and its user
+// may read.
 type Stream struct {
 	ss     *Streams
 	p      auth.Principal
 	filter Filter
 	sub    *event.Subscription
-	tick   *time.Ticker
-	ended  chan error
-	once   sync.Once
+	// missed are the events published after the client's Last-Event-ID
+	// and before the stream opened, sent first; notHeld says the
+	// Last-Event-ID was not held (one [NotHeld] comment is sent first).
+	missed  []event.Event
+	notHeld bool
+	tick    *time.Ticker
+	ended   chan error
+	once    sync.Once
 }
 
-// Open opens a stream for p with $filter filter: a [*FilterError] for a
-// filter refused, [ErrLimit] past the user's cap.
-func (ss *Streams) Open(p auth.Principal, filter string) (*Stream, error) {
+// Open opens a stream for p with $filter filter, resuming after the
+// event lastEventID (the Last-Event-ID a reconnecting client sends; ""
+// none): the events held that were published after it come first, then
+// the live ones, none twice and none left out between them. A
+// lastEventID not held starts the stream from now, its first frame the
+// [NotHeld] comment. The error is a [*FilterError] for a filter refused,
+// [ErrLimit] past the user's cap.
+func (ss *Streams) Open(p auth.Principal, filter, lastEventID string) (*Stream, error) {
 	f, err := ParseFilter(filter)
 	if err != nil {
 		return nil, err
@@ -96,8 +118,18 @@ func (ss *Streams) Open(p auth.Principal, filter string) (*Stream, error) {
 		return nil, fmt.Errorf("user %q holds %d streams: %w (at most %d per user)", p.User, n, ErrLimit, ss.cfg.MaxPerUser)
 	}
 	ss.perUser[p.User]++
-	st := &Stream{ss: ss, p: p, filter: f, sub: ss.bus.Subscribe(ss.cfg.Buffer), tick: time.NewTicker(ss.cfg.KeepAlive),
-		ended: make(chan error, 1)}
+	st := &Stream{ss: ss, p: p, filter: f, tick: time.NewTicker(ss.cfg.KeepAlive), ended: make(chan error, 1)}
+	if lastEventID == "" {
+		st.sub = ss.bus.Subscribe(ss.cfg.Buffer)
+	} else {
+		held := false
+		if len(lastEventID) <= maxLastEventID {
+			st.sub, st.missed, held = ss.bus.SubscribeAfter(lastEventID, ss.cfg.Buffer)
+		} else {
+			st.sub = ss.bus.Subscribe(ss.cfg.Buffer)
+		}
+		st.notHeld = !held
+	}
 	if p.Session != "" {
 		if ss.bySession[p.Session] == nil {
 			ss.bySession[p.Session] = map[*Stream]struct{}{}
@@ -156,6 +188,17 @@ func (st *Stream) Close() {
 // once KeepAlive passed without one. The error ends the stream: ctx's,
 // [ErrSessionEnded] or [ErrTooSlow].
 func (st *Stream) Next(ctx context.Context) (Frame, error) {
+	if st.notHeld {
+		st.notHeld = false
+		return Frame{Comment: NotHeld}, nil
+	}
+	for len(st.missed) > 0 {
+		e := st.missed[0]
+		st.missed = st.missed[1:]
+		if f, ok, err := st.frame(e); ok || err != nil {
+			return f, err
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -171,17 +214,25 @@ func (st *Stream) Next(ctx context.Context) (Frame, error) {
 			if !ok {
 				return Frame{}, fmt.Errorf("%w: %w", ErrTooSlow, st.sub.Err())
 			}
-			if !st.filter.Matches(e, eventdelivery.EventType) || !st.mayRead(e.System) {
-				continue
+			if f, ok, err := st.frame(e); ok || err != nil {
+				return f, err
 			}
-			data, err := eventdelivery.Body(e, eventdelivery.EventType, "")
-			if err != nil {
-				return Frame{}, err
-			}
-			st.tick.Reset(st.ss.cfg.KeepAlive)
-			return Frame{ID: e.ID, Data: data}, nil
 		}
 	}
+}
+
+// frame is e's frame if the stream's filter lets it through and its
+// user may read it (ok false: skip it).
+func (st *Stream) frame(e event.Event) (f Frame, ok bool, err error) {
+	if !st.filter.Matches(e, eventdelivery.EventType) || !st.mayRead(e.System) {
+		return Frame{}, false, nil
+	}
+	data, err := eventdelivery.Body(e, eventdelivery.EventType, "")
+	if err != nil {
+		return Frame{}, false, err
+	}
+	st.tick.Reset(st.ss.cfg.KeepAlive)
+	return Frame{ID: e.ID, Data: data}, true, nil
 }
 
 // revoked reports whether the stream's session was logged out on any

@@ -65,12 +65,12 @@ func scope(t *testing.T, ns, sel string) auth.Scope {
 func TestSlowReaderDropped(t *testing.T) {
 	ss, bus := newStreams(t, Config{Buffer: 4, KeepAlive: time.Hour}, nil)
 	admin := auth.Principal{User: "admin", Scope: auth.Scope{Namespaces: []string{"*"}}}
-	slow, err := ss.Open(admin, "")
+	slow, err := ss.Open(admin, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	fast, err := ss.Open(auth.Principal{User: "other-admin", Scope: admin.Scope}, "")
+	fast, err := ss.Open(auth.Principal{User: "other-admin", Scope: admin.Scope}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestStreamScope(t *testing.T) {
 		{"bob (team-b)", scope(t, "team-b", ""), other, []string{"other"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := ss.Open(auth.Principal{User: tc.name, Scope: tc.scope}, "")
+			st, err := ss.Open(auth.Principal{User: tc.name, Scope: tc.scope}, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,18 +149,18 @@ func TestStreamCapAndSessionEnd(t *testing.T) {
 	elsewhere := revoked{}
 	ss, _ := newStreams(t, Config{MaxPerUser: 2, KeepAlive: time.Hour}, elsewhere)
 	alice := auth.Principal{User: "alice", Scope: scope(t, "team-a", ""), Session: "s1"}
-	a1, err := ss.Open(alice, "")
+	a1, err := ss.Open(alice, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2, err := ss.Open(alice, "")
+	a2, err := ss.Open(alice, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ss.Open(alice, ""); !errors.Is(err, ErrLimit) {
+	if _, err := ss.Open(alice, "", ""); !errors.Is(err, ErrLimit) {
 		t.Fatalf("alice's third stream: %v, want ErrLimit", err)
 	}
-	bob, err := ss.Open(auth.Principal{User: "bob", Session: "s2"}, "")
+	bob, err := ss.Open(auth.Principal{User: "bob", Session: "s2"}, "", "")
 	if err != nil {
 		t.Fatalf("bob's stream while alice is at her cap: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestStreamCapAndSessionEnd(t *testing.T) {
 		}
 		st.Close()
 	}
-	if _, err := ss.Open(alice, ""); err != nil {
+	if _, err := ss.Open(alice, "", ""); err != nil {
 		t.Fatalf("alice's stream once hers closed: %v", err)
 	}
 

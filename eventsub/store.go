@@ -202,6 +202,9 @@ func (st *Store) update(ctx context.Context, change func([]Subscription) (map[st
 		if err != nil {
 			return err
 		}
+		if len(set) == 0 {
+			return nil // nothing to change
+		}
 		if sec.Data == nil {
 			sec.Data = map[string][]byte{}
 		}

@@ -76,6 +76,10 @@ type Subscription struct {
 	// that gave up on an older generation starts again on a newer one.
 	Generation int64     `json:"generation,omitempty"`
 	Created    time.Time `json:"created"`
+	// Delivered is the last event the delivery posted to it, as the
+	// leader last recorded it ([Store.SetDelivered]): a new leader
+	// replays the events after it. Never shown to a client.
+	Delivered *Mark `json:"delivered,omitempty"`
 }
 
 // Matches reports whether the subscription's filters let e through (an

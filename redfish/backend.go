@@ -191,10 +191,10 @@ type EventPatches interface {
 // EventStreams are the EventService's Server-Sent Event streams (package
 // eventstream), each replica's from its own bus.
 type EventStreams interface {
-	// Open opens a stream for p with $filter filter (an
-	// *eventstream.FilterError for a filter refused, eventstream.ErrLimit
-	// past p's cap).
-	Open(p auth.Principal, filter string) (*eventstream.Stream, error)
+	// Open opens a stream for p with $filter filter, resuming after the
+	// event lastEventID ("" none) (an *eventstream.FilterError for a
+	// filter refused, eventstream.ErrLimit past p's cap).
+	Open(p auth.Principal, filter, lastEventID string) (*eventstream.Stream, error)
 	// WriteTimeout bounds writing one frame: a client that stops reading
 	// is dropped after it.
 	WriteTimeout() time.Duration

@@ -43,7 +43,9 @@ func (s *Server) streamEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.b.Streams.Open(principal(c), filter)
+	// A client reconnecting (a browser's EventSource, any SSE client)
+	// sends the ID of the last event it read.
+	st, err := s.b.Streams.Open(principal(c), filter, c.Request().Header.Get("Last-Event-ID"))
 	if err != nil {
 		return streamError(err, filter)
 	}
@@ -77,6 +79,9 @@ func (s *Server) streamEvents(c echo.Context) error {
 // frame is f as text/event-stream: a comment for a keep-alive, else
 // `id:` and `data:` (the JSON holds no newline).
 func frame(f eventstream.Frame) []byte {
+	if f.Data == nil && f.Comment != "" {
+		return []byte(": " + f.Comment + "\n\n")
+	}
 	if f.Data == nil {
 		return []byte(": keep-alive\n\n")
 	}

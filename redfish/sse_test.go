@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ type sseEnv struct {
 
 func newSSEEnv(t *testing.T, cfg eventstream.Config) *sseEnv {
 	t.Helper()
-	bus := &event.Bus{}
+	bus := event.NewBus(event.Config{})
 	streams, err := eventstream.New(cfg, bus, labelledVMs{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +122,43 @@ func TestEventStream(t *testing.T) {
 	}
 	if err := st.AwaitKeepAlive(); err != nil {
 		t.Errorf("no keep-alive comment on the idle stream: %v", err)
+	}
+}
+
+// TestEventStreamResumes: a client reconnecting with the Last-Event-ID
+// header (as EventSource does) first reads what was published after that
+// event, then the live events; an ID the replica does not hold starts
+// live after a comment saying events may have been missed.
+func TestEventStreamResumes(t *testing.T) {
+	s := newSSEEnv(t, eventstream.Config{KeepAlive: time.Hour})
+	for _, id := range []string{"1", "2", "3"} {
+		s.bus.Publish(powerEvent(id, teamA))
+	}
+	for _, tc := range []struct {
+		lastEventID string
+		want        string
+		comments    []string
+	}{
+		{"1", "[2 3 live]", nil},
+		{"unknown", "[live]", []string{eventstream.NotHeld}},
+	} {
+		st, resp := s.client("alice").OpenSSEAfter(t, sseURI, tc.lastEventID)
+		if st == nil {
+			t.Fatalf("reconnect after %s: %d %s", tc.lastEventID, resp.Status, resp.Body)
+		}
+		s.bus.Publish(powerEvent("live", teamA))
+		var got []string
+		for len(got) == 0 || got[len(got)-1] != "live" {
+			ev, err := st.Next()
+			if err != nil {
+				t.Fatalf("after %s, read %v: %v", tc.lastEventID, got, err)
+			}
+			got = append(got, ev.ID)
+		}
+		if fmt.Sprint(got) != tc.want || !slices.Equal(st.Comments, tc.comments) {
+			t.Errorf("reconnected after %s: read %v and comments %q, want %s and %q", tc.lastEventID, got, st.Comments, tc.want, tc.comments)
+		}
+		st.Close()
 	}
 }
 

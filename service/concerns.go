@@ -44,7 +44,7 @@ type concerns struct {
 
 	// bus carries this replica's events (package eventsource publishes
 	// them) to what reads them here: the LogService, SSE, delivery.
-	bus event.Bus
+	bus *event.Bus
 	// log is each System's event log, read by the Redfish LogServices.
 	log *eventlog.Log
 	// events keeps the EventService's subscriptions in eventStore.
@@ -123,15 +123,15 @@ func newConcerns(cl clients, c *caches, cfg Config, m *metrics.Metrics) (*concer
 	store := eventsub.NewStore(cl.kube, cfg.Namespace, evCfg.Secret, evCfg.Limits)
 	store.ReadFrom(c.subs)
 	con := &concerns{clients: cl, caches: c, cfg: cfg, writer: writer, console: consoles, media: mediaSvc, power: powerSvc, recs: recs, graphical: graphical,
-		eventStore: store, events: backend.NewEvents(store, evCfg)}
-	con.log = eventlog.New(&con.bus, eventlog.PerSystem)
+		eventStore: store, events: backend.NewEvents(store, evCfg), bus: event.NewBus(cfg.EventBus)}
+	con.log = eventlog.New(con.bus, eventlog.PerSystem)
 	var ports protocols.IPMIPorts
 	if cfg.IPMI.Enabled() {
 		ports = ipmi.NewPortTable(cfg.IPMI, c.inv)
 	}
 	con.protocols = protocols.New(writer, ports)
 	consoles.SetSwitches(protocols.Switches{VMs: c.inv})
-	if con.streams, err = eventstream.New(cfg.SSE, &con.bus, c.inv, c.revs); err != nil {
+	if con.streams, err = eventstream.New(cfg.SSE, con.bus, c.inv, c.revs); err != nil {
 		return nil, fmt.Errorf("event streams: %w", err)
 	}
 	con.backend = backend.New(c.inv, writer, mediaSvc, powerSvc, nil)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,11 +20,34 @@ type deliveredEvent struct {
 type receiver struct {
 	*httptest.Server
 	got chan deliveredEvent
+
+	mu     sync.Mutex
+	counts map[string]int // how often each EventId came
+}
+
+// count is how often EventId id came.
+func (rc *receiver) count(id string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.counts[id]
+}
+
+// duplicates are the EventIds received more than once, with how often.
+func (rc *receiver) duplicates() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	d := map[string]int{}
+	for id, n := range rc.counts {
+		if n > 1 {
+			d[id] = n
+		}
+	}
+	return d
 }
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	rc := &receiver{got: make(chan deliveredEvent, 1000)}
+	rc := &receiver{got: make(chan deliveredEvent, 1000), counts: map[string]int{}}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body struct {
@@ -37,6 +61,9 @@ func newReceiver(t *testing.T) *receiver {
 		}
 		_ = json.Unmarshal(raw, &body)
 		for _, ev := range body.Events {
+			rc.mu.Lock()
+			rc.counts[ev.EventId]++
+			rc.mu.Unlock()
 			rc.got <- deliveredEvent{ev.EventId, ev.MessageId, ev.OriginOfCondition.ID, body.Context}
 		}
 		w.WriteHeader(http.StatusNoContent)

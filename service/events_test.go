@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -140,16 +141,56 @@ func testEvents(t *testing.T, e *env, b *bridge) {
 	}
 	newSys := "/redfish/v1/Systems/" + e.ns + ".vm-new"
 	both("a VM created", "ResourceEvent.1.3.0.ResourceCreated", newSys)
+	// The stream's client reconnects to ANOTHER replica, b, with the
+	// Last-Event-ID of the last event it read (the guest shutdown, on c):
+	// it reads what b published since that its filter admits, then the
+	// live events, none missing and none twice.
+	stream.Close()
+	resumed, resp := testutil.Redfish{Base: "http://" + b.Addr, User: demo.AdminUser, Password: e.password}.OpenSSEAfter(t,
+		"/redfish/v1/EventService/SSE?$filter="+url.QueryEscape("(ResourceType eq 'ComputerSystem') and (RegistryPrefix eq 'ResourceEvent')"), ev.ID)
+	if resumed == nil {
+		t.Fatalf("reconnect to replica b: %d %s", resp.Status, resp.Body)
+	}
 	if err := vms.Delete(ctx, "vm-new", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	both("a VM deleted", "ResourceEvent.1.3.0.ResourceRemoved", newSys)
+	removed := both("a VM deleted", "ResourceEvent.1.3.0.ResourceRemoved", newSys)
+	_, read := resumed.Await(t, "a VM deleted, on the resumed stream", removed.MessageID, removed.Origin)
+	if diff := cmp.Diff(streamedAfter(seen[subB], ev.ID), sseIDs(read)); diff != "" || len(resumed.Comments) != 0 {
+		t.Errorf("the stream resumed on b after %s (-b's events its filter admits +read), comments %q:\n%s", ev.ID, resumed.Comments, diff)
+	}
+
+	resumed.Close()
+
+	testLeaderChange(t, e, b, c, rc, subC, seen)
 
 	for _, ev := range seen[subC] {
 		if ev.MessageID == "ResourceEvent.1.3.0.ResourceCreated" && ev.Origin == sys {
 			t.Errorf("replica c reported %s created at its start: %+v", key, ev)
 		}
 	}
+}
+
+// streamedAfter are the IDs of the events of evs after the one of ID id
+// that the resumed stream's filter admits (a System's ResourceEvents).
+func streamedAfter(evs []event.Event, id string) []string {
+	out := []string{}
+	after := false
+	for _, ev := range evs {
+		if after && ev.ResourceType == "ComputerSystem" && strings.HasPrefix(ev.MessageID, "ResourceEvent.") {
+			out = append(out, ev.ID)
+		}
+		after = after || ev.ID == id
+	}
+	return out
+}
+
+func sseIDs(evs []testutil.SSEEvent) []string {
+	out := []string{}
+	for _, ev := range evs {
+		out = append(out, ev.ID)
+	}
+	return out
 }
 
 // awaitEvent reads s until the event of msg about origin (or under it,

@@ -63,9 +63,9 @@ func addParts(mgr *manager.Manager, con *concerns) (addedParts, error) {
 		sshErr,
 		ipmi.Add(mgr, con.cfg.IPMI, con.caches.inv, con.caches.authn.Users(), con.caches.authn.Throttle(),
 			con.backend.IPMI(), con.console),
-		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: &con.bus, Kube: con.clients.kube,
+		eventdelivery.Add(mgr, con.cfg.Events.WithDefaults(), eventdelivery.Deps{Bus: con.bus, Kube: con.clients.kube,
 			Namespace: con.cfg.Namespace, Subs: con.caches.subs, Store: con.eventStore, Users: con.caches.users, VMs: con.caches.inv}),
-		eventsource.Add(mgr, con.caches.inv, &con.bus),
+		eventsource.Add(mgr, con.caches.inv, con.bus),
 		eventlog.Add(mgr, con.log),
 		vncconsole.Add(mgr, con.graphical),
 	)

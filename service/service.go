@@ -96,6 +96,8 @@ type Config struct {
 	// SSE are the EventService's Server-Sent Events' settings (zero ones
 	// take eventstream.DefaultConfig's).
 	SSE eventstream.Config
+	// EventBus is this replica's event bus's settings (its history).
+	EventBus event.Config
 	// ImageAddrPolicy is which addresses image URLs may reach: checked on
 	// insert (literal IPs; host names too, resolved, unless ImportMethod
 	// is "pod") and by the import pods on every connection.
@@ -186,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (_ *Running, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Writer, r.recs, r.Events = con.writer, con.recs, &con.bus
+	r.Writer, r.recs, r.Events = con.writer, con.recs, con.bus
 	backends := con.redfishBackends()
 	handler, err := redfish.New(redfish.Config{
 		ServiceUUID: cfg.ServiceUUID, Version: cfg.Version, Observe: r.Metrics.ObserveRequest,

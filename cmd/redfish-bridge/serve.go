@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/redfish-bridge/redfish-bridge/console"
+	"github.com/redfish-bridge/redfish-bridge/event"
 	"github.com/redfish-bridge/redfish-bridge/eventdelivery"
 	"github.com/redfish-bridge/redfish-bridge/eventstream"
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -53,6 +54,7 @@ type serveOptions struct {
 	events                              eventdelivery.Config
 	graphical                           vncconsole.Config
 	sse                                 eventstream.Config
+	eventBus                            event.Config
 	maxImageSize, imageClaimSize        string
 	imageCacheSize, imageCacheKeyFile   string
 	imageCacheKey                       []byte
@@ -96,10 +98,11 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if podName == "" {
 		podName, _ = os.Hostname()
 	}
-	o := &serveOptions{events: eventdelivery.DefaultConfig(), sse: eventstream.DefaultConfig()}
+	o := &serveOptions{events: eventdelivery.DefaultConfig(), sse: eventstream.DefaultConfig(), eventBus: event.DefaultConfig()}
 	fs := flagSet("serve", serveSummary, s)
 	o.events.RegisterFlags(fs)
 	o.sse.RegisterFlags(fs)
+	o.eventBus.RegisterFlags(fs)
 	o.console = console.DefaultConfig()
 	o.console.RegisterFlags(fs)
 	o.sshConsole.RegisterFlags(fs)
@@ -236,6 +239,7 @@ func runServe(ctx context.Context, s streams, args []string) error {
 		WebUI:              o.webUI,
 		Events:             o.events,
 		SSE:                o.sse,
+		EventBus:           o.eventBus,
 		GraphicalConsole:   o.graphical,
 		Console:            o.console,
 		SSHConsole:         o.sshConsole,

@@ -19,8 +19,9 @@ type SSE struct {
 	resp   *http.Response
 	lines  *bufio.Scanner
 	cancel context.CancelFunc
-	// KeepAlives counts the comments read.
+	// KeepAlives counts the comments read; Comments holds their text.
 	KeepAlives int
+	Comments   []string
 }
 
 // SSEEvent is one event read from a stream: its id line and its data
@@ -55,6 +56,13 @@ func (e SSEEvent) record() map[string]any {
 // test.
 func (c Redfish) OpenSSE(t testing.TB, path string) (*SSE, *Response) {
 	t.Helper()
+	return c.OpenSSEAfter(t, path, "")
+}
+
+// OpenSSEAfter is [Redfish.OpenSSE] reconnecting as an SSE client does:
+// with the Last-Event-ID header lastEventID (none if "").
+func (c Redfish) OpenSSEAfter(t testing.TB, path, lastEventID string) (*SSE, *Response) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
 	if err != nil {
@@ -62,6 +70,9 @@ func (c Redfish) OpenSSE(t testing.TB, path string) (*SSE, *Response) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
 	if c.Token != "" {
 		req.Header.Set("X-Auth-Token", c.Token)
 	} else {
@@ -118,6 +129,7 @@ func (s *SSE) Next() (SSEEvent, error) {
 			return ev, nil
 		case strings.HasPrefix(line, ":"):
 			s.KeepAlives++
+			s.Comments = append(s.Comments, strings.TrimSpace(strings.TrimPrefix(line, ":")))
 		case strings.HasPrefix(line, "id: "):
 			ev.ID = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "data: "):
