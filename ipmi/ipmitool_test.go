@@ -2,7 +2,6 @@ package ipmi
 
 import (
 	"context"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -74,12 +73,10 @@ func startServer(t *testing.T, b Backend) (*Server, int) {
 // startServerWith is startServer with consoles for SOL.
 func startServerWith(t *testing.T, b Backend, consoles Consoles) (*Server, int) {
 	t.Helper()
-	probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	port, err := testutil.FreeUDPPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := probe.LocalAddr().(*net.UDPAddr).Port
-	_ = probe.Close()
 	th := auth.NewThrottle()
 	s := NewServer(Config{Address: "127.0.0.1", FirstPort: port, LastPort: port}, testUsers(), b, th, consoles)
 	ctx, cancel := context.WithCancel(t.Context())

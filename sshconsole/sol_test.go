@@ -3,7 +3,6 @@ package sshconsole_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -37,12 +36,10 @@ func (stateOnly) SetBoot(context.Context, system.Key, system.BootPatch) error {
 // 127.0.0.1, its SOL through opener (the SSH console's).
 func startIPMI(ctx context.Context, t *testing.T, opener *console.Opener, key system.Key) int {
 	t.Helper()
-	probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	port, err := testutil.FreeUDPPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := probe.LocalAddr().(*net.UDPAddr).Port
-	_ = probe.Close()
 	users := auth.StaticUsers{"admin": {Name: "admin", IPMIPassword: []byte(solPassword), Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}}}
 	srv := ipmi.NewServer(ipmi.Config{Address: "127.0.0.1", FirstPort: port, LastPort: port}, users, stateOnly{}, auth.NewThrottle(), opener)
 	ctx, cancel := context.WithCancel(ctx)

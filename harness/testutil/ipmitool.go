@@ -3,7 +3,9 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -179,4 +181,15 @@ func (c *SOLClient) Wait(t testing.TB) error {
 		t.Fatalf("ipmitool did not end:\n%s", c.Output())
 		return nil
 	}
+}
+
+// FreeUDPPort is a UDP port of 127.0.0.1 free when asked (for an IPMI
+// endpoint the test starts).
+func FreeUDPPort() (int, error) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, fmt.Errorf("free UDP port: %w", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }
