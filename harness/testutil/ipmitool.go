@@ -66,7 +66,7 @@ type SOLClient struct {
 func StartSOL(t testing.TB, port int, user, password string, extra ...string) *SOLClient {
 	t.Helper()
 	path := ipmitoolPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*ipmitoolGuard)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*ipmitoolGuard)
 	c := &SOLClient{cmd: exec.CommandContext(ctx, path, ipmitoolArgs(port, user, password, extra, "sol", "activate")...),
 		grew: make(chan struct{}, 1), exit: make(chan error, 1)}
 	c.cmd.Stdout, c.cmd.Stderr = c, c
