@@ -65,20 +65,7 @@ func TestConsole(t *testing.T) {
 	if err := c.CreateNamespace(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.New(c.VirtHandler, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(),
-		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
+	sim.RunForTest(t, c.VirtHandler, sim.Options{Namespaces: []string{ns}})
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	for _, vm := range []struct{ name, run string }{{"a", "Always"}, {"b", "Always"}, {"off", "Halted"}} {
 		if _, err := dyn.Resource(sim.VMResource).Namespace(ns).Create(t.Context(), testutil.VM(ns, vm.name, vm.run), metav1.CreateOptions{}); err != nil {
@@ -86,16 +73,7 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"a", "b"} {
-		testutil.Eventually(t, "VMI "+name+" running", guard, 20*time.Millisecond, func(ctx context.Context) error {
-			vmi, err := dyn.Resource(sim.VMIResource).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if phase, _, _ := unstructuredString(vmi.Object, "status", "phase"); phase != "Running" {
-				return errors.New("phase " + phase)
-			}
-			return nil
-		})
+		sim.VMIRunning(t, dyn, ns, name)
 	}
 	all := systems{"a": nil, "b": nil, "off": nil}
 	admin := console.User{Name: "admin", Scope: auth.Scope{Namespaces: []string{auth.AllNamespaces}}}
@@ -205,17 +183,4 @@ func readUntil(t *testing.T, st console.Stream, want string) string {
 		}
 	}
 	return got.String()
-}
-
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
-	cur := any(obj)
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false, nil
-		}
-		cur = m[p]
-	}
-	s, ok := cur.(string)
-	return s, ok, nil
 }

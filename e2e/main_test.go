@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 )
 
@@ -77,7 +77,7 @@ func startAll(t *testing.T) {
 	var mu sync.Mutex
 	log := slog.New(newCaptureHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, v := range crds.Variants {
-		port, err := freeUDPPort()
+		port, err := testutil.FreeUDPPort()
 		if err != nil {
 			envs.errs[v] = err
 			continue
@@ -115,14 +115,4 @@ func forEachVariant(t *testing.T, f func(t *testing.T, env *demo.Env)) {
 			t.Logf("TIMING %s: %s", t.Name(), time.Since(start).Round(time.Millisecond))
 		})
 	}
-}
-
-// freeUDPPort is a UDP port of 127.0.0.1 free when asked.
-func freeUDPPort() (int, error) {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return 0, fmt.Errorf("free udp port: %w", err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }

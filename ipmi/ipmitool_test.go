@@ -2,13 +2,11 @@ package ipmi
 
 import (
 	"context"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
@@ -75,12 +73,10 @@ func startServer(t *testing.T, b Backend) (*Server, int) {
 // startServerWith is startServer with consoles for SOL.
 func startServerWith(t *testing.T, b Backend, consoles Consoles) (*Server, int) {
 	t.Helper()
-	probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	port, err := testutil.FreeUDPPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := probe.LocalAddr().(*net.UDPAddr).Port
-	_ = probe.Close()
 	th := auth.NewThrottle()
 	s := NewServer(Config{Address: "127.0.0.1", FirstPort: port, LastPort: port}, testUsers(), b, th, consoles)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -98,27 +94,12 @@ func startServerWith(t *testing.T, b Backend, consoles Consoles) (*Server, int) 
 	return s, port
 }
 
-// ipmitool runs Debian's ipmitool (lanplus) against port.
-func ipmitool(t *testing.T, port int, user, password string, extra []string, args ...string) (string, error) {
-	t.Helper()
-	path, err := exec.LookPath("ipmitool")
-	if err != nil {
-		testutil.Missing(t, "ipmitool not installed (.ci/run installs it)")
-	}
-	argv := []string{"-I", "lanplus", "-H", "127.0.0.1", "-p", strconv.Itoa(port), "-U", user, "-P", password, "-N", "5", "-R", "4"}
-	argv = append(append(argv, extra...), args...)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, argv...).CombinedOutput()
-	return string(out), err
-}
-
 func TestIpmitool(t *testing.T) {
 	b := &fakeBackend{state: State{PowerState: system.PowerOff, BootMode: system.BootUEFI}}
 	_, port := startServer(t, b)
 	run := func(t *testing.T, extra []string, args ...string) string {
 		t.Helper()
-		out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", extra, args...)
+		out, err := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", extra, args...)
 		if err != nil {
 			t.Fatalf("ipmitool %v: %v\n%s", args, err, out)
 		}
@@ -172,7 +153,7 @@ func TestIpmitool(t *testing.T) {
 			t.Errorf("boot after bootdev pxe persistent: %+v mode %s", st.Boot, st.BootMode)
 		}
 		// ipmitool exits 0 on a refused parameter: its message says it.
-		if out, _ := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "chassis", "bootdev", "bios"); !strings.Contains(out, "Invalid data field in request") {
+		if out, _ := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "chassis", "bootdev", "bios"); !strings.Contains(out, "Invalid data field in request") {
 			t.Errorf("bootdev bios not refused with 0xCC:\n%s", out)
 		}
 	})
@@ -197,7 +178,7 @@ func TestIpmitool(t *testing.T) {
 			{"null user", "", "", nil, noSession},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				out, err := ipmitool(t, port, tc.user, tc.password, tc.extra, "chassis", "power", "on")
+				out, err := testutil.Ipmitool(t, port, tc.user, tc.password, tc.extra, "chassis", "power", "on")
 				if err == nil || !strings.Contains(out, tc.want) {
 					t.Errorf("ipmitool %s: err %v, want a failure saying %q:\n%s", tc.name, err, tc.want, out)
 				}
@@ -218,11 +199,11 @@ func TestIpmitool(t *testing.T) {
 		}
 	})
 	t.Run("other commands are invalid", func(t *testing.T) {
-		out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "sdr", "list")
+		out, err := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "sdr", "list")
 		if err == nil && !strings.Contains(out, "Invalid command") {
 			t.Logf("sdr list:\n%s", out)
 		}
-		out, _ = ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x06", "0x04")
+		out, _ = testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x06", "0x04")
 		if !strings.Contains(out, "rsp=0xc1") {
 			t.Errorf("raw 0x06 0x04 (self test) answered:\n%s", out)
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -21,7 +22,7 @@ func TestIronicIpmitoolBootDevice(t *testing.T) {
 	_, port := startServer(t, b)
 	run := func(t *testing.T, args ...string) string {
 		t.Helper()
-		out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, args...)
+		out, err := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, args...)
 		if err != nil {
 			t.Fatalf("ipmitool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -64,10 +65,10 @@ func TestIronicIpmitoolBootDevice(t *testing.T) {
 		}
 	})
 	t.Run("parameter 3 with reserved bits is refused", func(t *testing.T) {
-		if out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x00", "0x08", "0x03", "0xe0"); err == nil || !strings.Contains(out, "rsp=0xcc") {
+		if out, err := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x00", "0x08", "0x03", "0xe0"); err == nil || !strings.Contains(out, "rsp=0xcc") {
 			t.Errorf("set parameter 3 0xe0: err %v, want 0xCC:\n%s", err, out)
 		}
-		if out, err := ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x00", "0x08", "0x03"); err == nil || !strings.Contains(out, "rsp=0xc7") {
+		if out, err := testutil.Ipmitool(t, port, "alice", "alice-ipmi-pw", nil, "raw", "0x00", "0x08", "0x03"); err == nil || !strings.Contains(out, "rsp=0xc7") {
 			t.Errorf("set parameter 3 without data: err %v, want 0xC7:\n%s", err, out)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
@@ -20,7 +21,7 @@ func TestIpmitoolReadOnly(t *testing.T) {
 	asUser := []string{"-L", "USER"}
 	rita := func(t *testing.T, extra []string, args ...string) (string, error) {
 		t.Helper()
-		return ipmitool(t, port, "rita", "rita-ipmi-pw", extra, args...)
+		return testutil.Ipmitool(t, port, "rita", "rita-ipmi-pw", extra, args...)
 	}
 	if out, err := rita(t, asUser, "chassis", "power", "status"); err != nil || !strings.Contains(out, "Chassis Power is off") {
 		t.Fatalf("ReadOnly power status at USER: err %v:\n%s", err, out)

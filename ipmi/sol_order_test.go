@@ -39,9 +39,7 @@ func (r *solRig) nextNew(t *testing.T, seq byte) string {
 // ipmitool repeated characters: "echo byte 255840 is 'g', want 'a'".)
 func TestSOLLateAckOfAnEarlierPacket(t *testing.T) {
 	r := newSOLRig(t, counterGuest)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	first := r.nextNew(t, 1)
 	late := r.c.solPacket(0, 1, 1, 0, "") // accepting 1 character of packet 1: handled only below
 	r.ack(t, 1, byte(len(first)))

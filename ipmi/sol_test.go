@@ -54,6 +54,14 @@ func (r *solRig) activate(t *testing.T) byte {
 	return cc
 }
 
+// activated activates SOL, failing the test unless it is granted.
+func (r *solRig) activated(t *testing.T) {
+	t.Helper()
+	if cc := r.activate(t); cc != ccOK {
+		t.Fatalf("Activate Payload: %#x", cc)
+	}
+}
+
 // solPacket wraps a SOL payload from the client in its session.
 func (c *rawClient) solPacket(seq, ackSeq, accepted, op byte, data string) []byte {
 	c.t.Helper()
@@ -125,9 +133,7 @@ func (r *solRig) typeIn(t *testing.T, seq byte, s string) byte {
 // the next sequence number.
 func TestSOLLostAckRetransmits(t *testing.T) {
 	r := newSOLRig(t, nil)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	seq, first := r.next(t)
 	if seq != 1 || !strings.HasSuffix(first, fakeLoginPrompt) {
 		t.Fatalf("first packet: seq %d %q", seq, first)
@@ -157,9 +163,7 @@ func TestSOLLostAckRetransmits(t *testing.T) {
 // under the next sequence number, nothing repeated, nothing skipped.
 func TestSOLPartialAck(t *testing.T) {
 	r := newSOLRig(t, nil)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	seq, first := r.next(t)
 	r.ack(t, seq, 4)
 	var rest string
@@ -209,9 +213,7 @@ func newRecordingSOL(t *testing.T) (*solRig, *recordingGuest) {
 	t.Helper()
 	g := &recordingGuest{in: make(chan struct{}, 1)}
 	r := newSOLRig(t, g.run)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	return r, g
 }
 
@@ -267,9 +269,7 @@ func TestSOLNeverAckedHoldsOnePacket(t *testing.T) {
 		}
 	}
 	r := newSOLRig(t, flood)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	st = <-r.cons.opened
 	seq, first := r.next(t)
 	other := 0
@@ -290,9 +290,7 @@ func TestSOLNeverAckedHoldsOnePacket(t *testing.T) {
 // the console stream; the System's console can be activated again.
 func TestSOLSessionEndClosesStream(t *testing.T) {
 	r := newSOLRig(t, nil)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	st := <-r.cons.opened
 	if cc := r.activate(t); cc != ccPayloadActive {
 		t.Errorf("second Activate Payload: %#x, want %#x", cc, ccPayloadActive)
@@ -320,9 +318,7 @@ func TestSOLSessionEndClosesStream(t *testing.T) {
 // deactivated); a second Deactivate answers 0x80.
 func TestSOLDeactivateFromAnotherSession(t *testing.T) {
 	r := newSOLRig(t, func(s *fakeStream) { _, _ = io.Copy(io.Discard, s.inR) })
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	st := <-r.cons.opened
 	other := newRawClient(t, r.e, "192.0.2.3:600")
 	if s, step := other.login("alice", "alice-ipmi-pw"); s != statusOK {
@@ -357,9 +353,7 @@ func TestSOLDeactivateFromAnotherSession(t *testing.T) {
 // closes the console stream.
 func TestSOLSessionTimeoutClosesStream(t *testing.T) {
 	r := newSOLRig(t, nil)
-	if cc := r.activate(t); cc != ccOK {
-		t.Fatalf("Activate Payload: %#x", cc)
-	}
+	r.activated(t)
 	st := <-r.cons.opened
 	srv := r.e.srv
 	if n := srv.sessions.expire(srv.now().Add(srv.cfg.SessionTimeout+time.Second), SetupTimeout, srv.cfg.SessionTimeout); n != 1 {

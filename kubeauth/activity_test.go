@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
+	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
 
@@ -50,24 +50,6 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// fakeClock is a clock the test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestSessionInactivityAcrossReplicas is docs/reliability.md row 112
 // (issue #41): a session ended 30 minutes after its login however busy
 // (Ironic got a 401 mid-deploy), though Redfish's SessionTimeout is an
@@ -79,7 +61,7 @@ func (c *fakeClock) Add(d time.Duration) {
 func TestSessionInactivityAcrossReplicas(t *testing.T) {
 	kube, ns, counts := countingAdmin(t)
 	patches := &counts.patches
-	clock := &fakeClock{now: time.Now().Truncate(time.Second)}
+	clock := testutil.NewClock(time.Now().Truncate(time.Second))
 	users := auth.StaticUsers{"ironic": {Name: "ironic", PasswordHash: mustHash(t), Scope: auth.Scope{Namespaces: []string{"a"}}}}
 	const ttl = 30 * time.Minute
 	replica := func() (*auth.Authenticator, *ConfigMapRevocations) {
@@ -167,7 +149,7 @@ func TestSessionInactivityAcrossReplicas(t *testing.T) {
 // its token costs no quorum read after the first.
 func TestEndedSessionReplayCostsOneRead(t *testing.T) {
 	kube, ns, counts := countingAdmin(t)
-	clock := &fakeClock{now: time.Now().Truncate(time.Second)}
+	clock := testutil.NewClock(time.Now().Truncate(time.Second))
 	// A lag of an hour: no background confirmations during the test.
 	revs, err := watchRevocations(t.Context(), kube, ns, revocationsName, time.Hour)
 	if err != nil {

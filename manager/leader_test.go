@@ -66,13 +66,7 @@ func TestLeaderTerms(t *testing.T) {
 	if err := m.Add(always, Always); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	if err := m.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Serve(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cancel := startServing(t, m)
 	await(t, "the always-on part to start", alwaysUp)
 	if m.Leading() || builds != 0 || contains(l.get(), "reconciler started") {
 		t.Fatalf("before any term: leading %t, %d builds, events %v", m.Leading(), builds, l.get())
@@ -196,13 +190,7 @@ func TestLeaderPartReturningEndsTheTerm(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	if err := m.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Serve(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cancel := startServing(t, m)
 	await(t, "the first part to stop after the second returned", stopped)
 	if err := m.Ready(); err != nil {
 		t.Errorf("Ready after the term ended: %v", err)

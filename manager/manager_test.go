@@ -144,6 +144,22 @@ func waitErr(m *Manager) <-chan error {
 	return c
 }
 
+// startServing starts m and its servers under a context of the test's
+// and returns the func that cancels that context.
+func startServing(t *testing.T, m *Manager) context.CancelFunc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := m.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := m.Serve(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return cancel
+}
+
 // TestShutdownOrder: ctx ending stops the groups in the reverse order of
 // their start, each after the later one returned: the leader's term ends
 // first, the probes answer until the last.
@@ -158,13 +174,7 @@ func TestShutdownOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	if err := m.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Serve(ctx); err != nil {
-		t.Fatal(err)
-	}
+	cancel := startServing(t, m)
 	for _, up := range ups {
 		await(t, "every part to start", up)
 	}

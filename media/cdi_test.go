@@ -91,6 +91,26 @@ func (e *env) dataVolumes(ctx context.Context) ([]unstructured.Unstructured, err
 	return l.Items, nil
 }
 
+// insertAsDataVolume inserts url in key's slot and waits for the
+// insert's DataVolume, which must bear the slot's claim name and import
+// url over HTTP; it returns the slot as Insert answered and the
+// DataVolume.
+func (e *env) insertAsDataVolume(t *testing.T, key system.Key, url string) (system.MediaSlot, *unstructured.Unstructured) {
+	t.Helper()
+	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dv := e.dataVolumeOf(t, key, got.InsertID)
+	if dv.GetName() != got.ClaimName {
+		t.Errorf("DataVolume %s, want the slot's claim name %s", dv.GetName(), got.ClaimName)
+	}
+	if src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url"); src != url {
+		t.Errorf("DataVolume http source %q, want %q", src, url)
+	}
+	return got, dv
+}
+
 // dataVolumeOf waits for the DataVolume of the slot's insert and returns it.
 func (e *env) dataVolumeOf(t *testing.T, key system.Key, insertID string) *unstructured.Unstructured {
 	t.Helper()
@@ -115,17 +135,7 @@ func testCDIImport(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	const size = 4<<20 + 3
 	url, image, release := halfServer(t, size)
-	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dv := e.dataVolumeOf(t, key, got.InsertID)
-	if dv.GetName() != got.ClaimName {
-		t.Errorf("DataVolume %s, want the slot's claim name %s", dv.GetName(), got.ClaimName)
-	}
-	if src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url"); src != url {
-		t.Errorf("DataVolume http source %q, want %q", src, url)
-	}
+	got, _ := e.insertAsDataVolume(t, key, url)
 	// Half the image is in: CDI's progress reaches the slot (the Task's
 	// PercentComplete, see redfish TestTaskPercentComplete).
 	progress := e.waitSlot(t, key, slot, "Importing with progress", func(s system.MediaSlot) bool {

@@ -42,17 +42,7 @@ func (e *env) startCDINode(t *testing.T) {
 func testCDIControllerInsert(t *testing.T, e *env) {
 	key := e.createVM(t, vmName(t))
 	url, sum := e.img.add("/cdi-controller.iso", 3<<20+5, false)
-	got, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dv := e.dataVolumeOf(t, key, got.InsertID)
-	if dv.GetName() != got.ClaimName {
-		t.Errorf("DataVolume %s, want the slot's claim name %s", dv.GetName(), got.ClaimName)
-	}
-	if src, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "http", "url"); src != url {
-		t.Errorf("DataVolume http source %q, want %q", src, url)
-	}
+	got, _ := e.insertAsDataVolume(t, key, url)
 	ready := e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
 	if ready.Method != media.ImportMethodCDI || ready.InsertID != got.InsertID {
 		t.Errorf("ready slot %+v, want method cdi, insert %s", ready, got.InsertID)
@@ -73,7 +63,7 @@ func testCDIControllerInsert(t *testing.T, e *env) {
 		t.Errorf("PVC %s controller %v, want DataVolume %s", pvc.Name, ref, got.ClaimName)
 	}
 	// The DataVolume stays: it owns the PVC holding the image.
-	dv, err = e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(t.Context(), got.ClaimName, metav1.GetOptions{})
+	dv, err := e.admin.Resource(media.DataVolumeResource).Namespace(e.ns).Get(t.Context(), got.ClaimName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

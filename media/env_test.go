@@ -179,19 +179,7 @@ func newEnvWith(t *testing.T, opts testcluster.Options) *env {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
-	s, err := sim.New(c.Admin, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(simCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
+	s := sim.RunForTest(t, c.Admin, sim.Options{Namespaces: []string{ns}, Log: log})
 	dyn := dynamic.NewForConfigOrDie(c.Bridge)
 	kube := kubernetes.NewForConfigOrDie(c.Bridge)
 	inv, err := inventory.Start(ctx, dyn, kube, []string{ns})

@@ -32,10 +32,7 @@ func TestImageCache(t *testing.T) {
 	}
 	for _, v := range crds.Variants {
 		t.Run(string(v), func(t *testing.T) {
-			e := newEnv(t, v)
-			e.svc.SetImageCache(true)
-			e.svc.SetImageCacheKey(media.TestCacheSecret)
-			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
+			e, stop := newPodCacheEnv(t, v)
 			t.Run("WaitingSlotsShowProgress", func(t *testing.T) { testPodWaitingProgress(t, e) })
 			testImageCacheFleet(t, e)
 			stop()
@@ -49,6 +46,18 @@ func TestImageCache(t *testing.T) {
 			t.Run("CDI", func(t *testing.T) { testImageCacheCDI(t, e) })
 		})
 	}
+}
+
+// newPodCacheEnv is an env with the image cache on (its key
+// media.TestCacheSecret) and a reconciler importing through pods, and the
+// func that stops that reconciler.
+func newPodCacheEnv(t *testing.T, v crds.Variant) (*env, func()) {
+	t.Helper()
+	e := newEnv(t, v)
+	e.svc.SetImageCache(true)
+	e.svc.SetImageCacheKey(media.TestCacheSecret)
+	_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
+	return e, stop
 }
 
 func testImageCacheFleet(t *testing.T, e *env) {

@@ -38,10 +38,7 @@ func TestImageCacheRecord(t *testing.T) {
 	}
 	for _, v := range crds.Variants {
 		t.Run(string(v), func(t *testing.T) {
-			e := newEnv(t, v)
-			e.svc.SetImageCache(true)
-			e.svc.SetImageCacheKey(media.TestCacheSecret)
-			_, stop := e.startReconciler(t, func(o *media.Options) { o.ImportMethod = media.ImportMethodPod })
+			e, stop := newPodCacheEnv(t, v)
 			defer stop()
 			testImageCacheRecord(t, e)
 		})
@@ -56,23 +53,35 @@ func testImageCacheRecord(t *testing.T, e *env) {
 	e.checkImage(t, first.ClaimName, real)
 	entry := media.CacheClaimName(first.CacheKey)
 	record := e.wantRecord(t, entry, real)
+	// deleteRecord deletes the bridge's record of the entry's digest.
+	deleteRecord := func(t *testing.T) {
+		t.Helper()
+		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// insertGetsReal inserts url in VM name's slot, wants the served image
+	// in its volume and the bridge's record of it, and reports whether the
+	// image server sent the image again for it.
+	insertGetsReal := func(t *testing.T, name string) bool {
+		t.Helper()
+		served := im.Served.Load()
+		ready := e.insertReady(t, name, url)
+		e.checkImage(t, ready.ClaimName, real)
+		e.wantRecord(t, entry, real)
+		return im.Served.Load() != served
+	}
 
 	t.Run("PlantedEntryNotCopied", func(t *testing.T) {
 		e.plantEntry(t, entry)
-		served := im.Served.Load()
-		ready := e.insertReady(t, "record-1", url)
-		e.checkImage(t, ready.ClaimName, real)
-		if im.Served.Load() == served {
+		if !insertGetsReal(t, "record-1") {
 			t.Errorf("the planted entry was not downloaded again")
 		}
-		e.wantRecord(t, entry, real)
 	})
 
 	t.Run("ForgedRecordNotHonoured", func(t *testing.T) {
 		planted := e.plantEntry(t, entry)
-		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		deleteRecord(t)
 		forged := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: entry, Namespace: e.ns, Labels: record.Labels, OwnerReferences: record.OwnerReferences,
@@ -83,23 +92,15 @@ func testImageCacheRecord(t *testing.T, e *env) {
 		if _, err := e.adminKube.CoreV1().ConfigMaps(e.ns).Create(t.Context(), forged, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		ready := e.insertReady(t, "record-2", url)
-		e.checkImage(t, ready.ClaimName, real)
-		e.wantRecord(t, entry, real)
+		insertGetsReal(t, "record-2")
 	})
 
 	t.Run("DeletedRecordRefills", func(t *testing.T) {
 		e.plantEntry(t, entry)
-		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		served := im.Served.Load()
-		ready := e.insertReady(t, "record-4", url)
-		e.checkImage(t, ready.ClaimName, real)
-		if im.Served.Load() == served {
+		deleteRecord(t)
+		if !insertGetsReal(t, "record-4") {
 			t.Errorf("the entry without a record was not downloaded again")
 		}
-		e.wantRecord(t, entry, real)
 	})
 
 	t.Run("CopyCheckAloneCatchesPlanted", func(t *testing.T) {
@@ -108,18 +109,14 @@ func testImageCacheRecord(t *testing.T, e *env) {
 		e.plantEntry(t, entry)
 		podimport.PassRecordedDigest = false
 		defer func() { podimport.PassRecordedDigest = true }()
-		ready := e.insertReady(t, "record-5", url)
-		e.checkImage(t, ready.ClaimName, real)
-		e.wantRecord(t, entry, real)
+		insertGetsReal(t, "record-5")
 	})
 
 	t.Run("FleetOverPlantedEntryWithoutRecord", func(t *testing.T) {
 		// Inserts sharing an entry with no record: the first refills, the
 		// others share it, and every copy is checked when its pod ends.
 		e.plantEntry(t, entry)
-		if err := e.adminKube.CoreV1().ConfigMaps(e.ns).Delete(t.Context(), entry, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		deleteRecord(t)
 		const n = 3
 		keys := make([]system.Key, n)
 		for i := range keys {

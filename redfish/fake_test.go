@@ -327,24 +327,7 @@ type env struct {
 	e     *echo.Echo
 	auth  *auth.Authenticator
 	revs  *memorySessions
-	clock *clock
-}
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	clock *testutil.Clock
 }
 
 var hashes = sync.OnceValue(func() map[string][]byte {
@@ -397,7 +380,7 @@ func newEnvWith(t *testing.T, edit func(*Backends)) *env {
 		users[u.name] = auth.User{Name: u.name, PasswordHash: hashes()[u.name],
 			Scope: auth.Scope{Namespaces: []string{u.namespaces}, Selector: sel}, ReadOnly: u.readOnly}
 	}
-	clk := &clock{now: time.Unix(1800000000, 0)}
+	clk := testutil.NewClock(time.Unix(1800000000, 0))
 	revs := &memorySessions{MemoryRevocations: testutil.MemoryRevocations{Now: clk.Now}}
 	a, err := auth.New(auth.Config{
 		Users: users, Revocations: revs, Sessions: revs, Key: []byte("0123456789abcdef0123456789abcdef"),

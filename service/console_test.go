@@ -5,12 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/harness/demo"
-	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
 
@@ -18,27 +12,9 @@ import (
 // the graphical console on its Redfish port (the page with its headers,
 // noVNC, the WebSocket refusing a request without a token).
 func TestGraphicalConsoleServed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	c := testcluster.ForTest(t, crds.Stock)
+	c, ns := seededStock(t)
 	ctx := t.Context()
-	const ns = "vms"
-	if err := c.CreateNamespace(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.CreateAccounts(ctx, kubernetes.NewForConfigOrDie(c.Admin), c.BridgeNamespace); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.CreateSampleVMs(ctx, dynamic.NewForConfigOrDie(c.Admin), ns, 1); err != nil {
-		t.Fatal(err)
-	}
-	r, err := service.Start(ctx, service.Config{
-		Kube: c.Bridge, Namespaces: []string{ns}, Namespace: c.BridgeNamespace,
-		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
-		Listen: "127.0.0.1:0", ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3e", Version: "test",
-		Leader: service.LeaderElection{Identity: "console"},
-	})
+	r, err := service.Start(ctx, bridgeConfig(c, c.Bridge, ns, "console"))
 	if err != nil {
 		t.Fatal(err)
 	}

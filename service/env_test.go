@@ -41,38 +41,60 @@ type env struct {
 func newEnv(t *testing.T, v crds.Variant) *env {
 	t.Helper()
 	c := testcluster.ForTestWith(t, testcluster.Options{Variant: v, VirtController: true})
-	ctx := t.Context()
 	e := &env{c: c, ns: "vms", admin: dynamic.NewForConfigOrDie(c.Admin)}
 	level := slog.LevelWarn
 	if os.Getenv("SERVICE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
 	e.log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
-	if err := c.CreateNamespace(ctx, e.ns); err != nil {
+	e.password = seed(t, c, e.ns)
+	e.sim = sim.RunForTest(t, c.Admin, sim.Options{Namespaces: []string{e.ns}, Log: e.log})
+	e.image = newGatedImage(t, 256<<10)
+	return e
+}
+
+// seed creates namespace ns on c with one sample VM, and the bridge's
+// accounts (the demo's users Secret, session key and revocations), and
+// returns the admin's password.
+func seed(t *testing.T, c *testcluster.Cluster, ns string) string {
+	t.Helper()
+	ctx := t.Context()
+	if err := c.CreateNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	if e.password, err = demo.CreateAccounts(ctx, kubernetes.NewForConfigOrDie(c.Admin), c.BridgeNamespace); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.CreateSampleVMs(ctx, e.admin, e.ns, 1); err != nil {
-		t.Fatal(err)
-	}
-	e.sim, err = sim.New(c.Admin, sim.Options{Namespaces: []string{e.ns}, DataDir: t.TempDir(), Log: e.log})
+	password, err := demo.CreateAccounts(ctx, kubernetes.NewForConfigOrDie(c.Admin), c.BridgeNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	simCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.sim.Run(simCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
-	e.image = newGatedImage(t, 256<<10)
-	return e
+	if err := demo.CreateSampleVMs(ctx, dynamic.NewForConfigOrDie(c.Admin), ns, 1); err != nil {
+		t.Fatal(err)
+	}
+	return password
+}
+
+// seededStock is a stock cluster seeded with namespace "vms" (seed);
+// under -short the test is skipped.
+func seededStock(t *testing.T) (*testcluster.Cluster, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs kube-apiserver")
+	}
+	c := testcluster.ForTest(t, crds.Stock)
+	const ns = "vms"
+	seed(t, c, ns)
+	return c, ns
+}
+
+// bridgeConfig is the configuration of a replica with identity id that
+// serves namespace ns of cluster c through kube, with the accounts seed
+// created, on a free port of 127.0.0.1.
+func bridgeConfig(c *testcluster.Cluster, kube *rest.Config, ns, id string) service.Config {
+	return service.Config{
+		Kube: kube, Namespaces: []string{ns}, Namespace: c.BridgeNamespace,
+		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
+		Listen: "127.0.0.1:0", ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3d", Version: "test",
+		Leader: service.LeaderElection{Identity: id},
+	}
 }
 
 // bridge is one started replica.
@@ -97,16 +119,10 @@ func (e *env) startWith(t *testing.T, id string, edit func(*service.Config)) *br
 	kube := rest.CopyConfig(e.c.Bridge)
 	kube.UserAgent = "redfish-bridge/test"
 	ctx, cancel := context.WithCancel(t.Context())
-	cfg := service.Config{
-		Kube: kube, Namespaces: []string{e.ns}, Namespace: e.c.BridgeNamespace,
-		UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
-		Listen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0",
-		ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3d", Version: "test",
-		Leader: service.LeaderElection{
-			Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
-		},
-		Log: e.log.With("replica", id),
-	}
+	cfg := bridgeConfig(e.c, kube, e.ns, id)
+	cfg.MetricsListen = "127.0.0.1:0"
+	cfg.Leader.LeaseDuration, cfg.Leader.RenewDeadline, cfg.Leader.RetryPeriod = 3*time.Second, 2*time.Second, 200*time.Millisecond
+	cfg.Log = e.log.With("replica", id)
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -10,13 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/redfish-bridge/redfish-bridge/crds"
-	"github.com/redfish-bridge/redfish-bridge/harness/demo"
-	"github.com/redfish-bridge/redfish-bridge/harness/testcluster"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/service"
 )
@@ -30,21 +25,8 @@ func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 // /readyz answers 503 with the reason while the informer has not synced,
 // and 200 once every cache synced and Start returned.
 func TestReadyzWaitsForCaches(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs kube-apiserver")
-	}
-	c := testcluster.ForTest(t, crds.Stock)
+	c, ns := seededStock(t)
 	ctx := t.Context()
-	const ns = "vms"
-	if err := c.CreateNamespace(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.CreateAccounts(ctx, kubernetes.NewForConfigOrDie(c.Admin), c.BridgeNamespace); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.CreateSampleVMs(ctx, dynamic.NewForConfigOrDie(c.Admin), ns, 1); err != nil {
-		t.Fatal(err)
-	}
 	held, release := make(chan struct{}), make(chan struct{})
 	var holdOnce, releaseOnce sync.Once
 	open := func() { releaseOnce.Do(func() { close(release) }) }
@@ -77,13 +59,9 @@ func TestReadyzWaitsForCaches(t *testing.T) {
 	done := make(chan started, 1)
 	bctx, cancel := context.WithCancel(ctx)
 	go func() {
-		r, err := service.Start(bctx, service.Config{
-			Kube: cfg, Namespaces: []string{ns}, Namespace: c.BridgeNamespace,
-			UsersSecret: demo.UsersSecret, SessionKeySecret: demo.SessionKeySecret, RevocationsConfigMap: demo.RevocationsConfigMap,
-			Listen: "127.0.0.1:0", MetricsListen: metricsAddr,
-			ServiceUUID: "0a8c1a52-5e7e-4e0c-9a55-5f1f3a1c2b3d", Version: "test",
-			Leader: service.LeaderElection{Identity: "readyz"},
-		})
+		bcfg := bridgeConfig(c, cfg, ns, "readyz")
+		bcfg.MetricsListen = metricsAddr
+		r, err := service.Start(bctx, bcfg)
 		done <- started{r, err}
 	}()
 	t.Cleanup(func() {

@@ -8,7 +8,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -79,34 +78,12 @@ func TestSSHConsole(t *testing.T) {
 	if err := c.CreateNamespace(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.New(c.VirtHandler, sim.Options{Namespaces: []string{ns}, DataDir: t.TempDir(),
-		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
+	sim.RunForTest(t, c.VirtHandler, sim.Options{Namespaces: []string{ns}})
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	if _, err := dyn.Resource(sim.VMResource).Namespace(ns).Create(t.Context(), testutil.VM(ns, "web", "Always"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "VMI web running", guard, 20*time.Millisecond, func(ctx context.Context) error {
-		vmi, err := dyn.Resource(sim.VMIResource).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if st, _ := vmi.Object["status"].(map[string]any); st["phase"] != "Running" {
-			return errors.New("not running")
-		}
-		return nil
-	})
+	sim.VMIRunning(t, dyn, ns, "web")
 
 	opener, err := console.New(c.Bridge, vms{}, console.DefaultConfig())
 	if err != nil {
@@ -115,6 +92,7 @@ func TestSSHConsole(t *testing.T) {
 	// The console as the bridge runs it: a part of the manager, its host
 	// key read from the file --ssh-console-host-key names.
 	keyFile := writeHostKey(t)
+	ctx, cancel := context.WithCancel(t.Context())
 	mgr := manager.New(manager.Options{})
 	part, err := sshconsole.Add(mgr, sshconsole.Config{Listen: "127.0.0.1:0", HostKeyFile: keyFile}, passwords{}, opener)
 	if err != nil {

@@ -1,14 +1,11 @@
 package webui_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/browser"
-	"github.com/redfish-bridge/redfish-bridge/webui"
 )
 
 // TestReadOnlyNoActions: the Systems page shows a ReadOnly user (its
@@ -22,16 +19,7 @@ func TestReadOnlyNoActions(t *testing.T) {
 		visible int // action controls shown on the page's 20 cards
 	}{{"ReadOnly", 0}, {"Operator", 20 * 8}} {
 		t.Run(tc.role, func(t *testing.T) {
-			api := &scaleAPI{role: tc.role}
-			pages := webui.Handler()
-			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if webui.Serves(r.URL.Path) {
-					pages.ServeHTTP(w, r)
-					return
-				}
-				api.ServeHTTP(w, r)
-			}))
-			defer srv.Close()
+			srv := serveWith(t, &scaleAPI{role: tc.role})
 			ctx := t.Context()
 			if err := b.Do(ctx, chromedp.Navigate(srv.URL+"/ui/"),
 				chromedp.SendKeys(chromedp.ID("user"), "u"), chromedp.SendKeys(chromedp.ID("password"), "p"),

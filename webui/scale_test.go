@@ -82,12 +82,11 @@ func (a *scaleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestTenThousandSystems: with 10,000 Systems the page reads one page of
-// links and the 20 Systems it shows, pages with $skip, and its filter
-// finds one System among them; measured in real chromium. Each System
-// links its Manager's console page, unless that is a javascript: URL.
-func TestTenThousandSystems(t *testing.T) {
-	api := &scaleAPI{}
+// serveWith is a TLS server of the web console's pages, with api
+// answering every other path (the Redfish service the pages call); it
+// closes when the test ends.
+func serveWith(t *testing.T, api http.Handler) *httptest.Server {
+	t.Helper()
 	pages := webui.Handler()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if webui.Serves(r.URL.Path) {
@@ -96,7 +95,17 @@ func TestTenThousandSystems(t *testing.T) {
 		}
 		api.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTenThousandSystems: with 10,000 Systems the page reads one page of
+// links and the 20 Systems it shows, pages with $skip, and its filter
+// finds one System among them; measured in real chromium. Each System
+// links its Manager's console page, unless that is a javascript: URL.
+func TestTenThousandSystems(t *testing.T) {
+	api := &scaleAPI{}
+	srv := serveWith(t, api)
 	b := browser.Start(t, browser.Options{})
 	ctx := t.Context()
 	cards := `document.querySelectorAll('article.system[data-power]').length`

@@ -54,25 +54,10 @@ func startOn(t *testing.T, c *testcluster.Cluster, opts sim.Options) *env {
 		t.Fatal(err)
 	}
 	opts.Namespaces = []string{ns}
-	if opts.DataDir == "" {
-		opts.DataDir = t.TempDir()
-	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: logLevel}))
 	}
-	s, err := sim.New(c.VirtHandler, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
+	s := sim.RunForTest(t, c.VirtHandler, opts)
 	cfg := rest.CopyConfig(c.Admin)
 	cfg.QPS, cfg.Burst = 200, 400
 	return &env{

@@ -11,7 +11,7 @@ import (
 // within the timeout keeps it open until then.
 func TestSessionMaxLifetime(t *testing.T) {
 	f := newFixture(t)
-	a, err := New(Config{Users: f.users, Revocations: f.revs, Sessions: &boundedSessions{limit: 10}, Key: testKey, Now: f.clock,
+	a, err := New(Config{Users: f.users, Revocations: f.revs, Sessions: &boundedSessions{limit: 10}, Key: testKey, Now: f.clock.Now,
 		SessionTTL: 30 * time.Minute, SessionMaxLifetime: 2 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestSessionMaxLifetime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for elapsed := 20 * time.Minute; elapsed < 2*time.Hour; elapsed += 20 * time.Minute {
-		f.advance(20 * time.Minute)
+		f.clock.Add(20 * time.Minute)
 		p, err := a.Token(t.Context(), tok)
 		if err != nil {
 			t.Fatalf("in use %s after the login: %v", elapsed, err)
@@ -30,7 +30,7 @@ func TestSessionMaxLifetime(t *testing.T) {
 			t.Errorf("%s after the login the session ends at %s, after its lifetime's end %s", elapsed, p.Expires, end)
 		}
 	}
-	f.advance(20 * time.Minute)
+	f.clock.Add(20 * time.Minute)
 	if _, err := a.Token(t.Context(), tok); !errors.Is(err, ErrInvalidToken) {
 		t.Errorf("in use at its lifetime's end: %v, want ErrInvalidToken", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,31 +26,20 @@ func hash(t *testing.T, pw string) []byte {
 	return h
 }
 
+// fixture is an Authenticator with user alice, its revocations and the
+// clock the test moves.
 type fixture struct {
 	a     *Authenticator
 	users StaticUsers
 	revs  *testutil.MemoryRevocations
-	now   time.Time
-	mu    sync.Mutex
-}
-
-func (f *fixture) clock() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fixture) advance(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = f.now.Add(d)
+	clock *testutil.Clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{now: time.Unix(1800000000, 0), revs: &testutil.MemoryRevocations{}}
+	f := &fixture{clock: testutil.NewClock(time.Unix(1800000000, 0)), revs: &testutil.MemoryRevocations{}}
 	f.users = StaticUsers{"alice": {Name: "alice", PasswordHash: hash(t, "pw"), Scope: Scope{Namespaces: []string{"a"}}}}
-	a, err := New(Config{Users: f.users, Revocations: f.revs, Key: testKey, SessionTTL: time.Hour, Now: f.clock})
+	a, err := New(Config{Users: f.users, Revocations: f.revs, Key: testKey, SessionTTL: time.Hour, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +54,8 @@ func TestTokens(t *testing.T) {
 		wantErr bool
 	}{
 		{"valid", func(_ *testing.T, _ *fixture, tok string) string { return tok }, false},
-		{"expired", func(_ *testing.T, f *fixture, tok string) string { f.advance(time.Hour); return tok }, true},
-		{"almost expired", func(_ *testing.T, f *fixture, tok string) string { f.advance(time.Hour - time.Second); return tok }, false},
+		{"expired", func(_ *testing.T, f *fixture, tok string) string { f.clock.Add(time.Hour); return tok }, true},
+		{"almost expired", func(_ *testing.T, f *fixture, tok string) string { f.clock.Add(time.Hour - time.Second); return tok }, false},
 		{"tampered payload", func(_ *testing.T, _ *fixture, tok string) string {
 			p := strings.Split(tok, ".")
 			p[1] = p[1][:len(p[1])-2] + "AA"
@@ -79,7 +67,7 @@ func TestTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := f.a.signer.verify(tok, f.clock())
+			c, err := f.a.signer.verify(tok, f.clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,7 +132,7 @@ func TestPasswordCheckBusy(t *testing.T) {
 					t.Fatalf("login while hashing is busy: %v, want ErrBusy", err)
 				}
 			}
-			if wait := f.a.cfg.Throttle.Check("192.0.2.1", "alice", f.clock()); wait != 0 {
+			if wait := f.a.cfg.Throttle.Check("192.0.2.1", "alice", f.clock.Now()); wait != 0 {
 				t.Errorf("busy checks counted as failures: wait %s", wait)
 			}
 			f.a.hashing.release()

@@ -42,7 +42,7 @@ func TestSessionsPerUser(t *testing.T) {
 	f := newFixture(t)
 	f.users["bob"] = User{Name: "bob", PasswordHash: hash(t, "bob-pw"), Scope: Scope{Namespaces: []string{"b"}}}
 	sessions := &boundedSessions{limit: store}
-	a, err := New(Config{Users: f.users, Revocations: f.revs, Sessions: sessions, Key: testKey, Now: f.clock, MaxSessionsPerUser: perUser})
+	a, err := New(Config{Users: f.users, Revocations: f.revs, Sessions: sessions, Key: testKey, Now: f.clock.Now, MaxSessionsPerUser: perUser})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSessionsPerUser(t *testing.T) {
 	}
 	// An expired session no longer counts: unused, it ends between the
 	// 30-minute timeout and a tenth of it later.
-	f.advance(34 * time.Minute)
+	f.clock.Add(34 * time.Minute)
 	if _, _, err := a.Login(t.Context(), "192.0.2.1", "alice", "pw"); err != nil {
 		t.Errorf("alice's login after her sessions expired: %v", err)
 	}
