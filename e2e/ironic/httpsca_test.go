@@ -85,7 +85,18 @@ func httpsCADeployScenario(t *testing.T, s *suite, v crds.Variant) {
 		if _, err := s.api.PatchNode(t.Context(), n.uuid, map[string]any{"op": "add", "path": "/instance_info/boot_iso", "value": image}); err != nil {
 			t.Fatalf("set instance_info/boot_iso: %v", err)
 		}
-		got := n.provision(t, "active", "active", nil)
+		if err := s.api.Provision(t.Context(), n.uuid, "active", nil); err != nil {
+			t.Fatalf("deploy: %v", err)
+		}
+		got := n.wait(t, "active", func(x ironicproc.Node) bool {
+			return str(x.Reservation) == "" && str(x.TargetPowerState) == "" &&
+				((x.ProvisionState == "active" && str(x.TargetProvisionState) == "") || strings.HasSuffix(x.ProvisionState, "failed"))
+		})
+		if got.ProvisionState != "active" {
+			// Ironic 39 empties last_error in its clean-up: the reason is
+			// in the node's history.
+			t.Fatalf("deploy from the HTTPS image server: %s; history: %s", got.Summary(), n.historyErrors(t))
+		}
 		if str(got.PowerState) != "power on" || str(got.LastError) != "" {
 			t.Errorf("active node: %s", got.Summary())
 		}
