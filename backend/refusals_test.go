@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/testca"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/system"
@@ -63,6 +64,16 @@ func TestRefusalsNameWhatAndWhy(t *testing.T) {
 	for _, k := range systemKinds {
 		kinds[k.name] = k
 	}
+	// An HTTPS image server whose private CA the bridge does not trust.
+	ca, err := testca.New("untrusted image CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrusted, err := ca.NewServer(http.NotFoundHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(untrusted.Close)
 	tests := []struct {
 		name  string
 		kind  string
@@ -129,6 +140,14 @@ func TestRefusalsNameWhatAndWhy(t *testing.T) {
 			path: insert, body: `{"Image":"http://u:s3cret@images.example/a.iso"}`,
 			want: refusal{400, "ActionParameterValueFormatError", []string{"http://xxxxx@images.example/a.iso", "Image", "VirtualMedia.InsertMedia"}, []string{"#/Image"}},
 			why:  "credentials in the URL are not accepted"},
+		{name: "Image from a server whose certificate is not trusted", kind: authoredVM,
+			path: insert, body: `{"Image":"` + untrusted.URL + `/a.iso"}`,
+			want: refusal{400, "ActionParameterValueFormatError", []string{untrusted.URL + "/a.iso", "Image", "VirtualMedia.InsertMedia"}, []string{"#/Image"}},
+			why:  "not trusted (x509: certificate signed by unknown authority): POST its CA to the slot's Certificates"},
+		{name: "HttpBootUri from a server whose certificate is not trusted", kind: authoredVM,
+			body: `{"Boot":{"BootSourceOverrideTarget":"UefiHttp","BootSourceOverrideEnabled":"Once","HttpBootUri":"` + untrusted.URL + `/boot.efi"}}`,
+			want: refusal{400, "PropertyValueIncorrect", []string{"Boot/HttpBootUri", untrusted.URL + "/boot.efi"}, []string{"#/Boot/HttpBootUri"}},
+			why:  "x509: certificate signed by unknown authority"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

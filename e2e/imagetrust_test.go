@@ -157,6 +157,20 @@ func runTrustSteps(t *testing.T, env *demo.Env, key system.Key, env2 []string, s
 	return res
 }
 
+// runTrustStepsRefused runs steps with sushy, the last of which must fail,
+// and returns sushy's error.
+func runTrustStepsRefused(t *testing.T, env *demo.Env, key system.Key, steps ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), sushyPython, append([]string{"testdata/sushy_vmedia_trust.py", key.ID()}, steps...)...)
+	cmd.Env = append(pythonEnviron(), "RF_URL="+env.URL, "RF_USER="+env.User, "RF_PASSWORD="+env.Password)
+	out, _ := cmd.Output()
+	var res trustResult
+	if err := json.Unmarshal(out, &res); err != nil || res.Error == "" {
+		t.Fatalf("sushy %v: %v %s, want an error", steps, err, out)
+	}
+	return res.Error
+}
+
 // waitFinished waits until key's slot is Ready or Failed and returns it.
 func waitFinished(t *testing.T, a admin, key system.Key) system.MediaSlot {
 	t.Helper()
@@ -200,13 +214,20 @@ func testPrivateCA(t *testing.T, env *demo.Env, a admin) {
 	srv := newTrustServer(t, true, "")
 	close(srv.gate)
 	key := trustVM(t, env, a, "trust-ca-"+strings.ToLower(string(env.Cluster.Variant)))
-	runTrustSteps(t, env, key, nil, "insert="+srv.url+"/a.iso")
-	failed := waitFinished(t, a, key)
-	res, _ := taskResolution(t, env, failed)
-	if failed.Phase != system.MediaFailed || !strings.Contains(res, "certificate") || !strings.Contains(res, "POST its CA to the slot's Certificates") {
-		t.Fatalf("without the CA: slot %+v, task resolution %q; want Failed with the TLS error and what to do", failed, res)
+	// Without the CA: InsertMedia is refused at once (sushy's
+	// BadRequestError) with the TLS error and what to do; nothing recorded.
+	if why := runTrustStepsRefused(t, env, key, "insert="+srv.url+"/a.iso"); !strings.Contains(why, "400") ||
+		!strings.Contains(why, "x509: certificate signed by unknown authority") || !strings.Contains(why, "POST its CA to the slot's Certificates") {
+		t.Fatalf("without the CA: sushy got %q; want 400 with the TLS error and what to do", why)
 	}
-	got := runTrustSteps(t, env, key, nil, "eject", "addcert="+srv.caFile(t), "insert="+srv.url+"/a.iso")
+	vm, err := a.dyn.Resource(kubevirt.VirtualMachines).Namespace(key.Namespace).Get(t.Context(), key.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sl := vmcheck.MustSlot(t, vm, media.DefaultSlot); sl.InsertID != "" {
+		t.Fatalf("without the CA: slot %+v recorded, want nothing", sl)
+	}
+	got := runTrustSteps(t, env, key, nil, "addcert="+srv.caFile(t), "insert="+srv.url+"/a.iso")
 	if !got.Verify || len(got.Certificates) != 1 || got.Subjects[0] != srv.ca.Cert.Subject.CommonName {
 		t.Errorf("sushy saw %+v: want VerifyCertificate true and the CA posted", got)
 	}

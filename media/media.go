@@ -66,7 +66,10 @@ func (s *Service) validateURL(ctx context.Context, image, namespace string) erro
 	return s.policy.ValidateResolved(ctx, s.resolver, image, namespace)
 }
 
-// Insert accepts req's image for the slot. It records the slot as Pending
+// Insert accepts req's image for the slot. An https image whose server
+// presents a certificate the import would not trust is refused first
+// ([download.AddrPolicy.CheckTLS]: an [*download.InvalidURLError], nothing
+// recorded). It records the slot as Pending
 // with a fresh InsertID and its claim name before returning, so a power-on
 // arriving right after is deferred. The import itself is the
 // [Reconciler]'s job; the CD-ROM disk and its volume appear (together)
@@ -103,6 +106,12 @@ func (s *Service) Insert(ctx context.Context, key system.Key, slot string, req s
 	data, fresh, err := s.importData(ctx, key, slot, req)
 	if err != nil {
 		return system.MediaSlot{}, fmt.Errorf("insert %q into %s slot %s: %w", image, key, slot, err)
+	}
+	if !fresh.Insecure {
+		// The trust the import will have: refuse now what it would fail on.
+		if err := s.policy.CheckTLS(ctx, image, data[download.CAKey]); err != nil {
+			return system.MediaSlot{}, fmt.Errorf("insert into %s slot %s: %w", key, slot, err)
+		}
 	}
 	fresh.Slot, fresh.Image, fresh.Phase, fresh.Reason = slot, image, system.MediaPending, "import accepted"
 	fresh.InsertID, fresh.Since, fresh.ClaimName = NewInsertID(), s.now().UTC(), ClaimName(key, slot)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -89,6 +90,7 @@ func TestMediaTrust(t *testing.T) {
 			t.Run("ImportSecretLifecycle", func(t *testing.T) { testImportSecretLifecycle(t, e) })
 			t.Run("EjectDeletesImportSecret", func(t *testing.T) { testEjectDeletesImportSecret(t, e) })
 			t.Run("UntrustedThenVerifyOff", func(t *testing.T) { testUntrustedThenVerifyOff(t, e) })
+			t.Run("RedirectToUntrusted", func(t *testing.T) { testRedirectToUntrusted(t, e) })
 			t.Run("BridgeBundle", func(t *testing.T) { testBridgeBundle(t, e) })
 			t.Run("NoCredentials", func(t *testing.T) { testNoCredentials(t, e) })
 		})
@@ -212,19 +214,21 @@ func testEjectDeletesImportSecret(t *testing.T, e *env) {
 	}
 }
 
-// testUntrustedThenVerifyOff: a private CA nobody trusts fails the import
-// with a hint; VerifyCertificate false (kept in a ConfigMap owned by the
-// VM) imports it.
+// testUntrustedThenVerifyOff: a private CA nobody trusts is refused at the
+// insert with the TLS reason and what to do, nothing recorded (no slot, no
+// import Secret); VerifyCertificate false (kept in a ConfigMap owned by
+// the VM) imports it.
 func testUntrustedThenVerifyOff(t *testing.T, e *env) {
 	srv := newPrivateServer(t, false)
 	close(srv.gate)
 	key := e.createVM(t, vmName(t))
-	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/a.iso"}); err != nil {
-		t.Fatal(err)
+	_, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: srv.URL + "/a.iso"})
+	var bad *download.InvalidURLError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "x509: certificate signed by unknown authority") || !strings.Contains(bad.Reason, "POST its CA to the slot's Certificates") {
+		t.Fatalf("insert from an untrusted server: %v; want refused with the TLS error and what to do", err)
 	}
-	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
-	if !strings.Contains(failed.Reason, "certificate") || !strings.Contains(failed.Reason, "POST its CA to the slot's Certificates") {
-		t.Errorf("Failed reason %q: want the TLS error and what to do", failed.Reason)
+	if vm, err := e.liveVM(t.Context(), key); err != nil || vm.Slots[slot].InsertID != "" {
+		t.Errorf("slot after the refused insert %+v (%v), want nothing recorded", vm.Slots[slot], err)
 	}
 	if err := e.svc.SetVerifyCertificate(t.Context(), key, slot, false); err != nil {
 		t.Fatal(err)
@@ -241,6 +245,34 @@ func testUntrustedThenVerifyOff(t *testing.T, e *env) {
 		t.Errorf("slot %+v: want Insecure and no import Secret", got)
 	}
 	e.waitSlot(t, key, slot, "Ready", phaseIs(system.MediaReady))
+}
+
+// testRedirectToUntrusted: what the insert's handshake cannot see, a
+// trusted server redirecting to one whose CA nobody trusts, is accepted
+// and fails in the import: Failed, with the TLS error and what to do.
+func testRedirectToUntrusted(t *testing.T, e *env) {
+	untrusted := newPrivateServer(t, false)
+	close(untrusted.gate)
+	ca, err := testca.New("redirecting server CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect, err := ca.NewServer(http.RedirectHandler(untrusted.URL+"/a.iso", http.StatusFound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redirect.Close)
+	key := e.createVM(t, vmName(t))
+	if _, err := e.svc.AddCertificate(t.Context(), key, slot, ca.PEM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Insert(t.Context(), key, slot, system.MediaInsert{Image: redirect.URL + "/r.iso"}); err != nil {
+		t.Fatalf("insert from a trusted server: %v", err)
+	}
+	failed := e.waitSlot(t, key, slot, "Failed", phaseIs(system.MediaFailed))
+	if !strings.Contains(failed.Reason, "x509: certificate signed by unknown authority") || !strings.Contains(failed.Reason, "POST its CA to the slot's Certificates") {
+		t.Errorf("Failed reason %q: want the TLS error and what to do", failed.Reason)
+	}
 }
 
 // testBridgeBundle: a CA in the bridge-wide bundle is trusted by every slot.

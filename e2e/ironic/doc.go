@@ -48,7 +48,13 @@
 // hearing ResourcePoweredOn after Ironic's power-on and ResourcePoweredOff
 // after an out-of-band forced stop through virt-api (the demos' bridges
 // run with --event-destination-policy deny-loopback,allow=127.0.0.1/32).
-// Each step
+// A ramdisk deploy from Ironic 39's http_root served over HTTPS with a
+// private CA (Ironic trusts it through webserver_verify_ca, the bridge
+// through its CA bundle ConfigMap) reaches active with InsertMedia's
+// TransferProtocolType HTTPS; the same deploy from a server whose CA the
+// bridge does not trust is refused at the insert (400 with the TLS
+// reason), fails at once with the reason in the node's history, and
+// leaves no pod or PVC. Each step
 // asserts Ironic's states and errors and the VirtualMachine, its VMI and
 // `fields --check`; a failing node prints Ironic's last_error, its
 // conductor log lines and the bridge's requests and responses for it.

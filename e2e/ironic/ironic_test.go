@@ -40,6 +40,8 @@ var scenarios39 = []scenario{
 	{"failed-import-deploy", failedImportDeployScenario, false},
 	{"ipmi-hardware-type", ipmiScenario, false},
 	{"events-passthru", eventsScenario, false},
+	{"https-private-ca-deploy", httpsCADeployScenario, true},          // the trust is the bridge's, not the VM list's
+	{"https-untrusted-ca-deploy", httpsUntrustedDeployScenario, true}, // so is the refusal
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -44,6 +44,8 @@ type suite struct {
 	// ipmiPorts is the first port of each demo's IPMI range (numIPMIPorts
 	// ports).
 	ipmiPorts map[crds.Variant]int
+	// cas are the private CAs of the HTTPS image servers (httpsca_test.go).
+	cas imageCAs
 }
 
 // conductor is one release of [releases]: its suite, or why it cannot run.
@@ -140,13 +142,17 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 			return nil, nil, err
 		}
 	}
+	cas, err := newImageCAs()
+	if err != nil {
+		return nil, nil, err
+	}
 	suites := map[string]*suite{}
 	for i, r := range run {
 		ord := i
 		if r.Name != ironicproc.Host.Name {
 			ord = 1 // the chroot's VMs stay its own whether or not the host's runs
 		}
-		suites[r.Name] = &suite{release: r, ord: ord, envs: envs, recs: recs, forces: forces, ipmiPorts: ipmiPorts}
+		suites[r.Name] = &suite{release: r, ord: ord, envs: envs, recs: recs, forces: forces, ipmiPorts: ipmiPorts, cas: cas}
 	}
 	stop := func() error { return stopAll(dir, suites, envs, recs) }
 	// A bound for a start that fails, not a window: at load 45-50 the
@@ -161,7 +167,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 	for _, s := range suites {
 		wg.Go(func() {
 			start := time.Now()
-			ir, err := ironicproc.Start(ctx, ironicproc.Options{
+			ir, err := ironicproc.Start(ctx, s.withImageCAs(ironicproc.Options{
 				Dir:                    filepath.Join(dir, "ironic-"+s.release.Name),
 				Release:                s.release,
 				SyncPowerInterval:      syncInterval,
@@ -173,7 +179,7 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 				// predates it, and oslo.config ignores an option it does
 				// not know): it inserts and boots without reading back.
 				VMediaInsertPolling: s.is39(),
-			})
+			}))
 			fmt.Fprintf(os.Stderr, "TIMING Ironic %s started in %s\n", s.release.Name, time.Since(start).Round(time.Millisecond))
 			mu.Lock()
 			defer mu.Unlock()
@@ -199,6 +205,9 @@ func startSuite(run []ironicproc.Release) (map[string]*suite, func() error, erro
 			}
 			if err == nil {
 				err = giveIPMIPassword(env)
+			}
+			if err == nil {
+				err = cas.trustInBridge(env)
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -23,6 +23,8 @@ const (
 	vmFailImport // Ironic 39 only
 	vmIPMI       // Ironic 39 only
 	vmEvents     // Ironic 39 only
+	vmHTTPSCA    // Ironic 39 only
+	vmUntrusted  // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

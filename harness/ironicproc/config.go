@@ -38,6 +38,10 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 	if o.VMediaInsertPolling {
 		polling = "enable_vmedia_insert_polling = true\n"
 	}
+	webCA := ""
+	if o.WebserverCAs != "" {
+		webCA = "webserver_verify_ca = " + filepath.Join(dir, webserverCAFile) + "\n"
+	}
 	inspect, raid, metal3 := "redfish,no-inspect", "no-raid", ""
 	if o.Release.Metal3 {
 		// What baremetal-operator's node creation names; the defaults
@@ -85,7 +89,7 @@ debug = true
 use_stderr = true
 state_path = %[1]s
 tempdir = %[2]s
-enabled_hardware_types = %[19]s
+%[24]senabled_hardware_types = %[19]s
 enabled_power_interfaces = %[20]s
 enabled_management_interfaces = %[21]s
 enabled_inspect_interfaces = %[13]s
@@ -135,5 +139,5 @@ lock_path = %[11]s
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
 		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"), polling,
-		hwTypes, power, mgmt, ipmi, defaultInspect)
+		hwTypes, power, mgmt, ipmi, defaultInspect, webCA)
 }

@@ -3,8 +3,10 @@ package ironicproc
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -54,18 +56,28 @@ type Options struct {
 	// default is off): after each InsertMedia the conductor reads the
 	// slot every 2 s until it reads Inserted, failing the step after 60 s.
 	VMediaInsertPolling bool
+	// ImageTLS, when set, also serves http_root over HTTPS with this
+	// certificate, at [Ironic.HTTPSURL] (an image server with a private
+	// CA, as operators run Ironic's http_url); http_url stays HTTP.
+	ImageTLS *tls.Config
+	// WebserverCAs is a PEM bundle Ironic trusts when it reads image URLs
+	// over HTTPS itself (`[DEFAULT] webserver_verify_ca`, written to a
+	// file under Dir): its HEAD of a boot ISO, the images its vmedia API
+	// downloads. Empty leaves Ironic's default (the system roots).
+	WebserverCAs string
 }
 
 // Ironic is a running all-in-one Ironic.
 type Ironic struct {
 	// URL is the API endpoint, e.g. http://127.0.0.1:40123.
 	URL string
-	// HTTPRoot is the conductor's http_root, served at HTTPURL.
-	HTTPRoot, HTTPURL string
-	log               string
-	cmd               *exec.Cmd
-	done              chan struct{}
-	files             *http.Server
+	// HTTPRoot is the conductor's http_root, served at HTTPURL (and at
+	// HTTPSURL with [Options.ImageTLS]).
+	HTTPRoot, HTTPURL, HTTPSURL string
+	log                         string
+	cmd                         *exec.Cmd
+	done                        chan struct{}
+	files, tlsFiles             *http.Server
 }
 
 // Start creates the database, starts the HTTP server for http_root and the
@@ -97,6 +109,9 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 			err = errors.Join(err, ir.Stop())
 		}
 	}()
+	if err := ir.serveTLS(o); err != nil {
+		return ir, err
+	}
 	apiAddr, err := freeAddr()
 	if err != nil {
 		return ir, err
@@ -106,6 +121,11 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 	inside, bound := o.Dir, ""
 	if rel.Root != "" {
 		inside, bound = chrootDir, o.Dir
+	}
+	if o.WebserverCAs != "" {
+		if err := os.WriteFile(filepath.Join(o.Dir, webserverCAFile), []byte(o.WebserverCAs), 0o644); err != nil {
+			return ir, fmt.Errorf("write %s: %w", webserverCAFile, err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(o.Dir, "ironic.conf"), []byte(config(o, inside, apiAddr, ir.HTTPURL)), 0o600); err != nil {
 		return ir, fmt.Errorf("write ironic.conf: %w", err)
@@ -144,6 +164,30 @@ func Start(ctx context.Context, o Options) (ir *Ironic, err error) {
 		close(ir.done)
 	}()
 	return ir, ir.waitServing(ctx)
+}
+
+// webserverCAFile is the file under Options.Dir that holds
+// Options.WebserverCAs.
+const webserverCAFile = "webserver-ca.pem"
+
+// serveTLS serves http_root over HTTPS at ir.HTTPSURL when o.ImageTLS is
+// set.
+func (ir *Ironic) serveTLS(o Options) error {
+	if o.ImageTLS == nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("https http_root listener: %w", err)
+	}
+	ir.HTTPSURL = "https://" + ln.Addr().String()
+	ir.tlsFiles = &http.Server{
+		Handler: http.FileServer(http.Dir(ir.HTTPRoot)), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.ImageTLS,
+		// A client refusing the private CA is what the tests provoke.
+		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError),
+	}
+	go func() { _ = ir.tlsFiles.ServeTLS(ln, "", "") }()
+	return nil
 }
 
 // launcher is the Python that runs an entry point of python3-ironic (the
@@ -198,8 +242,10 @@ func (ir *Ironic) waitServing(ctx context.Context) error {
 // the http_root server. Stopping twice does nothing.
 func (ir *Ironic) Stop() error {
 	var errs []error
-	if ir.files != nil {
-		errs = append(errs, ir.files.Close())
+	for _, srv := range []*http.Server{ir.files, ir.tlsFiles} {
+		if srv != nil {
+			errs = append(errs, srv.Close())
+		}
 	}
 	if ir.cmd == nil {
 		return errors.Join(errs...)

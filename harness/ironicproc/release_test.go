@@ -73,6 +73,14 @@ func TestConfigPaths(t *testing.T) {
 			if redfishBIOS := config(Options{Dir: "/tmp/d", Release: tt.r, DefaultBIOSInterface: "redfish"}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2"); strings.Contains(redfishBIOS, "enabled_hardware_types = redfish,ipmi") {
 				t.Errorf("the ipmi hardware type with a redfish bios default (which it does not support) stops the conductor:\n%s", redfishBIOS)
 			}
+			if strings.Contains(conf, "webserver_verify_ca") {
+				t.Errorf("webserver_verify_ca without WebserverCAs:\n%s", conf)
+			}
+			// Ironic's trust of its HTTPS image URLs, in [DEFAULT] where
+			// oslo.config reads it, as the chroot sees the file.
+			if ca := config(Options{Dir: "/tmp/d", Release: tt.r, WebserverCAs: "PEM"}, tt.dir, "127.0.0.1:1", "http://127.0.0.1:2"); !strings.Contains(ca, "tempdir = "+tt.dir+"/tmp\nwebserver_verify_ca = "+tt.dir+"/"+webserverCAFile+"\n") {
+				t.Errorf("ironic.conf with WebserverCAs lacks webserver_verify_ca = %s/%s in [DEFAULT]:\n%s", tt.dir, webserverCAFile, ca)
+			}
 			if tt.r.IPMI && strings.Contains(conf, "default_vendor_interface = redfish") {
 				t.Errorf("a redfish vendor default with the ipmi hardware type (which does not support it) stops the conductor:\n%s", conf)
 			}

@@ -113,8 +113,7 @@ func (r ImportRequest) hint(err error) string {
 	case errors.As(err, &downgrade):
 		return " (the image server redirected from HTTPS to plain HTTP: serve the image over HTTPS throughout)"
 	case errors.As(err, &unknown) || errors.As(err, &verify) || errors.As(err, &hostname):
-		return " (the image server's TLS certificate is not trusted: POST its CA to the slot's Certificates, " +
-			"add it to the bridge's CA bundle, or PATCH VerifyCertificate false)"
+		return " (the image server's TLS certificate is not trusted: " + UntrustedHint + ")"
 	case errors.As(err, &status) && status.Code == http.StatusUnauthorized && r.CredentialsDir == "":
 		return " (the image server asks for credentials: give UserName and Password in InsertMedia)"
 	case errors.As(err, &status) && (status.Code == http.StatusUnauthorized || status.Code == http.StatusForbidden):
