@@ -84,15 +84,20 @@ func (a admin) vmOf(t *testing.T, key system.Key) *unstructured.Unstructured {
 }
 
 // patch merge-patches the object of resource res named like VM key as
-// manager (KubeVirt's VMI has no status subresource: virt-handler patches
-// the object).
+// manager; a VMI as virt-handler (KubeVirt's VMI has no status
+// subresource: virt-handler patches the object, and virt-api reverts
+// status written by anyone else).
 func (a admin) patch(t *testing.T, key system.Key, res schema.GroupVersionResource, patch map[string]any, manager string) {
 	t.Helper()
 	raw, err := json.Marshal(patch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.dyn.Resource(res).Namespace(key.Namespace).Patch(t.Context(), key.Name,
+	client := a.dyn
+	if res == kubevirt.VirtualMachineInstances {
+		client = a.node
+	}
+	if _, err := client.Resource(res).Namespace(key.Namespace).Patch(t.Context(), key.Name,
 		types.MergePatchType, raw, metav1.PatchOptions{FieldManager: manager}); err != nil {
 		t.Fatalf("patch %s %s: %v", res.Resource, key, err)
 	}

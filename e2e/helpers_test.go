@@ -25,10 +25,13 @@ import (
 // waitTimeout bounds every wait for the cluster to settle.
 const waitTimeout = 60 * time.Second
 
-// admin holds the cluster-admin clients of one env.
+// admin holds the cluster-admin clients of one env, and node the
+// dynamic client of virt-handler's identity (virt-api reverts VMI status
+// written by anyone else).
 type admin struct {
 	dyn  dynamic.Interface
 	kube kubernetes.Interface
+	node dynamic.Interface
 }
 
 func adminFor(t *testing.T, env *demo.Env) admin {
@@ -41,7 +44,11 @@ func adminFor(t *testing.T, env *demo.Env) admin {
 	if err != nil {
 		t.Fatalf("admin kubernetes client: %v", err)
 	}
-	return admin{dyn: dyn, kube: kube}
+	node, err := dynamic.NewForConfig(env.Cluster.VirtHandler)
+	if err != nil {
+		t.Fatalf("virt-handler dynamic client: %v", err)
+	}
+	return admin{dyn: dyn, kube: kube, node: node}
 }
 
 // vmName is the name of sample VM i; keyOf its key; sysID its Redfish id.

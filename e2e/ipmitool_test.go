@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/sim"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
@@ -23,7 +24,8 @@ import (
 // env: the VM's author gives it a port (ipmi.PortAnnotation), the
 // administrator an IPMI password (<user>.ipmi in the users Secret); then
 // mc info (and the Manager's NetworkProtocol shows IPMI enabled on the
-// port), chassis power on (the VMI runs), status, bootdev cdrom
+// port), chassis power on (the VMI runs), status, sol activate (the
+// guest's login prompt and echo through virt-api), bootdev cdrom
 // options=efiboot (the Redfish System shows the Cd Once UEFI override the
 // same writer wrote), power off (the VMI ends), sol info.
 func TestIpmitool(t *testing.T) {
@@ -79,6 +81,22 @@ func TestIpmitool(t *testing.T) {
 		if out := must("chassis", "power", "status"); !strings.Contains(out, "Chassis Power is on") {
 			t.Errorf("power status after on: %s", out)
 		}
+		// Serial-over-LAN to the running guest through the bridge's
+		// console stream and KubeVirt's real virt-api (the simulated
+		// guest's serial port): its login prompt, its echo, "~." to leave.
+		// ipmitool reads its stdin once the payload is active, and prints
+		// its banner when the guest's first output flushes stdout.
+		sol := testutil.StartSOL(t, port, demo.AdminUser, ipmiPassword)
+		sol.Type(t, "\r")
+		sol.Take(t, "[SOL Session operational.  Use ~? for help]")
+		sol.Take(t, "\r\n"+sim.GuestLoginPrompt(vmName(vmIPMI)))
+		sol.Type(t, "root\r")
+		sol.Take(t, "root\r\n"+sim.GuestLoginPrompt(vmName(vmIPMI)))
+		sol.Type(t, "~.")
+		sol.Take(t, "[terminated ipmitool]")
+		if err := sol.Wait(t); err != nil {
+			t.Errorf("ipmitool sol activate after ~.: %v\n%s", err, sol.Output())
+		}
 		must("chassis", "bootdev", "cdrom", "options=efiboot")
 		boot, _ := rf.get(t, "/redfish/v1/Systems/"+sysID(vmIPMI)).body["Boot"].(map[string]any)
 		if boot["BootSourceOverrideTarget"] != "Cd" || boot["BootSourceOverrideEnabled"] != "Once" || boot["BootSourceOverrideMode"] != "UEFI" {
@@ -95,9 +113,7 @@ func TestIpmitool(t *testing.T) {
 		if out := must("chassis", "power", "status"); !strings.Contains(out, "Chassis Power is off") {
 			t.Errorf("power status after off: %s", out)
 		}
-		// Serial-over-LAN's configuration through the running bridge. This
-		// env runs no virt-api, so no console: sol activate is driven end
-		// to end in sshconsole.TestSSHConsole/IPMISerialOverLAN.
+		// Serial-over-LAN's configuration through the running bridge.
 		if out := must("sol", "info"); !strings.Contains(out, "Enabled                         : true") ||
 			!strings.Contains(out, "Payload Port                    : "+strconv.Itoa(port)) {
 			t.Errorf("sol info:\n%s", out)

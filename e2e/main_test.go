@@ -89,7 +89,7 @@ func startAll(t *testing.T) {
 			e, err := demo.Start(context.Background(), demo.Options{
 				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
 				StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
-				ImageSize: 4 << 20, Log: log,
+				ImageSize: 4 << 20, Log: log, VirtAPI: true,
 				IPMI: ipmi.Config{Address: "127.0.0.1", FirstPort: port, LastPort: port},
 			})
 			mu.Lock()

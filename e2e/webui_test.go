@@ -201,8 +201,7 @@ func TestWebUI(t *testing.T) {
 				t.Errorf("%s after the ReadOnly user's ForceOff: %v, want On", target, got)
 			}
 			// Its console page, opened from its Systems page, is view-only
-			// (the shared env runs no virt-api: the screen itself is
-			// vncconsole.TestConsolePageInChromium's).
+			// (the screen itself is vncconsole.TestConsolePageInChromium's).
 			if err := ro.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" a.console")),
 				browser.WaitFor(`document.getElementById('mode')?.textContent === 'View only'`)); err != nil {
 				t.Fatalf("the ReadOnly user's console page of %s: %v", target, err)
