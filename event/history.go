@@ -85,16 +85,15 @@ func (h *history) from(i int) []Record {
 	return out
 }
 
-// After returns the records of rs published after the newest one of
-// event id, and whether rs holds id at all (false: none returned, the
-// reader may have missed events).
-func After(rs []Record, id string) ([]Record, bool) {
+// Newest is the index in rs of the newest record of event id, -1 when
+// rs holds none.
+func Newest(rs []Record, id string) int {
 	for i := len(rs) - 1; i >= 0; i-- {
 		if rs[i].ID == id {
-			return rs[i+1:], true
+			return i
 		}
 	}
-	return nil, false
+	return -1
 }
 
 // Since returns the records of rs published at or after t.

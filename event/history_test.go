@@ -126,7 +126,7 @@ func TestSubscribeAfterNoGapNoDuplicate(t *testing.T) {
 	}
 }
 
-func TestAfterAndSince(t *testing.T) {
+func TestNewestAndSince(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
 	rs := []Record{{Event{ID: "a"}, t0}, {Event{ID: "b"}, t0.Add(time.Second)}, {Event{ID: "a"}, t0.Add(2 * time.Second)}, {Event{ID: "c"}, t0.Add(3 * time.Second)}}
 	recIDs := func(rs []Record) []string {
@@ -136,11 +136,11 @@ func TestAfterAndSince(t *testing.T) {
 		}
 		return out
 	}
-	if got, held := After(rs, "a"); !held || !cmp.Equal([]string{"c"}, recIDs(got)) {
-		t.Errorf("After(a) = %v %v, want [c] after the newest a", recIDs(got), held)
+	if i := Newest(rs, "a"); i < 0 || !cmp.Equal([]string{"c"}, recIDs(rs[i+1:])) {
+		t.Errorf("Newest(a) = %d, want the newest a, with [c] after it", i)
 	}
-	if got, held := After(rs, "x"); held || len(got) != 0 {
-		t.Errorf("After(x) = %v %v, want nothing, not held", recIDs(got), held)
+	if i := Newest(rs, "x"); i != -1 {
+		t.Errorf("Newest(x) = %d, want -1: not held", i)
 	}
 	if got := Since(rs, t0.Add(time.Second)); !cmp.Equal([]string{"b", "a", "c"}, recIDs(got)) {
 		t.Errorf("Since(t0+1s) = %v", recIDs(got))

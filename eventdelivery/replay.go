@@ -71,10 +71,8 @@ func toReplay(held []event.Record, s *eventsub.Subscription) (rs []event.Record,
 	if s.Delivered == nil {
 		return withoutID(event.Since(held, s.Created.Add(-ReplaySlack)), ""), false
 	}
-	for i := len(held) - 1; i >= 0; i-- {
-		if held[i].ID == s.Delivered.ID {
-			return withoutID(event.Since(held, held[i].Published.Add(-ReplaySlack)), s.Delivered.ID), false
-		}
+	if i := event.Newest(held, s.Delivered.ID); i >= 0 {
+		return withoutID(event.Since(held, held[i].Published.Add(-ReplaySlack)), s.Delivered.ID), false
 	}
 	from := s.Delivered.Published.Add(-ReplaySlack)
 	lost = len(held) > 0 && held[0].Published.After(from)

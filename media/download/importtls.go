@@ -66,15 +66,23 @@ func (r ImportRequest) tlsConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CA bundle: %w", err)
 	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
+	pool, ok := rootsWith(pem)
+	if !ok {
 		return nil, fmt.Errorf("CA bundle %s holds no PEM certificate", r.CAFile)
 	}
 	tc.RootCAs = pool
 	return tc, nil
+}
+
+// rootsWith is what an import trusts (and the insert's check of it,
+// [AddrPolicy.CheckTLS]): the system roots and the certificates of pem;
+// ok is false when pem holds none.
+func rootsWith(pem []byte) (pool *x509.CertPool, ok bool) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	return pool, pool.AppendCertsFromPEM(pem)
 }
 
 func readCredential(dir, key string) (string, error) {

@@ -3,7 +3,6 @@ package download
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/url"
@@ -37,11 +36,7 @@ func (p AddrPolicy) CheckTLS(ctx context.Context, raw string, caPEM []byte) erro
 	if err != nil || u.Scheme != "https" {
 		return nil
 	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	pool.AppendCertsFromPEM(caPEM)
+	pool, _ := rootsWith(caPEM) // none in caPEM: the system roots alone
 	port := u.Port()
 	if port == "" {
 		port = "443"
