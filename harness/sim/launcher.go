@@ -31,7 +31,7 @@ const LauncherSelector = kubevirtv1.AppLabel + "=virt-launcher"
 // end it once its VMI is final or gone (virt-launcher exits with the
 // domain), and confirm its deletion (virt-controller deletes it with a
 // grace period only a kubelet would end) once its guest has stopped
-// (holdLauncher).
+// (holdLauncher) and its teardown is over (teardownWait).
 func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, error) {
 	ns, _, err := cache.SplitMetaNamespaceKey(k)
 	c := s.cachesFor(ns)
@@ -52,8 +52,12 @@ func (s *Simulator) syncLauncher(ctx context.Context, k string) (time.Duration, 
 		if err != nil {
 			return 0, err
 		}
+		teardown := s.teardownWait(pod, vmi)
 		if wait := s.holdLauncher(vmi); wait > 0 {
 			return wait, nil
+		}
+		if teardown > 0 {
+			return teardown, nil
 		}
 		return 0, s.confirmDeletion(ctx, pod)
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:

@@ -111,7 +111,8 @@ type Simulator struct {
 	corruptSeen                              map[types.UID]string // VM -> problems last recorded
 	phaseSince                               map[types.UID]phaseMark
 	stopSeen                                 map[types.UID]time.Time
-	launcherHeld                             map[types.UID]bool // VMIs whose deleted launcher pod was held for the guest's stop
+	launcherHeld                             map[types.UID]bool     // VMIs whose deleted launcher pod was held for the guest's stop
+	teardowns                                map[types.UID]teardown // deleted launcher pods (teardown.go)
 	downloads                                map[types.UID]context.CancelFunc
 	finished                                 map[types.UID]bool // imports done, until the pod is gone
 	refused                                  map[types.UID]bool // import pods already told Multi-Attach
@@ -158,6 +159,7 @@ func New(cfg *rest.Config, opts Options) (*Simulator, error) {
 		phaseSince:    map[types.UID]phaseMark{},
 		stopSeen:      map[types.UID]time.Time{},
 		launcherHeld:  map[types.UID]bool{},
+		teardowns:     map[types.UID]teardown{},
 		downloads:     map[types.UID]context.CancelFunc{},
 		finished:      map[types.UID]bool{},
 		refused:       map[types.UID]bool{},

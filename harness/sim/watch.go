@@ -63,7 +63,7 @@ func (s *Simulator) startCaches(ctx context.Context) error {
 			{c.vm, func(obj any) { s.queues.vm.Add(key(obj)) }, nil},
 			{c.vmi, s.onVMI, s.forgetVMI},
 			{c.pod, s.onPod, s.forgetPod},
-			{c.launcher, s.onLauncher, nil},
+			{c.launcher, s.onLauncher, s.forgetLauncher},
 			{c.pvc, s.onPVC, nil},
 		}
 		for _, h := range handlers {
