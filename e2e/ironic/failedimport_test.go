@@ -33,7 +33,7 @@ func failedImportDeployScenario(t *testing.T, s *suite, v crds.Variant) {
 	n := s.enroll(t, v, vmFailImport, "custom-agent", map[string]any{"deploy_iso": image.url})
 	n.step(t, "manage", func() { n.provision(t, "manage", "manageable", nil) })
 	n.step(t, "provide", func() { n.provision(t, "provide", "available", nil) })
-	cdPath := "/redfish/v1/Systems/" + n.key.ID() + "/VirtualMedia/" + media.DefaultSlot
+	cdPath := n.cdPath()
 	var deployAt time.Time
 	n.step(t, "deploy: the insert read back Inserted, the power-on held", func() {
 		deployAt = time.Now()
@@ -81,19 +81,7 @@ func failedImportDeployScenario(t *testing.T, s *suite, v crds.Variant) {
 		}
 		n.neverBootedCD(t)
 	})
-	n.step(t, "undeploy leaves nothing behind", func() {
-		n.provision(t, "deleted", "available", nil)
-		n.waitVMI(t, "VMI gone", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
-		if err := n.noMediaObjects(t.Context()); err != nil {
-			t.Error(err)
-		}
-		if p := powerIntent(t, n.vm(t)); p.OnDeferred {
-			t.Errorf("power-on held after undeploy: %+v", p)
-		}
-		if cd := n.redfish(t, cdPath); cd["Inserted"] != false {
-			t.Errorf("after undeploy cd0 Inserted %v, want false", cd["Inserted"])
-		}
-	})
+	n.step(t, "undeploy leaves nothing behind", func() { n.undeployLeavesNothing(t) })
 	n.checkFields(t)
 }
 
@@ -109,6 +97,29 @@ func failedReason(cd map[string]any) string {
 	m, _ := c["Message"].(string)
 	r, _ := c["Resolution"].(string)
 	return m + " " + r
+}
+
+// undeployLeavesNothing undeploys a node whose deploy failed and checks
+// what it leaves: no VMI, no import pod or PVC, no power-on held, cd0
+// ejected.
+func (n *node) undeployLeavesNothing(t *testing.T) {
+	t.Helper()
+	n.provision(t, "deleted", "available", nil)
+	n.waitVMI(t, "VMI gone", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
+	if err := n.noMediaObjects(t.Context()); err != nil {
+		t.Error(err)
+	}
+	if p := powerIntent(t, n.vm(t)); p.OnDeferred {
+		t.Errorf("power-on held after undeploy: %+v", p)
+	}
+	if cd := n.redfish(t, n.cdPath()); cd["Inserted"] != false {
+		t.Errorf("after undeploy cd0 Inserted %v, want false", cd["Inserted"])
+	}
+}
+
+// cdPath is the node's cd0 VirtualMedia resource.
+func (n *node) cdPath() string {
+	return "/redfish/v1/Systems/" + n.key.ID() + "/VirtualMedia/" + media.DefaultSlot
 }
 
 // noMediaObjects is an error naming what the node's cd0 import left (its

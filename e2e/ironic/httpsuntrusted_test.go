@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/ironicproc"
 	"github.com/redfish-bridge/redfish-bridge/harness/vmcheck"
@@ -91,13 +89,7 @@ func httpsUntrustedDeployScenario(t *testing.T, s *suite, v crds.Variant) {
 		}
 		n.neverBootedCD(t)
 	})
-	n.step(t, "undeploy leaves nothing behind", func() {
-		n.provision(t, "deleted", "available", nil)
-		n.waitVMI(t, "VMI gone", func(vmi *unstructured.Unstructured) bool { return vmi == nil })
-		if err := n.noMediaObjects(t.Context()); err != nil {
-			t.Error(err)
-		}
-	})
+	n.step(t, "undeploy leaves nothing behind", func() { n.undeployLeavesNothing(t) })
 	n.checkFields(t)
 }
 
