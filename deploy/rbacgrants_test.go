@@ -125,15 +125,22 @@ func probes(env *installed, kube kubernetes.Interface, dyn dynamic.Interface, t 
 			return err
 		},
 		// The graphical console (vncconsole through virtapi.Screens; no
-		// virt-api here: an allowed call is 404). The thumbnails' vnc/screenshot
-		// needs no grant of its own: Kubernetes authorizes it as vnc (the
-		// request's subresource is the path's first segment after the name;
-		// a grant of vnc/screenshot alone was found not needed).
+		// virt-api here: an allowed call is 404).
 		{"subresources.kubevirt.io", "virtualmachineinstances/vnc", "get", vmNS}: func(ctx context.Context) error {
 			screen, err := screens.OpenScreen(ctx, system.Key{Namespace: vmNS, Name: vmName})
 			if err == nil {
 				_ = screen.Close()
 			}
+			return err
+		},
+		// The thumbnails (thumbnail.Cache through virtapi.Client.Screenshot).
+		// kube-apiserver authorizes them as vnc (the subresource is the
+		// path's first segment after the name), which the same rule
+		// grants; virt-api then asks for vnc/screenshot itself, which only
+		// a cluster with virt-api checks: e2e.TestWebUI's thumbnail (401
+		// without it).
+		{"subresources.kubevirt.io", "virtualmachineinstances/vnc/screenshot", "get", vmNS}: func(ctx context.Context) error {
+			_, err := forcer.Screenshot(ctx, system.Key{Namespace: vmNS, Name: vmName})
 			return err
 		},
 		// apply.Client reads the VMI, inventory watches it.

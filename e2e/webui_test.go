@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/bcrypt"
@@ -33,8 +35,8 @@ const hiddenLabel = "webui-e2e/hidden"
 // the demo: the administrator logs in, the Systems page lists every demo
 // VM with the power state the API reports, inserts an image into vm-15
 // and sets its boot once to CD (the page shows both once the VM records
-// them), powers it on (the page shows On once the bridge reports it, and
-// the VMI runs); a viewer scoped away
+// them), powers it on (the page shows On once the bridge reports it, the
+// VMI runs, and its screen's thumbnail shows); a viewer scoped away
 // from vm-15 (a label selector), on a phone-sized screen, never sees it;
 // the demo's ReadOnly viewer sees every System and no action, its
 // ForceOff is 403 and its console token view-only; logout returns to the login page and the session's token no longer
@@ -124,6 +126,15 @@ func TestWebUI(t *testing.T) {
 			t.Errorf("the page shows On, the API %v", got)
 		}
 		a.waitRunning(t, vmWebUI)
+		// Its thumbnail: the screen through kube-apiserver, the real
+		// virt-api's vnc/screenshot (its own SubjectAccessReview of the
+		// bridge's identity) and the simulator's virt-handler.
+		thumbCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a bound on failure, not a wait
+		defer cancel()
+		if err := b.Do(thumbCtx, browser.WaitFor(fmt.Sprintf(
+			`(c => c.dataset.thumbnail === 'shown' && c.querySelector('img.thumb').naturalWidth > 0)(%s)`, card(target)))); err != nil {
+			t.Fatalf("the thumbnail of the running %s: %v", target, err)
+		}
 		if err := b.Screenshot(ctx, filepath.Join(shots, "web-ui-systems.png")); err != nil {
 			t.Fatal(err)
 		}

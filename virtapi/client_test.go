@@ -1,12 +1,16 @@
 package virtapi
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
+
+	"github.com/redfish-bridge/redfish-bridge/system"
 )
 
 // TestPutConflicts: virt-api's 500 for a JSON patch that no longer applied
@@ -45,6 +49,41 @@ func TestPutConflicts(t *testing.T) {
 			}
 			if got := apierrors.IsConflict(err); got != tc.wantConflict {
 				t.Errorf("IsConflict(%v) = %v, want %v", err, got, tc.wantConflict)
+			}
+		})
+	}
+}
+
+// TestScreenshotRefused: virt-api's bare 401 (its own SubjectAccessReview
+// denied the bridge's identity vnc/screenshot, while kube-apiserver had
+// allowed vnc) and kube-apiserver's 403 say which grants the screenshot
+// needs, and stay Unauthorized and Forbidden; a 404 is no screen.
+func TestScreenshotRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		is     func(error) bool
+	}{
+		{"virt-api's 401", 401, "Unauthorized", apierrors.IsUnauthorized},
+		{"kube-apiserver's 403", 403, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden","reason":"Forbidden","code":403}`, apierrors.IsForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			t.Cleanup(srv.Close)
+			c, err := New(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Screenshot(t.Context(), system.Key{Namespace: "ns", Name: "vm"})
+			if err == nil || !tc.is(err) || errors.Is(err, ErrNoScreen) {
+				t.Fatalf("Screenshot: %v, want %s and not ErrNoScreen", err, tc.name)
+			}
+			if !strings.Contains(err.Error(), "virtualmachineinstances/vnc/screenshot") {
+				t.Errorf("Screenshot: %v, want it to name the grant virtualmachineinstances/vnc/screenshot", err)
 			}
 		})
 	}

@@ -23,6 +23,12 @@ var ErrNoScreen = errors.New("no running VMI: no screen")
 // [ErrNoScreen], each all of its parts (client-go quotes the body).
 var noScreenMessages = [][]string{{"VMI is not running"}, {"virtualmachineinstance.kubevirt.io", "not found"}}
 
+// refusedHint says what a refused screenshot lacks: virt-api answers its
+// own SubjectAccessReview's denial with a bare 401, which client-go words
+// as a request for credentials.
+var refusedHint = "refused to the bridge's identity, which needs get on " + kubevirt.SubresourceGroupVersion.Group +
+	" virtualmachineinstances/vnc and virtualmachineinstances/vnc/screenshot"
+
 // MaxScreenshotBytes bounds a screenshot read from virt-api: a larger one
 // is refused rather than held in memory (a 1280x800 PNG of a text screen
 // is tens of KiB; an RGBA one uncompressed is 4 MiB).
@@ -32,12 +38,16 @@ const MaxScreenshotBytes = 4 << 20
 // (KubeVirt's vnc/screenshot subresource, through kube-apiserver to
 // virt-api and on to virt-handler). A refused request's error wraps the
 // apiserver's (or virt-api's) Status: a VM with no running VMI is
-// [ErrNoScreen], a missing grant is Forbidden. An image over
+// [ErrNoScreen], a missing grant is Forbidden (kube-apiserver's) or
+// Unauthorized (virt-api's), and says which grants are needed. An image over
 // [MaxScreenshotBytes] is an error.
 func (c *Client) Screenshot(ctx context.Context, key system.Key) ([]byte, error) {
 	body, err := c.rc.Get().AbsPath(kubevirt.VMISubresourcePath(key.Namespace, key.Name, kubevirt.ScreenshotSubresource)).Stream(ctx)
 	if err != nil && noScreen(err) {
 		return nil, fmt.Errorf("screenshot of %s: %w: %w", key, ErrNoScreen, err)
+	}
+	if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+		return nil, fmt.Errorf("screenshot of %s: %s: %w", key, refusedHint, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("screenshot of %s: %w", key, err)

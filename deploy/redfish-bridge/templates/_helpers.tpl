@@ -133,10 +133,11 @@ serves. Server-Side Apply is a PATCH; VMs are never created or updated.
   resources: ["virtualmachineinstances/console"]
   verbs: ["get"]
 # Graphical console (the /console/ page): virt-api's vnc WebSocket; and
-# the Systems page's thumbnails: virt-api's vnc/screenshot, which
-# Kubernetes authorizes as this same subresource (vnc).
+# the Systems page's thumbnails: virt-api's vnc/screenshot. kube-apiserver
+# authorizes a screenshot as vnc, then virt-api asks again for
+# vnc/screenshot itself (a SubjectAccessReview; denied, it answers 401).
 - apiGroups: ["subresources.kubevirt.io"]
-  resources: ["virtualmachineinstances/vnc"]
+  resources: ["virtualmachineinstances/vnc", "virtualmachineinstances/vnc/screenshot"]
   verbs: ["get"]
 # ISO import: a PVC per medium ...
 - apiGroups: [""]
