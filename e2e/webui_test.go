@@ -19,6 +19,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/crds"
 	"github.com/redfish-bridge/redfish-bridge/harness/browser"
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
+	"github.com/redfish-bridge/redfish-bridge/harness/vncscreen"
 	"github.com/redfish-bridge/redfish-bridge/kubevirt"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 )
@@ -182,6 +183,52 @@ func TestWebUI(t *testing.T) {
 			}
 		})
 
+		t.Run("the operator's console shows the VM's screen and takes a key", func(t *testing.T) {
+			op := browser.Start(t, browser.Options{})
+			if err := op.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+				t.Fatal(err)
+			}
+			loginAs(t, op, env.User, env.Password)
+			waitCards(t, op, len(want))
+			// Opened from the Systems page: noVNC through the bridge's relay,
+			// kube-apiserver, the real virt-api's vnc and the simulator's
+			// virt-handler to the VM's RFB server.
+			if err := op.Do(ctx, chromedp.Click(chromedp.CSS(cardSel+" a.console")),
+				browser.WaitFor(`['Connected', 'Closed', 'Disconnected', 'No such System'].includes(document.body.dataset.state)`)); err != nil {
+				t.Fatal(err)
+			}
+			if state, err := browser.Run(ctx, op, chromedp.Evaluate[string](`document.body.dataset.state`)); err != nil || state != "Connected" {
+				t.Fatalf("the operator's console page of %s: %q (%v), want Connected", target, state, err)
+			}
+			if err := op.Do(ctx, browser.WaitFor(browser.CanvasDrawn(consoleCanvas))); err != nil {
+				t.Fatal(err)
+			}
+			got, err := browser.Canvas(ctx, op, consoleCanvas)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := vmName(vmWebUI)
+			if d := vncscreen.Diff(got, vncscreen.Render(name, ""), vncscreen.TextBounds(name)); d != "" {
+				t.Fatalf("the console's canvas does not show %s where the VM draws its name: %s", name, d)
+			}
+			screen, err := env.Sim.Screen(demo.VMNamespace, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := op.Do(ctx, chromedp.Click(chromedp.CSS(consoleCanvas)), chromedp.KeyEvent("a")); err != nil {
+				t.Fatal(err)
+			}
+			keyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a bound on failure, not a wait
+			defer cancel()
+			if err := screen.WaitKey(keyCtx, 'a'); err != nil {
+				t.Fatalf("the VM never received the key typed in its console: %v (received %v)", err, screen.Keys())
+			}
+			if err := op.Do(ctx, chromedp.Click(chromedp.ID("disconnect")),
+				browser.WaitFor(`document.body.dataset.state === 'Closed'`)); err != nil {
+				t.Fatal(err)
+			}
+		})
+
 		t.Run("a ReadOnly user sees the Systems and no action", func(t *testing.T) {
 			ro := browser.Start(t, browser.Options{})
 			if err := ro.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
@@ -238,6 +285,9 @@ func TestWebUI(t *testing.T) {
 }
 
 const viewerUser, viewerPass = "webui-viewer", "viewer-pw"
+
+// consoleCanvas selects noVNC's canvas on the console page.
+const consoleCanvas = "#screen canvas"
 
 // hideFromViewer labels vm-15 and adds viewerUser, who sees the demo
 // namespace but not VMs with that label, and waits until the viewer can

@@ -3,12 +3,7 @@ package vncconsole
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"image"
-	"image/draw"
-	"image/png"
 	"io"
 	"log/slog"
 	"net"
@@ -171,27 +166,29 @@ func TestConsolePageInChromium(t *testing.T) {
 	}
 	typeKey := func(t *testing.T, tab *browser.Browser, key string) {
 		t.Helper()
-		if err := tab.Do(t.Context(), chromedp.Click(chromedp.CSS("#screen canvas")), chromedp.KeyEvent(key)); err != nil {
+		if err := tab.Do(t.Context(), chromedp.Click(chromedp.CSS(screenCanvas)), chromedp.KeyEvent(key)); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	t.Run("operator", func(t *testing.T) {
 		tab := open(t, "alice", "Connected")
-		if err := tab.Do(t.Context(), browser.WaitFor(`(c => c && c.width > 0)(document.querySelector('#screen canvas'))`)); err != nil {
+		if err := tab.Do(t.Context(), browser.WaitFor(`(c => c && c.width > 0)(document.querySelector('`+screenCanvas+`'))`)); err != nil {
 			t.Fatal(err)
 		}
 		want := vncscreen.Render("vm-1", "Running")
-		if err := tab.Do(t.Context(), browser.WaitFor(canvasReady)); err != nil {
+		if err := tab.Do(t.Context(), browser.WaitFor(browser.CanvasDrawn(screenCanvas))); err != nil {
 			t.Fatal(err)
 		}
-		got := canvas(t, tab)
-		name := vncscreen.TextBounds("vm-1")
-		if !samePixels(got, want, name) {
-			t.Fatalf("the canvas (%v, %s) does not show the VM's name where the VM draws it (%v, %s)", got.Bounds(), firstDiff(got, want, name), name, firstDiff(want, want, name))
+		got, err := browser.Canvas(t.Context(), tab, screenCanvas)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !samePixels(got, want, want.Bounds()) {
-			t.Errorf("the canvas (%v) is not the VM's screen (%v)", got.Bounds(), want.Bounds())
+		if d := vncscreen.Diff(got, want, vncscreen.TextBounds("vm-1")); d != "" {
+			t.Fatalf("the canvas does not show the VM's name where the VM draws it: %s", d)
+		}
+		if d := vncscreen.Diff(got, want, want.Bounds()); d != "" || got.Bounds() != want.Bounds() {
+			t.Errorf("the canvas (%v) is not the VM's screen (%v): %s", got.Bounds(), want.Bounds(), d)
 		}
 		// The console page's picture in the docs (docs/web-console.md),
 		// written only when asked, so a test run leaves the tree clean.
@@ -249,48 +246,8 @@ func TestConsolePageInChromium(t *testing.T) {
 	})
 }
 
-// canvasReady: noVNC's canvas is drawn whole (noVNC draws a raw update
-// line by line as it arrives: an undrawn pixel is transparent).
-const canvasReady = `(c => { if (!c || !c.width) return false;
-  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  for (let i = 3; i < d.length; i += 4) if (d[i] !== 255) return false;
-  return true; })(document.querySelector('#screen canvas'))`
-
-// canvas reads noVNC's canvas as an image.
-func canvas(t *testing.T, tab *browser.Browser) *image.RGBA {
-	t.Helper()
-	url, err := browser.Run(t.Context(), tab, chromedp.Evaluate[string](`document.querySelector('#screen canvas').toDataURL('image/png')`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(url, "data:image/png;base64,"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := image.NewRGBA(img.Bounds())
-	draw.Draw(out, out.Bounds(), img, img.Bounds().Min, draw.Src)
-	return out
-}
-
-// samePixels reports whether got and want hold the same colours in r.
-func samePixels(got, want *image.RGBA, r image.Rectangle) bool {
-	if !r.In(got.Bounds()) || !r.In(want.Bounds()) {
-		return false
-	}
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			g, w := got.RGBAAt(x, y), want.RGBAAt(x, y)
-			if g.R != w.R || g.G != w.G || g.B != w.B {
-				return false
-			}
-		}
-	}
-	return true
-}
+// screenCanvas selects noVNC's canvas on the console page.
+const screenCanvas = "#screen canvas"
 
 func pageState(t *testing.T, tab *browser.Browser) string {
 	t.Helper()
@@ -312,16 +269,4 @@ func closedWith(t *testing.T, audit *auditLog, want string) {
 	case <-t.Context().Done():
 		t.Fatal("test ended before the console closed")
 	}
-}
-
-// firstDiff describes the first pixel of r where got and want differ.
-func firstDiff(got, want *image.RGBA, r image.Rectangle) string {
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			if g, w := got.RGBAAt(x, y), want.RGBAAt(x, y); g != w {
-				return fmt.Sprintf("(%d,%d) is %v, want %v", x, y, g, w)
-			}
-		}
-	}
-	return "no difference"
 }

@@ -41,12 +41,8 @@ func samePixels(t *testing.T, got, want *image.RGBA) {
 	if got.Rect != want.Rect {
 		t.Fatalf("frame %v, want %v", got.Rect, want.Rect)
 	}
-	for y := want.Rect.Min.Y; y < want.Rect.Max.Y; y++ {
-		for x := want.Rect.Min.X; x < want.Rect.Max.X; x++ {
-			if g, w := got.RGBAAt(x, y), want.RGBAAt(x, y); g != w {
-				t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, g, w)
-			}
-		}
+	if d := Diff(got, want, want.Rect); d != "" {
+		t.Fatal(d)
 	}
 }
 
