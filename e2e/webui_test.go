@@ -211,6 +211,9 @@ func TestWebUI(t *testing.T) {
 			if d := vncscreen.Diff(got, vncscreen.Render(name, ""), vncscreen.TextBounds(name)); d != "" {
 				t.Fatalf("the console's canvas does not show %s where the VM draws its name: %s", name, d)
 			}
+			if err := op.Screenshot(ctx, filepath.Join(shots, "web-console.png")); err != nil {
+				t.Fatal(err)
+			}
 			screen, err := env.Sim.Screen(demo.VMNamespace, name)
 			if err != nil {
 				t.Fatal(err)

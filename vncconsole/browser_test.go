@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,11 +22,6 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
 	"github.com/redfish-bridge/redfish-bridge/system"
 )
-
-// screenshotsEnv, set to 1, makes TestConsolePageInChromium write its
-// screenshot of the console page into docs/images (as e2e.TestWebUI does
-// the web pages').
-const screenshotsEnv = "REDFISH_BRIDGE_SCREENSHOTS"
 
 // Keysyms the browser test types.
 const (
@@ -189,13 +183,6 @@ func TestConsolePageInChromium(t *testing.T) {
 		}
 		if d := vncscreen.Diff(got, want, want.Bounds()); d != "" || got.Bounds() != want.Bounds() {
 			t.Errorf("the canvas (%v) is not the VM's screen (%v): %s", got.Bounds(), want.Bounds(), d)
-		}
-		// The console page's picture in the docs (docs/web-console.md),
-		// written only when asked, so a test run leaves the tree clean.
-		if os.Getenv(screenshotsEnv) == "1" {
-			if err := tab.Screenshot(t.Context(), filepath.Join("..", "docs", "images", "web-console.png")); err != nil {
-				t.Fatal(err)
-			}
 		}
 		typeKey(t, tab, "a")
 		if err := screen.WaitKey(t.Context(), keyA); err != nil {
