@@ -184,12 +184,7 @@ func TestWebUI(t *testing.T) {
 		})
 
 		t.Run("the operator's console shows the VM's screen and takes a key", func(t *testing.T) {
-			op := browser.Start(t, browser.Options{})
-			if err := op.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
-				t.Fatal(err)
-			}
-			loginAs(t, op, env.User, env.Password)
-			waitCards(t, op, len(want))
+			op := systemsPageAs(t, env, env.User, len(want))
 			// Opened from the Systems page: noVNC through the bridge's relay,
 			// kube-apiserver, the real virt-api's vnc and the simulator's
 			// virt-handler to the VM's RFB server.
@@ -233,12 +228,7 @@ func TestWebUI(t *testing.T) {
 		})
 
 		t.Run("a ReadOnly user sees the Systems and no action", func(t *testing.T) {
-			ro := browser.Start(t, browser.Options{})
-			if err := ro.Do(ctx, chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
-				t.Fatal(err)
-			}
-			loginAs(t, ro, demo.ViewerUser, env.Password)
-			waitCards(t, ro, len(want))
+			ro := systemsPageAs(t, env, demo.ViewerUser, len(want))
 			shown, err := browser.Run(ctx, ro, chromedp.Evaluate[int](
 				`[...document.querySelectorAll('article.system button, article.system input')].filter(e => e.offsetParent !== null).length`))
 			if err != nil {
@@ -323,6 +313,19 @@ func hideFromViewer(t *testing.T, env *demo.Env, a admin) {
 		got := viewer.do(t, http.MethodGet, "/redfish/v1/Systems/"+sysID(vmWebUI), "", nil)
 		return got.status == http.StatusNotFound, fmt.Sprint(got.status)
 	})
+}
+
+// systemsPageAs starts a browser, logs user (the demo's password) in and
+// waits until its Systems page lists n Systems.
+func systemsPageAs(t *testing.T, env *demo.Env, user string, n int) *browser.Browser {
+	t.Helper()
+	b := browser.Start(t, browser.Options{})
+	if err := b.Do(t.Context(), chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
+		t.Fatal(err)
+	}
+	loginAs(t, b, user, env.Password)
+	waitCards(t, b, n)
+	return b
 }
 
 // loginAs logs in on b's login page and waits for the Systems page.

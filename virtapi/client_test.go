@@ -30,20 +30,8 @@ func TestPutConflicts(t *testing.T) {
 		{"another internal error", 500, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Internal error occurred: etcdserver: request timed out","reason":"InternalError","code":500}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method != http.MethodPut {
-					t.Errorf("%s %s, want only the PUT", r.Method, r.URL)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
-			}))
-			t.Cleanup(srv.Close)
-			c, err := New(&rest.Config{Host: srv.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = c.ForceStop(t.Context(), "ns", "vm")
+			c := answering(t, http.MethodPut, tc.status, tc.body)
+			err := c.ForceStop(t.Context(), "ns", "vm")
 			if err == nil {
 				t.Fatal("ForceStop succeeded, want an error")
 			}
@@ -69,16 +57,8 @@ func TestScreenshotRefused(t *testing.T) {
 		{"kube-apiserver's 403", 403, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden","reason":"Forbidden","code":403}`, apierrors.IsForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.body))
-			}))
-			t.Cleanup(srv.Close)
-			c, err := New(&rest.Config{Host: srv.URL})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = c.Screenshot(t.Context(), system.Key{Namespace: "ns", Name: "vm"})
+			c := answering(t, http.MethodGet, tc.status, tc.body)
+			_, err := c.Screenshot(t.Context(), system.Key{Namespace: "ns", Name: "vm"})
 			if err == nil || !tc.is(err) || errors.Is(err, ErrNoScreen) {
 				t.Fatalf("Screenshot: %v, want %s and not ErrNoScreen", err, tc.name)
 			}
@@ -87,4 +67,26 @@ func TestScreenshotRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answering is a Client of a server that answers every request, which
+// must use method, with status and body.
+func answering(t *testing.T, method string, status int, body string) *Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			t.Errorf("%s %s, want only %s", r.Method, r.URL, method)
+		}
+		if strings.HasPrefix(body, "{") {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
