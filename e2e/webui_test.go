@@ -37,11 +37,13 @@ const hiddenLabel = "webui-e2e/hidden"
 // VM with the power state the API reports, inserts an image into vm-15
 // and sets its boot once to CD (the page shows both once the VM records
 // them), powers it on (the page shows On once the bridge reports it, the
-// VMI runs, and its screen's thumbnail shows); a viewer scoped away
-// from vm-15 (a label selector), on a phone-sized screen, never sees it;
-// the demo's ReadOnly viewer sees every System and no action, its
-// ForceOff is 403 and its console token view-only; logout returns to the login page and the session's token no longer
-// works.
+// VMI runs, and its screen's thumbnail shows); a viewer scoped away from
+// vm-15 (a label selector), on a phone-sized screen, never sees it; the
+// operator's console page of vm-15 shows the VM's name in noVNC's canvas,
+// its typed key reaches the VM (the real virt-api's vnc), and logging out
+// ends it; the demo's ReadOnly viewer sees every System and no action, its
+// ForceOff is 403 and its console token view-only; logout returns to the
+// login page and the session's token no longer works.
 func TestWebUI(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, env *demo.Env) {
 		a := adminFor(t, env)
@@ -224,6 +226,17 @@ func TestWebUI(t *testing.T) {
 			if err := op.Do(ctx, chromedp.Click(chromedp.ID("disconnect")),
 				browser.WaitFor(`document.body.dataset.state === 'Closed'`)); err != nil {
 				t.Fatal(err)
+			}
+			// Opened again, it ends when its user logs out: the page only
+			// deletes the session, the bridge closes the console.
+			if err := op.Do(ctx, chromedp.Reload(), browser.WaitFor(`document.body.dataset.state === 'Connected'`)); err != nil {
+				t.Fatal(err)
+			}
+			logoutCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a bound on failure, not a wait
+			defer cancel()
+			if err := op.Do(logoutCtx, chromedp.Click(chromedp.ID("logout")),
+				browser.WaitFor(`['Closed', 'Disconnected'].includes(document.body.dataset.state)`)); err != nil {
+				t.Fatalf("the console stayed open after its user logged out: %v", err)
 			}
 		})
 
