@@ -228,14 +228,18 @@ func TestWebUI(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Opened again, it ends when its user logs out: the page only
-			// deletes the session, the bridge closes the console.
-			if err := op.Do(ctx, chromedp.Reload(), browser.WaitFor(`document.body.dataset.state === 'Connected'`)); err != nil {
+			// deletes the session, the bridge closes the console. noVNC's
+			// disconnect disables Ctrl-Alt-Del (enabled while an operator's
+			// console is connected); the page's state may say Closed or,
+			// once the DELETE has answered, Logged out, in either order.
+			if err := op.Do(ctx, chromedp.Reload(),
+				browser.WaitFor(`document.body.dataset.state === 'Connected' && !document.getElementById('cad').disabled`)); err != nil {
 				t.Fatal(err)
 			}
 			logoutCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a bound on failure, not a wait
 			defer cancel()
 			if err := op.Do(logoutCtx, chromedp.Click(chromedp.ID("logout")),
-				browser.WaitFor(`['Closed', 'Disconnected'].includes(document.body.dataset.state)`)); err != nil {
+				browser.WaitFor(`document.getElementById('cad').disabled && !document.getElementById('login').hidden`)); err != nil {
 				t.Fatalf("the console stayed open after its user logged out: %v", err)
 			}
 		})
