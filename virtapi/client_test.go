@@ -45,7 +45,7 @@ func TestPutConflicts(t *testing.T) {
 // TestScreenshotRefused: virt-api's bare 401 (its own SubjectAccessReview
 // denied the bridge's identity vnc/screenshot, while kube-apiserver had
 // allowed vnc) and kube-apiserver's 403 say which grants the screenshot
-// needs, and stay Unauthorized and Forbidden; a 404 is no screen.
+// needs, stay Unauthorized and Forbidden, and are not ErrNoScreen.
 func TestScreenshotRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
