@@ -64,9 +64,11 @@ bmo: ## Build metal3's baremetal-operator 0.13.2 and 0.14 for e2e/metal3 when mi
 
 .PHONY: test
 test: tools ironic-chroot bmo ## Run unit and end-to-end tests with -race (builds the test tools into ./bin, the Ironic 39 chroot and baremetal-operator when missing).
-	@plain=; if [ -n '$(RACE)' ]; then $(GO) test -count=1 -timeout 40m -run '$(FULL_SIZE_RUN)' $(FULL_SIZE) & plain=$$!; fi; \
-	$(GO) test $(RACE) -count=1 -timeout 40m ./...; raced=$$?; \
+	@logs=$$(mktemp -d); plain=; \
+	if [ -n '$(RACE)' ]; then ( set -o pipefail; $(GO) test -count=1 -timeout 40m -run '$(FULL_SIZE_RUN)' $(FULL_SIZE) 2>&1 | tee $$logs/plain.log ) & plain=$$!; fi; \
+	set -o pipefail; $(GO) test $(RACE) -count=1 -timeout 40m ./... 2>&1 | tee $$logs/all.log; raced=$$?; \
 	plainrc=0; if [ -n "$$plain" ]; then wait $$plain; plainrc=$$?; fi; \
+	if (( raced || plainrc )); then hack/test-summary.sh $$logs/*.log; fi; rm -rf $$logs; \
 	exit $$(( raced || plainrc ))
 
 .PHONY: e2e
