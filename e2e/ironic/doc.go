@@ -41,7 +41,9 @@
 // whose BMC is the bridge's IPMI endpoint of its VM (the demos serve IPMI
 // on a range of ports, the admin has an IPMI password): managed, powered
 // on and off and given boot devices through Ironic's ipmitool, each change
-// checked in the VM's managed fields (redfish-power, redfish-boot); and
+// checked in the VM's managed fields (redfish-power, redfish-boot); its
+// ipmitool-socat serial console on a redfish node (enabled, the guest's
+// prompt and echo read from the TCP port it reports, disabled); and
 // its redfish vendor passthru's event subscriptions (create_subscription,
 // get_subscription, get_all_subscriptions, delete_subscription), a
 // receiver the test runs

@@ -26,6 +26,7 @@ import (
 // The IPMI ports of each demo's range, one per scenario that names one.
 const (
 	ipmiPortHardwareType = iota // ipmiScenario's node
+	ipmiPortConsole             // consoleScenario's node
 	numIPMIPorts
 )
 

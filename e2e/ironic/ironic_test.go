@@ -42,6 +42,7 @@ var scenarios39 = []scenario{
 	{"events-passthru", eventsScenario, false},
 	{"https-private-ca-deploy", httpsCADeployScenario, true},          // the trust is the bridge's, not the VM list's
 	{"https-untrusted-ca-deploy", httpsUntrustedDeployScenario, true}, // so is the refusal
+	{"ipmitool-socat-console", consoleScenario, true},                 // the console writes no VM; power is power's
 }
 
 // maxNodesAtOnce bounds the nodes one conductor works on at once: with

@@ -25,6 +25,7 @@ const (
 	vmEvents     // Ironic 39 only
 	vmHTTPSCA    // Ironic 39 only
 	vmUntrusted  // Ironic 39 only
+	vmConsole    // Ironic 39 only
 	vmPowerClock // the power scenario's clock node (see powerScenario)
 	numScenarios
 )

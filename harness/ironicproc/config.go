@@ -60,7 +60,7 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		// for it (its event subscription passthru); the others keep none.
 		metal3 = "default_vendor_interface = no-vendor\n"
 	}
-	hwTypes, power, mgmt, ipmi := "redfish", "redfish", "redfish", ""
+	hwTypes, power, mgmt, ipmi, console := "redfish", "redfish", "redfish", "", "no-console"
 	defaultInspect := "default_inspect_interface = redfish\n"
 	// Ironic wants each default interface to suit every enabled hardware
 	// type: a redfish bios default (metal3's Ironic) leaves the ipmi
@@ -80,6 +80,19 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		boot += ",pxe"
 		ipmi = fmt.Sprintf("[ipmi]\nmin_command_interval = 1\n[pxe]\ntftp_root = %[1]s\ntftp_master_path = %[1]s/master_images\n",
 			filepath.Join(dir, "tftpboot"))
+		// The serial console a node asks for with console_interface
+		// ipmitool-socat (redfish and ipmi nodes alike): the conductor runs
+		// socat listening on 127.0.0.1 at a port of port_range it finds
+		// free, exec'ing the chroot's `ipmitool ... sol activate` for each
+		// connection. The default stays no-console: the redfish type
+		// would otherwise take ipmitool-socat for every node. The password
+		// goes to ipmitool in its environment (-E), not a file (-f path):
+		// the chroot's socat 1.8.1.3 aborts (malloc assertion) on an EXEC
+		// of 15 words or more, and Ironic's command with -f and -p is 15
+		// (docs/ipmi.md).
+		console = "no-console,ipmitool-socat\ndefault_console_interface = no-console"
+		ipmi = strings.Replace(ipmi, "min_command_interval = 1\n", "min_command_interval = 1\nstore_cred_in_env = true\n", 1) +
+			"[console]\nsocat_address = 127.0.0.1\nport_range = 20000:29999\n"
 	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth
@@ -103,7 +116,7 @@ default_firmware_interface = no-firmware
 default_bios_interface = %[16]s
 enabled_raid_interfaces = %[14]s
 %[15]senabled_vendor_interfaces = no-vendor,redfish
-enabled_console_interfaces = no-console
+enabled_console_interfaces = %[25]s
 enabled_rescue_interfaces = no-rescue
 enabled_storage_interfaces = noop
 [api]
@@ -139,5 +152,5 @@ lock_path = %[11]s
 		secs(o.SyncPowerInterval, 60*time.Second), secs(o.CheckProvisionInterval, 60*time.Second),
 		secs(o.CallbackTimeout, 1800*time.Second), filepath.Join(dir, "httproot"), httpURL, filepath.Join(dir, "locks"), boot,
 		inspect, raid, metal3, bios, filepath.Join(dir, "master_iso_images"), polling,
-		hwTypes, power, mgmt, ipmi, defaultInspect, webCA)
+		hwTypes, power, mgmt, ipmi, defaultInspect, webCA, console)
 }

@@ -39,7 +39,8 @@ func TestReleaseCommand(t *testing.T) {
 // TestConfigPaths: in a chroot, ironic.conf names the directory as the
 // chroot sees it, and only 39 enables redfish-https, the interfaces
 // baremetal-operator names (its defaults unchanged) and the ipmi hardware
-// type (with pxe, its files under the directory).
+// type (with pxe, its files under the directory) and the ipmitool-socat
+// console.
 func TestConfigPaths(t *testing.T) {
 	hostIfaces := []string{"enabled_inspect_interfaces = redfish,no-inspect\n", "enabled_raid_interfaces = no-raid\n",
 		"default_vendor_interface = no-vendor\n", "enabled_vendor_interfaces = no-vendor,redfish\n"}
@@ -59,12 +60,17 @@ func TestConfigPaths(t *testing.T) {
 		want      []string
 		notInConf string
 	}{
-		{"host", Host, "/tmp/d", append([]string{"enabled_boot_interfaces = redfish-virtual-media\n", "enabled_hardware_types = redfish\n"}, hostIfaces...), ""},
+		{"host", Host, "/tmp/d", append([]string{"enabled_boot_interfaces = redfish-virtual-media\n", "enabled_hardware_types = redfish\n",
+			"enabled_console_interfaces = no-console\n"}, hostIfaces...), ""},
 		{"chroot", Chroot("/cache/root"), chrootDir, append([]string{
 			"enabled_boot_interfaces = redfish-virtual-media,redfish-https,pxe\n",
 			"enabled_hardware_types = redfish,ipmi\n", "enabled_power_interfaces = redfish,ipmitool\n",
 			"enabled_management_interfaces = redfish,ipmitool\n", "[ipmi]\nmin_command_interval = 1\n",
 			"tftp_root = " + chrootDir + "/tftpboot\n",
+			// the ipmitool-socat console, its password in ipmitool's
+			// environment (socat 1.8.1.3 aborts on Ironic's -f command)
+			"enabled_console_interfaces = no-console,ipmitool-socat\ndefault_console_interface = no-console\n",
+			"store_cred_in_env = true\n", "[console]\nsocat_address = 127.0.0.1\nport_range = 20000:29999\n",
 		}, metal3Ifaces...), "/tmp/d"},
 	}
 	for _, tt := range tests {
