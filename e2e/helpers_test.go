@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -24,6 +25,24 @@ import (
 
 // waitTimeout bounds every wait for the cluster to settle.
 const waitTimeout = 60 * time.Second
+
+// clientBound bounds one run of a client process (sushy, redfishtool,
+// ipmitool): a bound on failure, never a wait. A client that hangs fails
+// its test, naming the command, instead of running into go test's
+// -timeout, whose goroutine dump names no command.
+const clientBound = 5 * time.Minute
+
+// clientContext is t's context bounded by clientBound.
+func clientContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), clientBound)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// clientCommand is exec.CommandContext under [clientContext].
+func clientCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(clientContext(t), name, args...)
+}
 
 // admin holds the cluster-admin clients of one env, and node the
 // dynamic client of virt-handler's identity (virt-api reverts VMI status

@@ -145,7 +145,7 @@ type trustResult struct {
 // runTrustSteps runs sushy_vmedia_trust.py on key's CD slot.
 func runTrustSteps(t *testing.T, env *demo.Env, key system.Key, env2 []string, steps ...string) trustResult {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), sushyPython, append([]string{"testdata/sushy_vmedia_trust.py", key.ID()}, steps...)...)
+	cmd := clientCommand(t, sushyPython, append([]string{"testdata/sushy_vmedia_trust.py", key.ID()}, steps...)...)
 	cmd.Env = append(append(pythonEnviron(), "RF_URL="+env.URL, "RF_USER="+env.User, "RF_PASSWORD="+env.Password), env2...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -161,7 +161,7 @@ func runTrustSteps(t *testing.T, env *demo.Env, key system.Key, env2 []string, s
 // and returns sushy's error.
 func runTrustStepsRefused(t *testing.T, env *demo.Env, key system.Key, steps ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), sushyPython, append([]string{"testdata/sushy_vmedia_trust.py", key.ID()}, steps...)...)
+	cmd := clientCommand(t, sushyPython, append([]string{"testdata/sushy_vmedia_trust.py", key.ID()}, steps...)...)
 	cmd.Env = append(pythonEnviron(), "RF_URL="+env.URL, "RF_USER="+env.User, "RF_PASSWORD="+env.Password)
 	out, _ := cmd.Output()
 	var res trustResult

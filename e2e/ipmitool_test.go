@@ -53,7 +53,7 @@ func TestIpmitool(t *testing.T) {
 			t.Helper()
 			start := time.Now()
 			argv := append([]string{"-I", "lanplus", "-H", "127.0.0.1", "-p", strconv.Itoa(port), "-U", demo.AdminUser, "-P", ipmiPassword, "-N", "2", "-R", "3"}, args...)
-			out, err := exec.CommandContext(t.Context(), tool, argv...).CombinedOutput()
+			out, err := clientCommand(t, tool, argv...).CombinedOutput()
 			t.Logf("TIMING ipmitool %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 			return string(out), err
 		}

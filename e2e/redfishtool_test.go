@@ -29,7 +29,7 @@ func TestRedfishtool(t *testing.T) {
 					t.Helper()
 					base := []string{"-r", host, "-u", env.User, "-p", env.Password, "-S", "Always", "-A", authn}
 					start := time.Now()
-					cmd := exec.CommandContext(t.Context(), tool, append(base, args...)...)
+					cmd := clientCommand(t, tool, append(base, args...)...)
 					cmd.Env = pythonEnviron()
 					var stderr strings.Builder
 					cmd.Stderr = &stderr

@@ -147,7 +147,7 @@ func (l sushyLib) command(ctx context.Context, args ...string) *exec.Cmd {
 // fails the test with its stderr.
 func runSushyScript(t *testing.T, lib sushyLib, env *demo.Env, script string, args, extra []string, out any) {
 	t.Helper()
-	cmd := lib.command(t.Context(), append([]string{filepath.Join("testdata", script)}, args...)...)
+	cmd := lib.command(clientContext(t), append([]string{filepath.Join("testdata", script)}, args...)...)
 	cmd.Env = append(cmd.Env, "RF_URL="+env.URL, "RF_USER="+env.User, "RF_PASSWORD="+env.Password)
 	cmd.Env = append(cmd.Env, extra...)
 	var stderr strings.Builder

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -100,15 +101,28 @@ func (b *Browser) Tab(t testing.TB) *Browser {
 	return &Browser{ctx: ctx, cancel: cancel, view: b.view}
 }
 
-// Do runs steps in b's tab, in order, each bounded by ctx (the test's:
-// go test -timeout), never by a window of its own.
+// StepBound bounds a [Run] or [Browser.Do] whose ctx has no deadline: a
+// bound on failure, never a wait. A page that never shows what a step
+// waits for (or a chromium that hangs) fails that step, naming it, rather
+// than running into go test's -timeout, whose goroutine dump names no
+// step.
+const StepBound = 3 * time.Minute
+
+// Do runs steps in b's tab, in order, bounded by ctx, or by [StepBound]
+// when ctx has no deadline.
 func (b *Browser) Do(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
 	_, err := Run(ctx, b, chromedp.Steps(steps...))
 	return err
 }
 
-// Run runs a in b's tab and returns its value, bounded by ctx.
+// Run runs a in b's tab and returns its value, bounded by ctx, or by
+// [StepBound] when ctx has no deadline.
 func Run[T any](ctx context.Context, b *Browser, a chromedp.Action[T]) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancelBound context.CancelFunc
+		ctx, cancelBound = context.WithTimeout(ctx, StepBound)
+		defer cancelBound()
+	}
 	tctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
