@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -24,6 +25,9 @@ type rawClient struct {
 	k        keys
 	seq      uint32
 	rqSeq    byte
+	// udp, when set, carries the packets to a server's socket instead
+	// (newUDPClient).
+	udp *net.UDPConn
 }
 
 // newTestEndpoint is an endpoint for testKey on a server with the test
@@ -37,10 +41,45 @@ func newRawClient(t testing.TB, e *endpoint, from string) *rawClient {
 	return &rawClient{t: t, e: e, from: netip.MustParseAddrPort(from), suite: suites[0], remoteID: 0xA0A1A2A3}
 }
 
-// send hands b to the endpoint and returns its answer.
+// send hands b to the endpoint and returns its answer. Over a socket it
+// waits for the next datagram from the server (solGuard bounds a
+// failure): only for requests that are answered.
 func (c *rawClient) send(b []byte) []byte {
 	c.t.Helper()
-	return c.e.handle(context.Background(), b, c.from)
+	if c.udp == nil {
+		return c.e.handle(context.Background(), b, c.from)
+	}
+	c.post(b)
+	if err := c.udp.SetReadDeadline(time.Now().Add(solGuard)); err != nil {
+		c.t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	n, err := c.udp.Read(buf)
+	if err != nil {
+		c.t.Fatalf("no answer from the server: %v", err)
+	}
+	return buf[:n]
+}
+
+// post sends b to the server's socket without waiting for an answer.
+func (c *rawClient) post(b []byte) {
+	c.t.Helper()
+	if _, err := c.udp.Write(b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// newUDPClient is a raw client of the server's socket at 127.0.0.1:port.
+func newUDPClient(t testing.TB, port int) *rawClient {
+	t.Helper()
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	c := newRawClient(t, nil, conn.LocalAddr().String())
+	c.udp = conn
+	return c
 }
 
 // pre sends an out-of-session payload and returns the answer's payload

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redfish-bridge/redfish-bridge/internal/logctx"
@@ -71,6 +72,10 @@ type Server struct {
 	// solRetry is how long a SOL packet waits for its acknowledgement
 	// before it is sent again.
 	solRetry time.Duration
+	// unorderedSOL hands SOL packets to goroutines of their own like any
+	// other datagram: only the negative control of
+	// TestSOLPacketsHandledInArrivalOrder sets it.
+	unorderedSOL atomic.Bool
 
 	mu    sync.Mutex
 	socks map[int]*socket // by port
@@ -204,6 +209,11 @@ func (s *Server) serve(ctx context.Context, sk *socket) {
 				continue // saturated: dropped, the client retries
 			}
 			pkt := append([]byte(nil), buf[:n]...)
+			if sol := s.solPayloadOf(pkt); sol != nil && !s.unorderedSOL.Load() {
+				<-s.inFlight
+				sol.enqueue(pkt, from) // handled in the order the client's SOL packets arrived
+				continue
+			}
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
@@ -212,6 +222,26 @@ func (s *Server) serve(ctx context.Context, sk *socket) {
 			}()
 		}
 	}()
+}
+
+// solPayloadOf is the active SOL payload whose session pkt's SOL
+// payload names, nil for any other datagram (each handled on its own
+// goroutine). Only the session ID is read here; the payload's handler
+// checks the packet as any other.
+func (s *Server) solPayloadOf(pkt []byte) *solPayload {
+	class, body, err := rmcpHeader(pkt)
+	if err != nil || class != rmcpClassIPMI {
+		return nil
+	}
+	p, err := parsePacket(body)
+	if err != nil || p.v15 || p.sessionID == 0 || p.payloadType != payloadSOL {
+		return nil
+	}
+	sess := s.sessions.get(p.sessionID)
+	if sess == nil {
+		return nil
+	}
+	return sess.sol.Load()
 }
 
 // answer handles one datagram and sends its reply, if any, then runs

@@ -87,7 +87,7 @@ func (e *endpoint) activatePayload(ctx context.Context, sess *session, d []byte)
 	e.solMu.Unlock()
 	sess.sol.Store(p)
 	sess.mu.Lock()
-	sess.started = p.start
+	sess.started = func() { p.start(ctx) }
 	sess.mu.Unlock()
 	log.InfoContext(ctx, "ipmi: SOL activated")
 	out := make([]byte, 4, 12) // auxiliary data: none

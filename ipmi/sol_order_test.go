@@ -30,9 +30,10 @@ func (r *solRig) nextNew(t *testing.T, seq byte) string {
 	}
 }
 
-// TestSOLLateAckOfAnEarlierPacket: every datagram is handled on its own
-// goroutine, so a client's acknowledgement can be handled after the ones
-// it sent later; SOL sequence numbers come round every 15 packets. An
+// TestSOLLateAckOfAnEarlierPacket: the network may deliver a client's
+// acknowledgement after the ones it sent later (one session's packets are
+// handled in the order they arrive, TestSOLPacketsHandledInArrivalOrder);
+// SOL sequence numbers come round every 15 packets. An
 // acknowledgement sent before a packet went out names an earlier packet
 // under the same number: it must not count for this one. (Without the
 // session sequence number check, BenchmarkConsole's 256 KiB echo through

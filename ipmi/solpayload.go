@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -24,6 +25,11 @@ const (
 	solRetryCount    = 7
 	// solRetryTicks is solRetryInterval in SOL parameter 4's 10 ms units.
 	solRetryTicks = byte(solRetryInterval / (10 * time.Millisecond))
+
+	// solInboundQueue bounds the client's SOL packets waiting for their
+	// turn ([solPayload.enqueue]); beyond it they are dropped, as a full
+	// socket buffer drops them, and the client resends.
+	solInboundQueue = 64
 
 	solNack        = 0x40 // either way: the packet was not accepted
 	solBreak       = 0x10 // client to BMC: generate a serial break
@@ -48,14 +54,23 @@ type solPayload struct {
 	log    *slog.Logger
 	retry  time.Duration
 
+	// in holds the client's SOL packets in the order they arrived; one
+	// goroutine handles them ([solPayload.handleInbound]). A client does
+	// not always wait for a packet's acknowledgement before sending the
+	// next: ipmitool stops waiting when the BMC's own data arrives first,
+	// and never sends that packet again. Handled on goroutines of their
+	// own, a later packet could pass an earlier one, and the earlier one's
+	// characters were lost (BenchmarkConsole's SOL echo stalled at
+	// 205,745 of 262,144 bytes) or written after the later ones.
+	in chan solInbound
+
 	mu sync.Mutex
 	// outSeq is the sequence number of the packet waiting for its
 	// acknowledgement (0: none); acked its accepted count once
 	// acknowledged, -1 before.
 	outSeq byte
 	acked  int
-	// Each datagram is handled on its own goroutine, so a packet can be
-	// handled after ones the client sent later, and a SOL sequence number
+	// The network may still reorder datagrams, and a SOL sequence number
 	// comes round again every 15 packets. The client's session sequence
 	// number orders them: high is the highest handled; outAfter was high
 	// when outSeq's packet was sent (an acknowledgement of it came later);
@@ -73,16 +88,54 @@ type solPayload struct {
 	once    sync.Once
 }
 
+// solInbound is one datagram of the client's, as it arrived.
+type solInbound struct {
+	pkt  []byte
+	from netip.AddrPort
+}
+
 func newSOLPayload(e *endpoint, sess *session, st console.Stream, log *slog.Logger) *solPayload {
 	return &solPayload{
 		e: e, sess: sess, stream: st, log: log, retry: e.srv.solRetry, acked: -1,
+		in:   make(chan solInbound, solInboundQueue),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 }
 
-// start starts delivering the guest's output (after Activate Payload's
-// answer went out).
-func (p *solPayload) start() { go p.run() }
+// start starts delivering the guest's output and handling the client's
+// SOL packets (after Activate Payload's answer went out); ctx is the
+// server's.
+func (p *solPayload) start(ctx context.Context) {
+	go p.run()
+	go p.handleInbound(ctx)
+}
+
+// enqueue gives the payload a SOL datagram of its session, to be handled
+// after those that arrived before it; a full queue drops it.
+func (p *solPayload) enqueue(pkt []byte, from netip.AddrPort) {
+	select {
+	case p.in <- solInbound{pkt: pkt, from: from}:
+	default:
+	}
+}
+
+// handleInbound handles the queued datagrams one at a time, in the order
+// they arrived, and answers each (its acknowledgement), until the payload
+// ends.
+func (p *solPayload) handleInbound(ctx context.Context) {
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-ctx.Done():
+			return
+		case in := <-p.in:
+			if out := p.e.handle(ctx, in.pkt, in.from); out != nil {
+				p.e.sendTo(out, in.from)
+			}
+		}
+	}
+}
 
 // run reads the guest's output and delivers it until the payload ends.
 func (p *solPayload) run() {
