@@ -209,7 +209,7 @@ func (s *Server) serve(ctx context.Context, sk *socket) {
 				continue // saturated: dropped, the client retries
 			}
 			pkt := append([]byte(nil), buf[:n]...)
-			if sol := s.solPayloadOf(pkt); sol != nil && !s.unorderedSOL.Load() {
+			if sol := s.solPayloadOf(pkt, from); sol != nil && !s.unorderedSOL.Load() {
 				<-s.inFlight
 				sol.enqueue(pkt, from) // handled in the order the client's SOL packets arrived
 				continue
@@ -225,10 +225,11 @@ func (s *Server) serve(ctx context.Context, sk *socket) {
 }
 
 // solPayloadOf is the active SOL payload whose session pkt's SOL
-// payload names, nil for any other datagram (each handled on its own
-// goroutine). Only the session ID is read here; the payload's handler
-// checks the packet as any other.
-func (s *Server) solPayloadOf(pkt []byte) *solPayload {
+// payload names, when it comes from the session's client; nil for any
+// other datagram (each handled on its own goroutine). Only the session ID
+// and the sender are read here (another sender cannot fill the payload's
+// queue); the payload's handler checks the packet as any other.
+func (s *Server) solPayloadOf(pkt []byte, from netip.AddrPort) *solPayload {
 	class, body, err := rmcpHeader(pkt)
 	if err != nil || class != rmcpClassIPMI {
 		return nil
@@ -238,7 +239,7 @@ func (s *Server) solPayloadOf(pkt []byte) *solPayload {
 		return nil
 	}
 	sess := s.sessions.get(p.sessionID)
-	if sess == nil {
+	if sess == nil || sess.peer != from {
 		return nil
 	}
 	return sess.sol.Load()
