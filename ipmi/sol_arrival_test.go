@@ -2,6 +2,7 @@ package ipmi
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,7 @@ func TestSOLPacketsHandledInArrivalOrder(t *testing.T) {
 	// characters sent so far and what the guest has read once it read
 	// the burst's last packet.
 	type rig struct {
+		srv  *Server
 		c    *rawClient
 		g    *recordingGuest
 		seq  byte
@@ -40,7 +42,7 @@ func TestSOLPacketsHandledInArrivalOrder(t *testing.T) {
 		if cc, _, ok := c.answer(c.send(c.request(netFnApp, cmdActivatePayload, payloadSOL, 1, 0xC6, 0, 0, 0))); !ok || cc != ccOK {
 			t.Fatalf("Activate Payload: %#x (answered %v)", cc, ok)
 		}
-		return &rig{c: c, g: g}
+		return &rig{srv: srv, c: c, g: g}
 	}
 	burst := func(t *testing.T, r *rig, b int) (want, got string) {
 		t.Helper()
@@ -60,6 +62,20 @@ func TestSOLPacketsHandledInArrivalOrder(t *testing.T) {
 			t.Fatalf("after burst %d the guest read\n%q\nwant\n%q", b, got, want)
 		}
 	}
+
+	// Another sender that knows the session ID (it travels in clear)
+	// cannot fill the payload's queue and crowd out the client's packets:
+	// its datagrams are not queued.
+	t.Run("another sender's datagrams are not queued", func(t *testing.T) {
+		pkt := r.c.solPacket(0, 0, 0, 0, "")
+		if r.srv.solPayloadOf(pkt, r.c.from) == nil {
+			t.Fatal("the client's own SOL datagram is not queued")
+		}
+		other := netip.AddrPortFrom(r.c.from.Addr(), r.c.from.Port()+1)
+		if r.srv.solPayloadOf(pkt, other) != nil {
+			t.Errorf("a SOL datagram of the session from %s (the client is %s) goes to the payload's queue", other, r.c.from)
+		}
+	})
 
 	t.Run("control: each packet on a goroutine of its own", func(t *testing.T) {
 		r := start(t, true)
