@@ -13,12 +13,13 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/harness/demo"
 	"github.com/redfish-bridge/redfish-bridge/harness/testutil"
 	"github.com/redfish-bridge/redfish-bridge/ipmi"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 )
 
 // Sample VMs are shared by the tests of one variant's env; each test uses
 // its own so the tests stay independent of their order.
 const (
-	numVMs        = 16
+	numVMs        = 17
 	vmSushyFirst  = 0 // vm-0..vm-5: sushy (3 session, 3 basic)
 	vmRedfishtool = 6
 	vmGofish      = 7
@@ -28,6 +29,7 @@ const (
 	vmAnsible     = 13
 	vmIPMI        = 14
 	vmWebUI       = 15 // the web pages' browser test (webui_test.go)
+	vmSSH         = 16 // the SSH console through OpenSSH (sshconsole_test.go)
 )
 
 // envs holds one running demo per CRD variant, started on first use and
@@ -90,7 +92,8 @@ func startAll(t *testing.T) {
 				Variant: v, VMs: numVMs, Listen: "127.0.0.1:0",
 				StartDelay: 200 * time.Millisecond, StopDelay: 200 * time.Millisecond,
 				ImageSize: 4 << 20, Log: log, VirtAPI: true,
-				IPMI: ipmi.Config{Address: "127.0.0.1", FirstPort: port, LastPort: port},
+				IPMI:       ipmi.Config{Address: "127.0.0.1", FirstPort: port, LastPort: port},
+				SSHConsole: sshconsole.Config{Listen: "127.0.0.1:0"},
 			})
 			mu.Lock()
 			defer mu.Unlock()

@@ -64,7 +64,7 @@ func startIPMI(ctx context.Context, t *testing.T, opener *console.Opener, key sy
 // echoed. While it holds the VM's stream, the SSH console is refused "in
 // use" and a second sol activate "payload already active" (one stream per
 // VM across IPMI and SSH); "~." leaves and frees the stream.
-func testIPMISOL(t *testing.T, opener *console.Opener, key system.Key, sshBin, sshPort string) {
+func testIPMISOL(t *testing.T, opener *console.Opener, key system.Key, sshPort string) {
 	start := time.Now()
 	port := startIPMI(t.Context(), t, opener, key)
 	c := testutil.StartSOL(t, port, "admin", solPassword)
@@ -85,10 +85,10 @@ func testIPMISOL(t *testing.T, opener *console.Opener, key system.Key, sshBin, s
 	t.Logf("TIMING sol activate to the echo: %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("SSHRefusedWhileIPMIHoldsTheStream", func(t *testing.T) {
-		cmd, _, out := startSSH(t, sshBin, sshPort, "admin", key.ID())
-		err := waitExit(cmd)
-		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), "the console of "+key.ID()+" is in use") {
-			t.Errorf("ssh while SOL is active: %v, stderr %q; want exit 1 and in use", err, out.stderr.String())
+		ssh := testutil.StartSSH(t, sshPort, "admin", "secret", key.ID())
+		err := ssh.Wait()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(ssh.Stderr(), "the console of "+key.ID()+" is in use") {
+			t.Errorf("ssh while SOL is active: %v, stderr %q; want exit 1 and in use", err, ssh.Stderr())
 		}
 	})
 	t.Run("SecondActivationRefused", func(t *testing.T) {

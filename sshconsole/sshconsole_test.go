@@ -1,13 +1,11 @@
 package sshconsole_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -70,10 +68,6 @@ func (vms) Labels(_ context.Context, key system.Key) (map[string]string, bool) {
 // same cluster serves the IPMI Serial-over-LAN scenario (testIPMISOL),
 // which shares the SSH console's opener.
 func TestSSHConsole(t *testing.T) {
-	sshBin, err := exec.LookPath("ssh")
-	if err != nil {
-		t.Fatalf("OpenSSH's client is needed (.ci/run installs openssh-client): %v", err)
-	}
 	c := testcluster.ForTestWith(t, testcluster.Options{VirtAPI: true})
 	if err := c.CreateNamespace(t.Context(), ns); err != nil {
 		t.Fatal(err)
@@ -116,129 +110,41 @@ func TestSSHConsole(t *testing.T) {
 	}
 
 	t.Run("LoginPromptEchoEscape", func(t *testing.T) {
-		cmd, stdin, out := startSSH(t, sshBin, port, "admin", ns+".web")
-		typeIn(t, stdin, "\r")
-		if got := out.until(t, "\r\n"+sim.GuestLoginPrompt("web")); !strings.Contains(got, sim.GuestBootBanner(ns, "web")) {
+		ssh := testutil.StartSSH(t, port, "admin", "secret", ns+".web")
+		ssh.Type(t, "\r")
+		if got := ssh.Until(t, "\r\n"+sim.GuestLoginPrompt("web")); !strings.Contains(got, sim.GuestBootBanner(ns, "web")) {
 			t.Errorf("read %q: no boot log naming the VM", got)
 		}
-		typeIn(t, stdin, "root\r")
-		out.until(t, "root\r\n"+sim.GuestLoginPrompt("web"))
-		typeIn(t, stdin, "~.")
-		if err := waitExit(cmd); err != nil {
-			t.Errorf("ssh after ~.: %v (stderr %s)", err, out.stderr.String())
+		ssh.Type(t, "root\r")
+		ssh.Until(t, "root\r\n"+sim.GuestLoginPrompt("web"))
+		ssh.Type(t, "~.")
+		if err := ssh.Wait(); err != nil {
+			t.Errorf("ssh after ~.: %v (stderr %s)", err, ssh.Stderr())
 		}
 		if n := opener.OpenCount(); n != 0 {
 			t.Errorf("%d consoles open after ~.", n)
 		}
 	})
 	t.Run("IPMISerialOverLAN", func(t *testing.T) {
-		testIPMISOL(t, opener, system.Key{Namespace: ns, Name: "web"}, sshBin, port)
+		testIPMISOL(t, opener, system.Key{Namespace: ns, Name: "web"}, port)
 	})
 	t.Run("ScopedAway", func(t *testing.T) {
-		cmd, _, out := startSSH(t, sshBin, port, "away", ns+".web")
-		err := waitExit(cmd)
-		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), `no such system "ssh-console.web"`) {
-			t.Errorf("scoped-away user: %v, stderr %q; want exit 1 and no such system", err, out.stderr.String())
+		ssh := testutil.StartSSH(t, port, "away", "secret", ns+".web")
+		err := ssh.Wait()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(ssh.Stderr(), `no such system "ssh-console.web"`) {
+			t.Errorf("scoped-away user: %v, stderr %q; want exit 1 and no such system", err, ssh.Stderr())
 		}
 	})
 	t.Run("ReadOnly", func(t *testing.T) {
-		cmd, _, out := startSSH(t, sshBin, port, "reader", ns+".web")
-		err := waitExit(cmd)
-		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.stderr.String(), "a ReadOnly user cannot open a console") {
-			t.Errorf("ReadOnly user: %v, stderr %q; want exit 1 and a ReadOnly user cannot open a console", err, out.stderr.String())
+		ssh := testutil.StartSSH(t, port, "reader", "secret", ns+".web")
+		err := ssh.Wait()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(ssh.Stderr(), "a ReadOnly user cannot open a console") {
+			t.Errorf("ReadOnly user: %v, stderr %q; want exit 1 and a ReadOnly user cannot open a console", err, ssh.Stderr())
 		}
 		if n := opener.OpenCount(); n != 0 {
 			t.Errorf("%d consoles open after the ReadOnly user's refusal", n)
 		}
 	})
-}
-
-// output collects the client's stdout.
-type output struct {
-	chunks chan []byte
-	buf    bytes.Buffer
-	stderr bytes.Buffer
-}
-
-func (o *output) until(t *testing.T, want string) string {
-	t.Helper()
-	timer := time.NewTimer(guard)
-	defer timer.Stop()
-	for !strings.Contains(o.buf.String(), want) {
-		select {
-		case b, ok := <-o.chunks:
-			if !ok {
-				t.Fatalf("ssh output ended: %q (stderr %q), want %q", o.buf.String(), o.stderr.String(), want)
-			}
-			o.buf.Write(b)
-		case <-timer.C:
-			t.Fatalf("ssh output %q (stderr %q), want %q", o.buf.String(), o.stderr.String(), want)
-		}
-	}
-	got := o.buf.String()
-	o.buf.Reset()
-	return got
-}
-
-// startSSH runs OpenSSH's client as user, password "secret" through
-// SSH_ASKPASS, with command.
-func startSSH(t *testing.T, sshBin, port, user, command string) (*exec.Cmd, io.WriteCloser, *output) {
-	t.Helper()
-	askpass := filepath.Join(t.TempDir(), "askpass")
-	if err := os.WriteFile(askpass, []byte("#!/bin/sh\necho secret\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), sshBin, "-T", "-p", port,
-		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
-		"-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no", "-o", "NumberOfPasswordPrompts=1",
-		user+"@127.0.0.1", command)
-	cmd.Env = append(os.Environ(), "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=:0")
-	out := &output{chunks: make(chan []byte, 64)}
-	cmd.Stderr = &out.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(out.chunks)
-		for {
-			b := make([]byte, 4096)
-			n, err := stdout.Read(b)
-			if n > 0 {
-				out.chunks <- b[:n]
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, stdin, out
-}
-
-func waitExit(cmd *exec.Cmd) error {
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Wait() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-time.After(guard):
-		return errors.New("ssh did not exit")
-	}
-}
-
-func typeIn(t *testing.T, w io.Writer, s string) {
-	t.Helper()
-	if _, err := w.Write([]byte(s)); err != nil {
-		t.Fatalf("type %q: %v", s, err)
-	}
 }
 
 // writeHostKey writes a new ed25519 host key, PEM as ssh-keygen writes

@@ -29,6 +29,7 @@ import (
 	"github.com/redfish-bridge/redfish-bridge/media"
 	"github.com/redfish-bridge/redfish-bridge/redfish/auth"
 	"github.com/redfish-bridge/redfish-bridge/service"
+	"github.com/redfish-bridge/redfish-bridge/sshconsole"
 )
 
 // Names of the bridge's own objects in the demo (and the chart's defaults).
@@ -64,6 +65,10 @@ type Options struct {
 	Listen string
 	// IPMI are the IPMI endpoint's settings (zero: off).
 	IPMI ipmi.Config
+	// SSHConsole is the SSH serial console's listener (zero: off; a
+	// Listen of "127.0.0.1:0" picks a free port, [service.Running]'s
+	// SSHConsoleAddr says which).
+	SSHConsole sshconsole.Config
 	// StartDelay and StopDelay are the node side's VMI delays (sim: how
 	// long a scheduled VMI takes to run, a deleted one to stop).
 	StartDelay, StopDelay time.Duration
@@ -203,6 +208,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		ImageClaimSize:       opts.ImageClaimSize,
 		ImageCAConfigMap:     ImageCAConfigMap,
 		IPMI:                 opts.IPMI,
+		SSHConsole:           opts.SSHConsole,
 		Events:               opts.Events,
 		Log:                  log.With("component", "bridge"),
 	})
