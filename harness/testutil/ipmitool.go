@@ -70,15 +70,7 @@ func StartSOL(t testing.TB, port int, user, password string, extra ...string) *S
 	c := &SOLClient{cmd: exec.CommandContext(ctx, path, ipmitoolArgs(port, user, password, extra, "sol", "activate")...),
 		grew: make(chan struct{}, 1), exit: make(chan error, 1)}
 	c.cmd.Stdout, c.cmd.Stderr = c, c
-	var err error
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	c.stdin = startPiped(t, c.cmd, cancel)
 	go func() { c.exit <- c.cmd.Wait(); cancel() }()
 	t.Cleanup(func() {
 		_ = c.stdin.Close()
@@ -192,4 +184,19 @@ func FreeUDPPort() (int, error) {
 	}
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).Port, nil
+}
+
+// startPiped starts cmd with a pipe to its stdin, which it returns; on
+// failure it calls cancel (cmd's context) and fails t.
+func startPiped(t testing.TB, cmd *exec.Cmd, cancel context.CancelFunc) io.WriteCloser {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return stdin
 }

@@ -57,14 +57,7 @@ func StartSSH(t testing.TB, port, user, password, command string) *SSHClient {
 		cancel()
 		t.Fatal(err)
 	}
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
+	c.stdin = startPiped(t, c.cmd, cancel)
 	go func() {
 		for {
 			b := make([]byte, 4096)
