@@ -67,14 +67,21 @@ func TestWebUI(t *testing.T) {
 		}
 		loginAs(t, b, env.User, env.Password)
 
-		// Every demo VM is listed with the power state the API reports.
+		// The page's first page lists the API's first webPageSize Systems
+		// (other tests' VMs may bring the collection past it), each with
+		// the power state the API reports.
 		want := map[string]string{}
 		rf := newRFClient(env)
-		for _, m := range rf.get(t, "/redfish/v1/Systems").body["Members"].([]any) {
+		first := rf.get(t, fmt.Sprintf("/redfish/v1/Systems?$top=%d", webPageSize)).body
+		total := int(first["Members@odata.count"].(float64))
+		for _, m := range first["Members"].([]any) {
 			uri := m.(map[string]any)["@odata.id"].(string)
 			want[uri[strings.LastIndex(uri, "/")+1:]] = ""
 		}
-		waitCards(t, b, len(want))
+		if _, ok := want[target]; !ok {
+			t.Fatalf("%s is not on the first page of the %d Systems: %v", target, total, want)
+		}
+		waitCards(t, b, total)
 		for id := range want {
 			want[id] = rf.get(t, "/redfish/v1/Systems/"+id).body["PowerState"].(string)
 		}
@@ -149,7 +156,7 @@ func TestWebUI(t *testing.T) {
 				t.Fatal(err)
 			}
 			loginAs(t, phone, viewerUser, viewerPass)
-			waitCards(t, phone, len(want)-1)
+			waitCards(t, phone, total-1)
 			hidden, err := browser.Run(ctx, phone, chromedp.Evaluate[bool](card(target)+` !== null`))
 			if err != nil {
 				t.Fatal(err)
@@ -173,7 +180,7 @@ func TestWebUI(t *testing.T) {
 			if err := phone.Do(ctx, chromedp.Navigate(env.URL+"/ui/systems.html")); err != nil {
 				t.Fatal(err)
 			}
-			waitCards(t, phone, len(want)-1)
+			waitCards(t, phone, total-1)
 			// Usable on a phone: nothing wider than the screen.
 			overflow, err := browser.Run(ctx, phone, chromedp.Evaluate[int](
 				`document.documentElement.scrollWidth - window.innerWidth`))
@@ -186,7 +193,7 @@ func TestWebUI(t *testing.T) {
 		})
 
 		t.Run("the operator's console shows the VM's screen and takes a key", func(t *testing.T) {
-			op := systemsPageAs(t, env, env.User, len(want))
+			op := systemsPageAs(t, env, env.User, total)
 			// Opened from the Systems page: noVNC through the bridge's relay,
 			// kube-apiserver, the real virt-api's vnc and the simulator's
 			// virt-handler to the VM's RFB server.
@@ -245,7 +252,7 @@ func TestWebUI(t *testing.T) {
 		})
 
 		t.Run("a ReadOnly user sees the Systems and no action", func(t *testing.T) {
-			ro := systemsPageAs(t, env, demo.ViewerUser, len(want))
+			ro := systemsPageAs(t, env, demo.ViewerUser, total)
 			shown, err := browser.Run(ctx, ro, chromedp.Evaluate[int](
 				`[...document.querySelectorAll('article.system button, article.system input')].filter(e => e.offsetParent !== null).length`))
 			if err != nil {
@@ -333,15 +340,15 @@ func hideFromViewer(t *testing.T, env *demo.Env, a admin) {
 }
 
 // systemsPageAs starts a browser, logs user (the demo's password) in and
-// waits until its Systems page lists n Systems.
-func systemsPageAs(t *testing.T, env *demo.Env, user string, n int) *browser.Browser {
+// waits until its Systems page shows the first page of total Systems.
+func systemsPageAs(t *testing.T, env *demo.Env, user string, total int) *browser.Browser {
 	t.Helper()
 	b := browser.Start(t, browser.Options{})
 	if err := b.Do(t.Context(), chromedp.Navigate(env.URL+"/ui/"), chromedp.WaitVisible(chromedp.ID("login-submit"))); err != nil {
 		t.Fatal(err)
 	}
 	loginAs(t, b, user, env.Password)
-	waitCards(t, b, n)
+	waitCards(t, b, total)
 	return b
 }
 
@@ -362,13 +369,20 @@ func loginAs(t *testing.T, b *browser.Browser, user, password string) {
 	}
 }
 
-// waitCards waits until the Systems page shows n Systems, each with its
-// power state read.
-func waitCards(t *testing.T, b *browser.Browser, n int) {
+// webPageSize is how many Systems the Systems page shows at once
+// (webui/static/systems.js's pageSize).
+const webPageSize = 20
+
+// waitCards waits until the Systems page shows the first page of a
+// collection of total Systems, each with its power state read.
+func waitCards(t *testing.T, b *browser.Browser, total int) {
 	t.Helper()
+	n := min(total, webPageSize)
 	if err := b.Do(t.Context(), browser.WaitFor(fmt.Sprintf(
 		`(cs => cs.length === %d && cs.every(c => c.dataset.power))([...document.querySelectorAll('article.system')])`, n))); err != nil {
-		t.Fatal(err)
+		shown, _ := browser.Run(t.Context(), b, chromedp.Evaluate[string](
+			`document.querySelectorAll('article.system').length + ' cards, range ' + document.getElementById('range')?.textContent`))
+		t.Fatalf("the Systems page of %d Systems: want %d cards: %v (the page shows %s)", total, n, err, shown)
 	}
 }
 
