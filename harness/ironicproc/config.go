@@ -78,21 +78,19 @@ func config(o Options, dir, apiAddr, httpURL string) string {
 		// redfish nodes, as before).
 		defaultInspect = ""
 		boot += ",pxe"
-		ipmi = fmt.Sprintf("[ipmi]\nmin_command_interval = 1\n[pxe]\ntftp_root = %[1]s\ntftp_master_path = %[1]s/master_images\n",
-			filepath.Join(dir, "tftpboot"))
 		// The serial console a node asks for with console_interface
 		// ipmitool-socat (redfish and ipmi nodes alike): the conductor runs
 		// socat listening on 127.0.0.1 at a port of port_range it finds
 		// free, exec'ing the chroot's `ipmitool ... sol activate` for each
 		// connection. The default stays no-console: the redfish type
 		// would otherwise take ipmitool-socat for every node. The password
-		// goes to ipmitool in its environment (-E), not a file (-f path):
-		// the chroot's socat 1.8.1.3 aborts (malloc assertion) on an EXEC
-		// of 15 words or more, and Ironic's command with -f and -p is 15
-		// (docs/ipmi.md).
+		// goes to ipmitool in its environment (store_cred_in_env: -E), not
+		// a file (-f path): the chroot's socat 1.8.1.3 aborts (malloc
+		// assertion) on an EXEC of 15 words or more, and Ironic's command
+		// with -f and -p is 15 (docs/ipmi.md).
+		ipmi = fmt.Sprintf("[ipmi]\nmin_command_interval = 1\nstore_cred_in_env = true\n[pxe]\ntftp_root = %[1]s\ntftp_master_path = %[1]s/master_images\n"+
+			"[console]\nsocat_address = 127.0.0.1\nport_range = 20000:29999\n", filepath.Join(dir, "tftpboot"))
 		console = "no-console,ipmitool-socat\ndefault_console_interface = no-console"
-		ipmi = strings.Replace(ipmi, "min_command_interval = 1\n", "min_command_interval = 1\nstore_cred_in_env = true\n", 1) +
-			"[console]\nsocat_address = 127.0.0.1\nport_range = 20000:29999\n"
 	}
 	return fmt.Sprintf(`[DEFAULT]
 auth_strategy = noauth
